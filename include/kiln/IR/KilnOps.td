@@ -1,0 +1,323 @@
+//===- KilnOps.td - kiln graph operations ------------------*- tablegen -*-===//
+//
+// Every op is pure (value semantics) and, except for constants and weights,
+// infers its result type from its operands and attributes: a model states
+// only its input types.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_IR_KILNOPS_TD
+#define KILN_IR_KILNOPS_TD
+
+include "kiln/IR/KilnBase.td"
+include "kiln/IR/KilnAttrs.td"
+include "mlir/IR/OpBase.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+class Kiln_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Kiln_Dialect, mnemonic, !listconcat([Pure], traits)>;
+
+/// An op whose result type is inferred; printed with the full functional
+/// type so every dump shows every operand's and result's type.
+class Kiln_InferredOp<string mnemonic, list<Trait> traits = []>
+    : Kiln_Op<mnemonic, !listconcat([InferTypeOpAdaptor], traits)> {
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Constants and weights
+//===----------------------------------------------------------------------===//
+
+def Kiln_ConstantOp : Kiln_Op<"constant", [ConstantLike]> {
+  let summary = "A tensor literal embedded in the graph";
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$value attr-dict `:` type($result)";
+  let hasFolder = 1;
+  let hasVerifier = 1;
+}
+
+def Kiln_WeightOp : Kiln_Op<"weight"> {
+  let summary = "A named model parameter";
+  let description = [{
+    A parameter of the model (an ONNX initializer, a .kg `weight`). Unlike
+    `kiln.constant` it keeps its name so that executables, dumps and errors
+    can refer to it, and algebraic folds do not look through it.
+  }];
+  let arguments = (ins StrAttr:$name, ElementsAttr:$value);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$name `=` $value attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise unary
+//===----------------------------------------------------------------------===//
+
+class Kiln_UnaryOp<string mnemonic, Type operandType, string desc,
+                   list<Trait> traits = []>
+    : Kiln_InferredOp<mnemonic, traits> {
+  let summary = desc;
+  let arguments = (ins operandType:$input);
+  let results = (outs Kiln_Tensor:$result);
+}
+
+def Kiln_NegOp     : Kiln_UnaryOp<"neg", Kiln_Tensor, "Elementwise negation"> { let hasFolder = 1; }
+def Kiln_AbsOp     : Kiln_UnaryOp<"abs", Kiln_Tensor, "Elementwise absolute value">;
+def Kiln_ExpOp     : Kiln_UnaryOp<"exp", Kiln_FloatTensor, "Elementwise e^x">;
+def Kiln_LogOp     : Kiln_UnaryOp<"log", Kiln_FloatTensor, "Elementwise natural logarithm">;
+def Kiln_SqrtOp    : Kiln_UnaryOp<"sqrt", Kiln_FloatTensor, "Elementwise square root">;
+def Kiln_RsqrtOp   : Kiln_UnaryOp<"rsqrt", Kiln_FloatTensor, "Elementwise 1/sqrt(x)">;
+def Kiln_TanhOp    : Kiln_UnaryOp<"tanh", Kiln_FloatTensor, "Elementwise hyperbolic tangent">;
+def Kiln_SigmoidOp : Kiln_UnaryOp<"sigmoid", Kiln_FloatTensor, "Elementwise 1/(1+e^-x)">;
+def Kiln_ReluOp    : Kiln_UnaryOp<"relu", Kiln_Tensor, "Elementwise max(x, 0)">;
+def Kiln_GeluOp    : Kiln_UnaryOp<"gelu", Kiln_FloatTensor, "Elementwise GELU, exact (erf) form">;
+def Kiln_ErfOp     : Kiln_UnaryOp<"erf", Kiln_FloatTensor, "Elementwise error function">;
+def Kiln_NotOp     : Kiln_UnaryOp<"not", Kiln_BoolTensor, "Elementwise logical not"> { let hasFolder = 1; }
+
+//===----------------------------------------------------------------------===//
+// Elementwise binary, NumPy-style broadcasting
+//===----------------------------------------------------------------------===//
+
+class Kiln_BinaryOp<string mnemonic, Type operandType, string desc,
+                    list<Trait> traits = []>
+    : Kiln_InferredOp<mnemonic, traits> {
+  let summary = desc;
+  let description = [{
+    Operands broadcast NumPy-style to a common shape; both must have the same
+    element type and device. Operands of the result's rank must share one
+    layout; lower-rank (broadcast) operands must be row-major.
+  }];
+  let arguments = (ins operandType:$lhs, operandType:$rhs);
+  let results = (outs Kiln_Tensor:$result);
+}
+
+def Kiln_AddOp : Kiln_BinaryOp<"add", Kiln_Tensor, "Elementwise addition", [Commutative]> { let hasFolder = 1; }
+def Kiln_SubOp : Kiln_BinaryOp<"sub", Kiln_Tensor, "Elementwise subtraction"> { let hasFolder = 1; }
+def Kiln_MulOp : Kiln_BinaryOp<"mul", Kiln_Tensor, "Elementwise multiplication", [Commutative]> { let hasFolder = 1; }
+def Kiln_DivOp : Kiln_BinaryOp<"div", Kiln_Tensor, "Elementwise division (integer division truncates)"> { let hasFolder = 1; }
+def Kiln_PowOp : Kiln_BinaryOp<"pow", Kiln_FloatTensor, "Elementwise lhs^rhs"> { let hasFolder = 1; }
+def Kiln_MaxOp : Kiln_BinaryOp<"max", Kiln_Tensor, "Elementwise maximum", [Commutative]> { let hasFolder = 1; }
+def Kiln_MinOp : Kiln_BinaryOp<"min", Kiln_Tensor, "Elementwise minimum", [Commutative]> { let hasFolder = 1; }
+def Kiln_AndOp : Kiln_BinaryOp<"and", Kiln_BoolTensor, "Elementwise logical and", [Commutative]> { let hasFolder = 1; }
+def Kiln_OrOp  : Kiln_BinaryOp<"or", Kiln_BoolTensor, "Elementwise logical or", [Commutative]> { let hasFolder = 1; }
+
+class Kiln_CompareOp<string mnemonic, string desc, list<Trait> traits = []>
+    : Kiln_BinaryOp<mnemonic, Kiln_Tensor, desc, traits> {
+  let results = (outs Kiln_BoolTensor:$result);
+}
+
+def Kiln_EqOp : Kiln_CompareOp<"eq", "Elementwise ==, i1 result", [Commutative]>;
+def Kiln_NeOp : Kiln_CompareOp<"ne", "Elementwise !=, i1 result", [Commutative]>;
+def Kiln_LtOp : Kiln_CompareOp<"lt", "Elementwise <, i1 result">;
+def Kiln_LeOp : Kiln_CompareOp<"le", "Elementwise <=, i1 result">;
+def Kiln_GtOp : Kiln_CompareOp<"gt", "Elementwise >, i1 result">;
+def Kiln_GeOp : Kiln_CompareOp<"ge", "Elementwise >=, i1 result">;
+
+def Kiln_SelectOp : Kiln_InferredOp<"select"> {
+  let summary = "Elementwise cond ? lhs : rhs (ONNX Where), broadcasting";
+  let arguments = (ins Kiln_BoolTensor:$cond, Kiln_Tensor:$lhs, Kiln_Tensor:$rhs);
+  let results = (outs Kiln_Tensor:$result);
+  let hasFolder = 1;
+}
+
+def Kiln_CastOp : Kiln_InferredOp<"cast"> {
+  let summary = "Elementwise conversion to another element type";
+  let description = [{
+    Float to integer truncates toward zero; float to i1 and integer to i1 test
+    for non-zero; narrowing float conversions round to nearest even.
+  }];
+  let arguments = (ins Kiln_Tensor:$input, TypeAttr:$to);
+  let results = (outs Kiln_Tensor:$result);
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+def Kiln_ReshapeOp : Kiln_InferredOp<"reshape"> {
+  let summary = "Same elements, new shape (one dimension may be -1)";
+  let arguments = (ins Kiln_Tensor:$input, DenseI64ArrayAttr:$shape);
+  let results = (outs Kiln_Tensor:$result);
+  let hasFolder = 1;
+}
+
+def Kiln_TransposeOp : Kiln_InferredOp<"transpose"> {
+  let summary = "Permute dimensions: result dim i is input dim perm[i]";
+  let arguments = (ins Kiln_Tensor:$input, DenseI64ArrayAttr:$perm);
+  let results = (outs Kiln_Tensor:$result);
+  let hasFolder = 1;
+}
+
+def Kiln_BroadcastOp : Kiln_InferredOp<"broadcast"> {
+  let summary = "Broadcast NumPy-style to a larger shape";
+  let arguments = (ins Kiln_Tensor:$input, DenseI64ArrayAttr:$shape);
+  let results = (outs Kiln_Tensor:$result);
+  let hasFolder = 1;
+}
+
+def Kiln_SliceOp : Kiln_InferredOp<"slice"> {
+  let summary = "Strided slice, one (start, end, step) per dimension";
+  let description = [{
+    For each dimension d the result holds input[start[d] + k*step[d]] for
+    every k with start + k*step before end (after, for a negative step).
+    Starts and ends are already clamped into range by the frontends.
+  }];
+  let arguments = (ins Kiln_Tensor:$input, DenseI64ArrayAttr:$starts,
+                       DenseI64ArrayAttr:$ends, DenseI64ArrayAttr:$steps);
+  let results = (outs Kiln_Tensor:$result);
+  let hasFolder = 1;
+}
+
+def Kiln_ConcatOp : Kiln_InferredOp<"concat"> {
+  let summary = "Concatenate along an axis";
+  let arguments = (ins Variadic<Kiln_Tensor>:$inputs, I64Attr:$axis);
+  let results = (outs Kiln_Tensor:$result);
+  let hasFolder = 1;
+}
+
+def Kiln_PadOp : Kiln_InferredOp<"pad"> {
+  let summary = "Constant padding before and after each dimension";
+  let arguments = (ins Kiln_Tensor:$input, DenseI64ArrayAttr:$low,
+                       DenseI64ArrayAttr:$high,
+                       DefaultValuedAttr<F64Attr, "0.0">:$value);
+  let results = (outs Kiln_Tensor:$result);
+  let hasFolder = 1;
+}
+
+def Kiln_GatherOp : Kiln_InferredOp<"gather"> {
+  let summary = "Take slices of data along axis at the given indices (ONNX Gather)";
+  let arguments = (ins Kiln_Tensor:$data, Kiln_IndexTensor:$indices, I64Attr:$axis);
+  let results = (outs Kiln_Tensor:$result);
+}
+
+def Kiln_TransferOp : Kiln_InferredOp<"transfer"> {
+  let summary = "Copy a tensor to another device";
+  let description = [{
+    The only op whose operand and result live on different devices: every
+    other op requires all its operands on one device.
+  }];
+  let arguments = (ins Kiln_Tensor:$input, StrAttr:$to);
+  let results = (outs Kiln_Tensor:$result);
+  let hasFolder = 1;
+}
+
+def Kiln_RelayoutOp : Kiln_InferredOp<"relayout"> {
+  let summary = "Same logical tensor, another physical dimension order";
+  let arguments = (ins Kiln_Tensor:$input,
+                       DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$dim_order);
+  let results = (outs Kiln_Tensor:$result);
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions and normalisations
+//===----------------------------------------------------------------------===//
+
+class Kiln_ReduceOp<string mnemonic, string desc> : Kiln_InferredOp<mnemonic> {
+  let summary = desc;
+  let arguments = (ins Kiln_Tensor:$input, DenseI64ArrayAttr:$axes,
+                       DefaultValuedAttr<BoolAttr, "false">:$keepdims);
+  let results = (outs Kiln_Tensor:$result);
+}
+
+def Kiln_ReduceSumOp  : Kiln_ReduceOp<"reduce_sum", "Sum over axes">;
+def Kiln_ReduceMeanOp : Kiln_ReduceOp<"reduce_mean", "Mean over axes">;
+def Kiln_ReduceMaxOp  : Kiln_ReduceOp<"reduce_max", "Maximum over axes">;
+def Kiln_ReduceMinOp  : Kiln_ReduceOp<"reduce_min", "Minimum over axes">;
+def Kiln_ReduceProdOp : Kiln_ReduceOp<"reduce_prod", "Product over axes">;
+
+def Kiln_ArgMaxOp : Kiln_InferredOp<"argmax"> {
+  let summary = "Index (i64) of the first maximum along an axis";
+  let arguments = (ins Kiln_Tensor:$input, I64Attr:$axis,
+                       DefaultValuedAttr<BoolAttr, "false">:$keepdims);
+  let results = (outs Kiln_Tensor:$result);
+}
+
+def Kiln_SoftmaxOp : Kiln_InferredOp<"softmax"> {
+  let summary = "exp(x - max) / sum(exp(x - max)) along an axis";
+  let arguments = (ins Kiln_FloatTensor:$input, I64Attr:$axis);
+  let results = (outs Kiln_FloatTensor:$result);
+}
+
+def Kiln_LogSoftmaxOp : Kiln_InferredOp<"log_softmax"> {
+  let summary = "log(softmax(x)) along an axis, computed stably";
+  let arguments = (ins Kiln_FloatTensor:$input, I64Attr:$axis);
+  let results = (outs Kiln_FloatTensor:$result);
+}
+
+def Kiln_BatchNormOp : Kiln_InferredOp<"batch_norm"> {
+  let summary = "Inference batch normalisation over dimension 1";
+  let arguments = (ins Kiln_FloatTensor:$input, Kiln_FloatTensor:$scale,
+                       Kiln_FloatTensor:$bias, Kiln_FloatTensor:$mean,
+                       Kiln_FloatTensor:$variance,
+                       DefaultValuedAttr<F64Attr, "1e-5">:$epsilon);
+  let results = (outs Kiln_FloatTensor:$result);
+}
+
+def Kiln_LayerNormOp : Kiln_InferredOp<"layer_norm"> {
+  let summary = "Normalise over dimensions [axis, rank), then scale and shift";
+  let arguments = (ins Kiln_FloatTensor:$input, Kiln_FloatTensor:$scale,
+                       Optional<Kiln_FloatTensor>:$bias, I64Attr:$axis,
+                       DefaultValuedAttr<F64Attr, "1e-5">:$epsilon);
+  let results = (outs Kiln_FloatTensor:$result);
+}
+
+//===----------------------------------------------------------------------===//
+// Contractions, convolution, pooling
+//===----------------------------------------------------------------------===//
+
+def Kiln_MatMulOp : Kiln_InferredOp<"matmul"> {
+  let summary = "Batched matrix product [..., M, K] x [..., K, N]";
+  let description = [{
+    Leading (batch) dimensions broadcast NumPy-style. `transpose_a` and
+    `transpose_b` swap the last two dimensions of the operand first, so a
+    transpose feeding a matmul folds into the flag.
+  }];
+  let arguments = (ins Kiln_Tensor:$lhs, Kiln_Tensor:$rhs,
+                       DefaultValuedAttr<BoolAttr, "false">:$transpose_a,
+                       DefaultValuedAttr<BoolAttr, "false">:$transpose_b);
+  let results = (outs Kiln_Tensor:$result);
+  let hasFolder = 1;
+}
+
+def Kiln_Conv2dOp : Kiln_InferredOp<"conv2d"> {
+  let summary = "2-D convolution, logical NCHW input and OIHW filter";
+  let description = [{
+    Shapes are logical: input [N, C, H, W], filter [O, C/groups, KH, KW],
+    optional bias [O]. The input may be laid out NCHW or NHWC (its type's
+    encoding); the result keeps the input's layout. `padding` is
+    [top, left, bottom, right].
+  }];
+  let arguments = (ins Kiln_Tensor:$input, Kiln_Tensor:$filter,
+                       Optional<Kiln_Tensor>:$bias,
+                       DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$strides,
+                       DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0, 0, 0}">:$padding,
+                       DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$dilations,
+                       DefaultValuedAttr<I64Attr, "1">:$groups);
+  let results = (outs Kiln_Tensor:$result);
+}
+
+class Kiln_Pool2dOp<string mnemonic, string desc> : Kiln_InferredOp<mnemonic> {
+  let summary = desc;
+  let arguments = (ins Kiln_Tensor:$input, DenseI64ArrayAttr:$kernel,
+                       DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$strides,
+                       DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0, 0, 0}">:$padding,
+                       DefaultValuedAttr<BoolAttr, "false">:$ceil_mode,
+                       DefaultValuedAttr<BoolAttr, "false">:$count_include_pad);
+  let results = (outs Kiln_Tensor:$result);
+}
+
+def Kiln_MaxPool2dOp : Kiln_Pool2dOp<"max_pool2d", "2-D max pooling, logical NCHW">;
+def Kiln_AvgPool2dOp : Kiln_Pool2dOp<"avg_pool2d", "2-D average pooling, logical NCHW">;
+
+def Kiln_GlobalAvgPoolOp : Kiln_InferredOp<"global_avg_pool"> {
+  let summary = "Mean over all spatial dimensions, [N, C, ...] -> [N, C, 1, ...]";
+  let arguments = (ins Kiln_FloatTensor:$input);
+  let results = (outs Kiln_FloatTensor:$result);
+}
+
+#endif // KILN_IR_KILNOPS_TD

@@ -1,0 +1,80 @@
+//===- Kernels.h - reference implementations of kiln ops --------*- C++ -*-===//
+//
+// One function per op family. Arguments are assumed to have passed the IR's
+// verifier (shapes, axes and attributes are consistent); the functions never
+// read out of bounds for such arguments. Integer division by zero yields 0
+// rather than trapping.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_REFERENCE_KERNELS_H
+#define KILN_REFERENCE_KERNELS_H
+
+#include "kiln/Reference/Tensor.h"
+
+namespace kiln {
+namespace ref {
+
+enum class UnaryKind {
+  Neg, Abs, Exp, Log, Sqrt, Rsqrt, Tanh, Sigmoid, Relu, Gelu, Erf, Not
+};
+Tensor unary(UnaryKind kind, const Tensor &x);
+
+enum class BinaryKind {
+  Add, Sub, Mul, Div, Pow, Max, Min, And, Or, Eq, Ne, Lt, Le, Gt, Ge
+};
+/// NumPy-broadcasting binary op; comparisons produce i1.
+Tensor binary(BinaryKind kind, const Tensor &lhs, const Tensor &rhs);
+Tensor select(const Tensor &cond, const Tensor &lhs, const Tensor &rhs);
+Tensor cast(const Tensor &x, DType to);
+
+Tensor reshape(const Tensor &x, const Shape &shape);
+Tensor transpose(const Tensor &x, const std::vector<int64_t> &perm);
+Tensor broadcastTo(const Tensor &x, const Shape &shape);
+Tensor slice(const Tensor &x, const std::vector<int64_t> &starts,
+             const std::vector<int64_t> &ends,
+             const std::vector<int64_t> &steps);
+Tensor concat(const std::vector<const Tensor *> &inputs, int64_t axis);
+Tensor pad(const Tensor &x, const std::vector<int64_t> &low,
+           const std::vector<int64_t> &high, double value);
+/// ONNX Gather; negative indices count from the end, out-of-range indices
+/// produce zeros.
+Tensor gather(const Tensor &data, const Tensor &indices, int64_t axis);
+
+enum class ReduceKind { Sum, Mean, Max, Min, Prod };
+Tensor reduce(ReduceKind kind, const Tensor &x,
+              const std::vector<int64_t> &axes, bool keepdims);
+Tensor argmax(const Tensor &x, int64_t axis, bool keepdims);
+Tensor softmax(const Tensor &x, int64_t axis, bool logSoftmax);
+Tensor batchNorm(const Tensor &x, const Tensor &scale, const Tensor &bias,
+                 const Tensor &mean, const Tensor &variance, double epsilon);
+Tensor layerNorm(const Tensor &x, const Tensor &scale, const Tensor *bias,
+                 int64_t axis, double epsilon);
+
+Tensor matmul(const Tensor &lhs, const Tensor &rhs, bool transposeLhs,
+              bool transposeRhs);
+
+struct Conv2dParams {
+  int64_t strides[2] = {1, 1};
+  int64_t padding[4] = {0, 0, 0, 0}; ///< top, left, bottom, right
+  int64_t dilations[2] = {1, 1};
+  int64_t groups = 1;
+};
+Tensor conv2d(const Tensor &x, const Tensor &filter, const Tensor *bias,
+              const Conv2dParams &params);
+
+struct Pool2dParams {
+  int64_t kernel[2] = {1, 1};
+  int64_t strides[2] = {1, 1};
+  int64_t padding[4] = {0, 0, 0, 0}; ///< top, left, bottom, right
+  bool ceilMode = false;
+  bool countIncludePad = false;
+};
+Tensor maxPool2d(const Tensor &x, const Pool2dParams &params);
+Tensor avgPool2d(const Tensor &x, const Pool2dParams &params);
+Tensor globalAvgPool(const Tensor &x);
+
+} // namespace ref
+} // namespace kiln
+
+#endif // KILN_REFERENCE_KERNELS_H

@@ -1,0 +1,41 @@
+//===- KilnOps.cpp - kiln op definitions ----------------------------------===//
+//
+// The generated op classes, plus the verifiers of the two ops whose result
+// type is stated rather than inferred. Type inference lives in
+// KilnTypeInference.cpp and folders in KilnFolds.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/IR/KilnOps.h"
+
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+#define GET_OP_CLASSES
+#include "kiln/IR/KilnOps.cpp.inc"
+
+/// The literal's type must be the result type without its encoding.
+static LogicalResult verifyLiteral(Operation *op, ElementsAttr value,
+                                   RankedTensorType result) {
+  auto valueType = llvm::dyn_cast<RankedTensorType>(value.getType());
+  if (!valueType || valueType.getShape() != result.getShape() ||
+      valueType.getElementType() != result.getElementType())
+    return op->emitOpError("value of type ")
+           << value.getType() << " does not match result shape and dtype "
+           << result;
+  return success();
+}
+
+LogicalResult ConstantOp::verify() {
+  return verifyLiteral(*this, getValue(), getType());
+}
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+LogicalResult WeightOp::verify() {
+  if (getName().empty())
+    return emitOpError("weight name must not be empty");
+  return verifyLiteral(*this, getValue(), getType());
+}

@@ -1,0 +1,167 @@
+//===- Contractions.cpp - reference matmul, convolution and pooling -------===//
+
+#include "kiln/Reference/Kernels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace kiln {
+namespace ref {
+
+Tensor matmul(const Tensor &lhs, const Tensor &rhs, bool transposeLhs,
+              bool transposeRhs) {
+  int64_t ra = lhs.rank(), rb = rhs.rank();
+  int64_t m = lhs.shape[ra - (transposeLhs ? 1 : 2)];
+  int64_t k = lhs.shape[ra - (transposeLhs ? 2 : 1)];
+  int64_t n = rhs.shape[rb - (transposeRhs ? 2 : 1)];
+  Shape batchA(lhs.shape.begin(), lhs.shape.end() - 2);
+  Shape batchB(rhs.shape.begin(), rhs.shape.end() - 2);
+  size_t batchRank = std::max(batchA.size(), batchB.size());
+  Shape batch(batchRank);
+  for (size_t d = 0; d < batchRank; ++d) {
+    int64_t da = d < batchRank - batchA.size() ? 1 : batchA[d - (batchRank - batchA.size())];
+    int64_t db = d < batchRank - batchB.size() ? 1 : batchB[d - (batchRank - batchB.size())];
+    batch[d] = da == 1 ? db : da;
+  }
+  Shape shape = batch;
+  shape.push_back(m);
+  shape.push_back(n);
+  Tensor out = Tensor::zeros(lhs.dtype, shape);
+  std::vector<int64_t> sa = rowMajorStrides(batchA), sb = rowMajorStrides(batchB);
+  // Strides of the two matrix dimensions, honouring the transpose flags.
+  int64_t aRow = transposeLhs ? 1 : k, aCol = transposeLhs ? m : 1;
+  int64_t bRow = transposeRhs ? 1 : n, bCol = transposeRhs ? k : 1;
+  int64_t b = 0;
+  for (IndexIterator it(batch); !it.done(); it.next(), ++b) {
+    const int64_t aBase = broadcastOffset(batchA, sa, it.index()) * m * k;
+    const int64_t bBase = broadcastOffset(batchB, sb, it.index()) * k * n;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        int64_t o = (b * m + i) * n + j;
+        if (lhs.isFloat()) {
+          double acc = 0.0;
+          for (int64_t p = 0; p < k; ++p)
+            acc += lhs.f[aBase + i * aRow + p * aCol] *
+                   rhs.f[bBase + p * bRow + j * bCol];
+          out.setDouble(o, acc);
+        } else {
+          uint64_t acc = 0;
+          for (int64_t p = 0; p < k; ++p)
+            acc += static_cast<uint64_t>(lhs.i[aBase + i * aRow + p * aCol]) *
+                   static_cast<uint64_t>(rhs.i[bBase + p * bRow + j * bCol]);
+          out.setInt(o, static_cast<int64_t>(acc));
+        }
+      }
+  }
+  return out;
+}
+
+Tensor conv2d(const Tensor &x, const Tensor &filter, const Tensor *bias,
+              const Conv2dParams &p) {
+  int64_t batch = x.shape[0], inC = x.shape[1], inH = x.shape[2], inW = x.shape[3];
+  int64_t outC = filter.shape[0], groupC = filter.shape[1];
+  int64_t kh = filter.shape[2], kw = filter.shape[3];
+  int64_t outH = windowOutputSize(inH, p.padding[0], p.padding[2], kh,
+                                  p.strides[0], p.dilations[0], false);
+  int64_t outW = windowOutputSize(inW, p.padding[1], p.padding[3], kw,
+                                  p.strides[1], p.dilations[1], false);
+  int64_t outPerGroup = outC / p.groups;
+  Tensor out = Tensor::zeros(x.dtype, {batch, outC, outH, outW});
+  for (int64_t nb = 0; nb < batch; ++nb)
+    for (int64_t oc = 0; oc < outC; ++oc) {
+      int64_t g = oc / outPerGroup;
+      for (int64_t oh = 0; oh < outH; ++oh)
+        for (int64_t ow = 0; ow < outW; ++ow) {
+          double acc = bias ? bias->getDouble(oc) : 0.0;
+          for (int64_t c = 0; c < groupC; ++c) {
+            int64_t ic = g * groupC + c;
+            for (int64_t r = 0; r < kh; ++r) {
+              int64_t ih = oh * p.strides[0] - p.padding[0] + r * p.dilations[0];
+              if (ih < 0 || ih >= inH)
+                continue;
+              for (int64_t s = 0; s < kw; ++s) {
+                int64_t iw = ow * p.strides[1] - p.padding[1] + s * p.dilations[1];
+                if (iw < 0 || iw >= inW)
+                  continue;
+                acc += x.getDouble(((nb * inC + ic) * inH + ih) * inW + iw) *
+                       filter.getDouble(((oc * groupC + c) * kh + r) * kw + s);
+              }
+            }
+          }
+          out.setDouble(((nb * outC + oc) * outH + oh) * outW + ow, acc);
+        }
+    }
+  return out;
+}
+
+namespace {
+
+enum class PoolKind { Max, Avg };
+
+Tensor pool2d(PoolKind kind, const Tensor &x, const Pool2dParams &p) {
+  int64_t batch = x.shape[0], channels = x.shape[1], inH = x.shape[2], inW = x.shape[3];
+  int64_t outH = windowOutputSize(inH, p.padding[0], p.padding[2], p.kernel[0],
+                                  p.strides[0], 1, p.ceilMode);
+  int64_t outW = windowOutputSize(inW, p.padding[1], p.padding[3], p.kernel[1],
+                                  p.strides[1], 1, p.ceilMode);
+  Tensor out = Tensor::zeros(x.dtype, {batch, channels, outH, outW});
+  for (int64_t plane = 0; plane < batch * channels; ++plane)
+    for (int64_t oh = 0; oh < outH; ++oh)
+      for (int64_t ow = 0; ow < outW; ++ow) {
+        int64_t h0 = oh * p.strides[0] - p.padding[0];
+        int64_t w0 = ow * p.strides[1] - p.padding[1];
+        // The window clipped to the padded input (ceil mode may overhang).
+        int64_t h1 = std::min(h0 + p.kernel[0], inH + p.padding[2]);
+        int64_t w1 = std::min(w0 + p.kernel[1], inW + p.padding[3]);
+        int64_t paddedCount = (h1 - h0) * (w1 - w0);
+        double best = -std::numeric_limits<double>::infinity(), sum = 0.0;
+        int64_t count = 0;
+        for (int64_t ih = std::max<int64_t>(h0, 0); ih < std::min(h1, inH); ++ih)
+          for (int64_t iw = std::max<int64_t>(w0, 0); iw < std::min(w1, inW); ++iw) {
+            double v = x.getDouble((plane * inH + ih) * inW + iw);
+            best = (std::isnan(v) || v > best) ? v : best;
+            sum += v;
+            ++count;
+          }
+        double result;
+        if (kind == PoolKind::Max)
+          result = best;
+        else
+          result = sum / static_cast<double>(p.countIncludePad ? paddedCount
+                                                               : std::max<int64_t>(count, 1));
+        out.setDouble((plane * outH + oh) * outW + ow, result);
+      }
+  return out;
+}
+
+} // namespace
+
+Tensor maxPool2d(const Tensor &x, const Pool2dParams &params) {
+  return pool2d(PoolKind::Max, x, params);
+}
+
+Tensor avgPool2d(const Tensor &x, const Pool2dParams &params) {
+  return pool2d(PoolKind::Avg, x, params);
+}
+
+Tensor globalAvgPool(const Tensor &x) {
+  Shape shape = x.shape;
+  int64_t spatial = 1;
+  for (size_t d = 2; d < shape.size(); ++d) {
+    spatial *= shape[d];
+    shape[d] = 1;
+  }
+  Tensor out = Tensor::zeros(x.dtype, shape);
+  int64_t planes = shape[0] * shape[1];
+  for (int64_t plane = 0; plane < planes; ++plane) {
+    double sum = 0.0;
+    for (int64_t k = 0; k < spatial; ++k)
+      sum += x.f[plane * spatial + k];
+    out.setDouble(plane, sum / static_cast<double>(spatial));
+  }
+  return out;
+}
+
+} // namespace ref
+} // namespace kiln

@@ -1,0 +1,134 @@
+//===- DataMovement.cpp - reference reshape, transpose, slice, ... --------===//
+
+#include "kiln/Reference/Kernels.h"
+
+namespace kiln {
+namespace ref {
+
+Tensor reshape(const Tensor &x, const Shape &shape) {
+  Tensor out = x;
+  out.shape = shape;
+  return out;
+}
+
+Tensor transpose(const Tensor &x, const std::vector<int64_t> &perm) {
+  Shape shape(perm.size());
+  for (size_t d = 0; d < perm.size(); ++d)
+    shape[d] = x.shape[perm[d]];
+  Tensor out = Tensor::zeros(x.dtype, shape);
+  std::vector<int64_t> strides = rowMajorStrides(x.shape);
+  int64_t k = 0;
+  for (IndexIterator it(shape); !it.done(); it.next(), ++k) {
+    int64_t from = 0;
+    for (size_t d = 0; d < perm.size(); ++d)
+      from += it.index()[d] * strides[perm[d]];
+    out.copyElement(k, x, from);
+  }
+  return out;
+}
+
+Tensor broadcastTo(const Tensor &x, const Shape &shape) {
+  Tensor out = Tensor::zeros(x.dtype, shape);
+  std::vector<int64_t> strides = rowMajorStrides(x.shape);
+  int64_t k = 0;
+  for (IndexIterator it(shape); !it.done(); it.next(), ++k)
+    out.copyElement(k, x, broadcastOffset(x.shape, strides, it.index()));
+  return out;
+}
+
+Tensor slice(const Tensor &x, const std::vector<int64_t> &starts,
+             const std::vector<int64_t> &ends,
+             const std::vector<int64_t> &steps) {
+  Shape shape(x.shape.size());
+  for (size_t d = 0; d < shape.size(); ++d) {
+    int64_t start = starts[d], end = ends[d], step = steps[d];
+    shape[d] = step > 0 ? (end > start ? (end - start + step - 1) / step : 0)
+                        : (start > end ? (start - end - step - 1) / -step : 0);
+  }
+  Tensor out = Tensor::zeros(x.dtype, shape);
+  std::vector<int64_t> strides = rowMajorStrides(x.shape);
+  int64_t k = 0;
+  for (IndexIterator it(shape); !it.done(); it.next(), ++k) {
+    int64_t from = 0;
+    for (size_t d = 0; d < shape.size(); ++d)
+      from += (starts[d] + it.index()[d] * steps[d]) * strides[d];
+    out.copyElement(k, x, from);
+  }
+  return out;
+}
+
+Tensor concat(const std::vector<const Tensor *> &inputs, int64_t axis) {
+  Shape shape = inputs.front()->shape;
+  shape[axis] = 0;
+  for (const Tensor *t : inputs)
+    shape[axis] += t->shape[axis];
+  Tensor out = Tensor::zeros(inputs.front()->dtype, shape);
+  // Copy each input as [outer, its axis extent x inner] row blocks.
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= shape[d];
+  for (size_t d = axis + 1; d < shape.size(); ++d)
+    inner *= shape[d];
+  int64_t offset = 0;
+  for (const Tensor *t : inputs) {
+    int64_t block = t->shape[axis] * inner;
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t e = 0; e < block; ++e)
+        out.copyElement(o * shape[axis] * inner + offset + e, *t, o * block + e);
+    offset += block;
+  }
+  return out;
+}
+
+Tensor pad(const Tensor &x, const std::vector<int64_t> &low,
+           const std::vector<int64_t> &high, double value) {
+  Shape shape(x.shape.size());
+  for (size_t d = 0; d < shape.size(); ++d)
+    shape[d] = x.shape[d] + low[d] + high[d];
+  Tensor out = Tensor::zeros(x.dtype, shape);
+  std::vector<int64_t> strides = rowMajorStrides(x.shape);
+  int64_t k = 0;
+  for (IndexIterator it(shape); !it.done(); it.next(), ++k) {
+    int64_t from = 0;
+    bool inside = true;
+    for (size_t d = 0; d < shape.size() && inside; ++d) {
+      int64_t src = it.index()[d] - low[d];
+      inside = src >= 0 && src < x.shape[d];
+      from += src * strides[d];
+    }
+    if (inside)
+      out.copyElement(k, x, from);
+    else
+      out.setDouble(k, value);
+  }
+  return out;
+}
+
+Tensor gather(const Tensor &data, const Tensor &indices, int64_t axis) {
+  Shape shape(data.shape.begin(), data.shape.begin() + axis);
+  shape.insert(shape.end(), indices.shape.begin(), indices.shape.end());
+  shape.insert(shape.end(), data.shape.begin() + axis + 1, data.shape.end());
+  Tensor out = Tensor::zeros(data.dtype, shape);
+  int64_t outer = 1, inner = 1, extent = data.shape[axis];
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= data.shape[d];
+  for (size_t d = axis + 1; d < data.shape.size(); ++d)
+    inner *= data.shape[d];
+  int64_t count = indices.numElements();
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t j = 0; j < count; ++j) {
+      int64_t index = indices.i[j];
+      if (index < 0)
+        index += extent;
+      if (index < 0 || index >= extent)
+        continue; // out of range: leave zeros
+      for (int64_t e = 0; e < inner; ++e)
+        out.copyElement((o * count + j) * inner + e, data,
+                        (o * extent + index) * inner + e);
+    }
+  }
+  return out;
+}
+
+} // namespace ref
+} // namespace kiln

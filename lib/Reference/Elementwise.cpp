@@ -1,0 +1,181 @@
+//===- Elementwise.cpp - reference unary, binary, select and cast ---------===//
+
+#include "kiln/Reference/Kernels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace kiln {
+namespace ref {
+
+namespace {
+
+double applyUnary(UnaryKind kind, double x) {
+  switch (kind) {
+  case UnaryKind::Neg: return -x;
+  case UnaryKind::Abs: return std::fabs(x);
+  case UnaryKind::Exp: return std::exp(x);
+  case UnaryKind::Log: return std::log(x);
+  case UnaryKind::Sqrt: return std::sqrt(x);
+  case UnaryKind::Rsqrt: return 1.0 / std::sqrt(x);
+  case UnaryKind::Tanh: return std::tanh(x);
+  case UnaryKind::Sigmoid: return 1.0 / (1.0 + std::exp(-x));
+  case UnaryKind::Relu: return x > 0.0 ? x : (std::isnan(x) ? x : 0.0);
+  case UnaryKind::Gelu: return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+  case UnaryKind::Erf: return std::erf(x);
+  case UnaryKind::Not: return x == 0.0;
+  }
+  return x;
+}
+
+int64_t applyUnaryInt(UnaryKind kind, int64_t x) {
+  switch (kind) {
+  case UnaryKind::Neg: return static_cast<int64_t>(0ull - static_cast<uint64_t>(x));
+  case UnaryKind::Abs: return x < 0 ? static_cast<int64_t>(0ull - static_cast<uint64_t>(x)) : x;
+  case UnaryKind::Relu: return x > 0 ? x : 0;
+  case UnaryKind::Not: return x == 0;
+  default: return x; // float-only kinds are rejected by the verifier
+  }
+}
+
+bool isComparison(BinaryKind kind) {
+  return kind == BinaryKind::Eq || kind == BinaryKind::Ne ||
+         kind == BinaryKind::Lt || kind == BinaryKind::Le ||
+         kind == BinaryKind::Gt || kind == BinaryKind::Ge;
+}
+
+double applyBinary(BinaryKind kind, double a, double b) {
+  switch (kind) {
+  case BinaryKind::Add: return a + b;
+  case BinaryKind::Sub: return a - b;
+  case BinaryKind::Mul: return a * b;
+  case BinaryKind::Div: return a / b;
+  case BinaryKind::Pow: return std::pow(a, b);
+  // NaN propagates through max and min, as in ONNX and NumPy.
+  case BinaryKind::Max: return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b);
+  case BinaryKind::Min: return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b);
+  case BinaryKind::And: return (a != 0.0) && (b != 0.0);
+  case BinaryKind::Or: return (a != 0.0) || (b != 0.0);
+  case BinaryKind::Eq: return a == b;
+  case BinaryKind::Ne: return a != b;
+  case BinaryKind::Lt: return a < b;
+  case BinaryKind::Le: return a <= b;
+  case BinaryKind::Gt: return a > b;
+  case BinaryKind::Ge: return a >= b;
+  }
+  return 0.0;
+}
+
+int64_t applyBinaryInt(BinaryKind kind, int64_t a, int64_t b) {
+  // Arithmetic wraps (computed unsigned), like the hardware.
+  uint64_t ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
+  switch (kind) {
+  case BinaryKind::Add: return static_cast<int64_t>(ua + ub);
+  case BinaryKind::Sub: return static_cast<int64_t>(ua - ub);
+  case BinaryKind::Mul: return static_cast<int64_t>(ua * ub);
+  case BinaryKind::Div:
+    if (b == 0)
+      return 0;
+    if (a == std::numeric_limits<int64_t>::min() && b == -1)
+      return a;
+    return a / b; // truncates toward zero
+  case BinaryKind::Pow: {
+    if (b < 0)
+      return a == 1 ? 1 : (a == -1 ? (b % 2 ? -1 : 1) : 0);
+    uint64_t result = 1, base = ua;
+    for (int64_t e = b; e > 0; e >>= 1) {
+      if (e & 1)
+        result *= base;
+      base *= base;
+    }
+    return static_cast<int64_t>(result);
+  }
+  case BinaryKind::Max: return std::max(a, b);
+  case BinaryKind::Min: return std::min(a, b);
+  case BinaryKind::And: return (a != 0) && (b != 0);
+  case BinaryKind::Or: return (a != 0) || (b != 0);
+  case BinaryKind::Eq: return a == b;
+  case BinaryKind::Ne: return a != b;
+  case BinaryKind::Lt: return a < b;
+  case BinaryKind::Le: return a <= b;
+  case BinaryKind::Gt: return a > b;
+  case BinaryKind::Ge: return a >= b;
+  }
+  return 0;
+}
+
+Shape broadcastShape(const Shape &a, const Shape &b) {
+  size_t rank = std::max(a.size(), b.size());
+  Shape out(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    int64_t da = d < rank - a.size() ? 1 : a[d - (rank - a.size())];
+    int64_t db = d < rank - b.size() ? 1 : b[d - (rank - b.size())];
+    out[d] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+} // namespace
+
+Tensor unary(UnaryKind kind, const Tensor &x) {
+  Tensor out = Tensor::zeros(x.dtype, x.shape);
+  int64_t n = x.numElements();
+  if (x.isFloat()) {
+    for (int64_t k = 0; k < n; ++k)
+      out.setDouble(k, applyUnary(kind, x.f[k]));
+  } else {
+    for (int64_t k = 0; k < n; ++k)
+      out.setInt(k, applyUnaryInt(kind, x.i[k]));
+  }
+  return out;
+}
+
+Tensor binary(BinaryKind kind, const Tensor &lhs, const Tensor &rhs) {
+  Shape shape = broadcastShape(lhs.shape, rhs.shape);
+  DType dtype = isComparison(kind) ? DType::I1 : lhs.dtype;
+  Tensor out = Tensor::zeros(dtype, shape);
+  std::vector<int64_t> ls = rowMajorStrides(lhs.shape);
+  std::vector<int64_t> rs = rowMajorStrides(rhs.shape);
+  int64_t k = 0;
+  for (IndexIterator it(shape); !it.done(); it.next(), ++k) {
+    int64_t a = broadcastOffset(lhs.shape, ls, it.index());
+    int64_t b = broadcastOffset(rhs.shape, rs, it.index());
+    if (lhs.isFloat())
+      out.setDouble(k, applyBinary(kind, lhs.f[a], rhs.f[b]));
+    else
+      out.setInt(k, applyBinaryInt(kind, lhs.i[a], rhs.i[b]));
+  }
+  return out;
+}
+
+Tensor select(const Tensor &cond, const Tensor &lhs, const Tensor &rhs) {
+  Shape shape = broadcastShape(broadcastShape(cond.shape, lhs.shape), rhs.shape);
+  Tensor out = Tensor::zeros(lhs.dtype, shape);
+  std::vector<int64_t> cs = rowMajorStrides(cond.shape);
+  std::vector<int64_t> ls = rowMajorStrides(lhs.shape);
+  std::vector<int64_t> rs = rowMajorStrides(rhs.shape);
+  int64_t k = 0;
+  for (IndexIterator it(shape); !it.done(); it.next(), ++k) {
+    if (cond.i[broadcastOffset(cond.shape, cs, it.index())])
+      out.copyElement(k, lhs, broadcastOffset(lhs.shape, ls, it.index()));
+    else
+      out.copyElement(k, rhs, broadcastOffset(rhs.shape, rs, it.index()));
+  }
+  return out;
+}
+
+Tensor cast(const Tensor &x, DType to) {
+  Tensor out = Tensor::zeros(to, x.shape);
+  int64_t n = x.numElements();
+  for (int64_t k = 0; k < n; ++k) {
+    if (x.isFloat())
+      out.setDouble(k, x.f[k]);
+    else
+      out.setInt(k, x.i[k]);
+  }
+  return out;
+}
+
+} // namespace ref
+} // namespace kiln

@@ -1,0 +1,202 @@
+//===- Reductions.cpp - reference reductions, softmax and norms -----------===//
+
+#include "kiln/Reference/Kernels.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace kiln {
+namespace ref {
+
+namespace {
+
+/// The output shape of reducing `axes` (with or without kept unit dims).
+Shape reducedShape(const Shape &shape, const std::vector<bool> &reduced,
+                   bool keepdims) {
+  Shape out;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (!reduced[d])
+      out.push_back(shape[d]);
+    else if (keepdims)
+      out.push_back(1);
+  }
+  return out;
+}
+
+/// Linear index into the keepdims-shaped output for an input index.
+int64_t reducedOffset(const Shape &shape, const std::vector<bool> &reduced,
+                      const std::vector<int64_t> &index) {
+  int64_t offset = 0;
+  for (size_t d = 0; d < shape.size(); ++d)
+    offset = offset * (reduced[d] ? 1 : shape[d]) + (reduced[d] ? 0 : index[d]);
+  return offset;
+}
+
+/// Splits `shape` around `axis` into outer x extent x inner.
+void splitAround(const Shape &shape, int64_t axis, int64_t &outer,
+                 int64_t &extent, int64_t &inner) {
+  outer = inner = 1;
+  extent = shape[axis];
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= shape[d];
+  for (size_t d = axis + 1; d < shape.size(); ++d)
+    inner *= shape[d];
+}
+
+} // namespace
+
+Tensor reduce(ReduceKind kind, const Tensor &x, const std::vector<int64_t> &axes,
+              bool keepdims) {
+  std::vector<bool> reduced(x.shape.size(), false);
+  int64_t count = 1;
+  for (int64_t a : axes) {
+    reduced[a] = true;
+    count *= x.shape[a];
+  }
+  Shape outShape = reducedShape(x.shape, reduced, keepdims);
+  int64_t outCount = numElements(outShape);
+  // Accumulate wide: double for floats, int64 for integers.
+  double init = 0.0;
+  if (kind == ReduceKind::Prod)
+    init = 1.0;
+  else if (kind == ReduceKind::Max)
+    init = -std::numeric_limits<double>::infinity();
+  else if (kind == ReduceKind::Min)
+    init = std::numeric_limits<double>::infinity();
+  std::vector<double> accF(outCount, init);
+  std::vector<int64_t> accI(outCount, kind == ReduceKind::Prod ? 1 : 0);
+  std::vector<bool> seen(outCount, false);
+  int64_t k = 0;
+  for (IndexIterator it(x.shape); !it.done(); it.next(), ++k) {
+    int64_t o = reducedOffset(x.shape, reduced, it.index());
+    if (x.isFloat()) {
+      double v = x.f[k];
+      double &acc = accF[o];
+      switch (kind) {
+      case ReduceKind::Sum:
+      case ReduceKind::Mean: acc += v; break;
+      case ReduceKind::Prod: acc *= v; break;
+      case ReduceKind::Max: acc = (std::isnan(v) || v > acc) ? v : acc; break;
+      case ReduceKind::Min: acc = (std::isnan(v) || v < acc) ? v : acc; break;
+      }
+      if (std::isnan(acc) && (kind == ReduceKind::Max || kind == ReduceKind::Min))
+        acc = NAN; // NaN is sticky
+    } else {
+      int64_t v = x.i[k];
+      int64_t &acc = accI[o];
+      switch (kind) {
+      case ReduceKind::Sum:
+      case ReduceKind::Mean:
+        acc = static_cast<int64_t>(static_cast<uint64_t>(acc) + static_cast<uint64_t>(v));
+        break;
+      case ReduceKind::Prod:
+        acc = static_cast<int64_t>(static_cast<uint64_t>(acc) * static_cast<uint64_t>(v));
+        break;
+      case ReduceKind::Max: acc = seen[o] ? std::max(acc, v) : v; break;
+      case ReduceKind::Min: acc = seen[o] ? std::min(acc, v) : v; break;
+      }
+      seen[o] = true;
+    }
+  }
+  Tensor out = Tensor::zeros(x.dtype, outShape);
+  for (int64_t o = 0; o < outCount; ++o) {
+    if (x.isFloat())
+      out.setDouble(o, kind == ReduceKind::Mean ? accF[o] / count : accF[o]);
+    else
+      out.setInt(o, kind == ReduceKind::Mean && count ? accI[o] / count : accI[o]);
+  }
+  return out;
+}
+
+Tensor argmax(const Tensor &x, int64_t axis, bool keepdims) {
+  int64_t outer, extent, inner;
+  splitAround(x.shape, axis, outer, extent, inner);
+  std::vector<bool> reduced(x.shape.size(), false);
+  reduced[axis] = true;
+  Tensor out = Tensor::zeros(DType::I64, reducedShape(x.shape, reduced, keepdims));
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t in = 0; in < inner; ++in) {
+      int64_t best = 0;
+      for (int64_t e = 1; e < extent; ++e) {
+        int64_t cur = (o * extent + e) * inner + in;
+        int64_t top = (o * extent + best) * inner + in;
+        if (x.isFloat() ? (x.f[cur] > x.f[top] ||
+                           (std::isnan(x.f[cur]) && !std::isnan(x.f[top])))
+                        : x.i[cur] > x.i[top])
+          best = e;
+      }
+      out.i[o * inner + in] = best;
+    }
+  }
+  return out;
+}
+
+Tensor softmax(const Tensor &x, int64_t axis, bool logSoftmax) {
+  int64_t outer, extent, inner;
+  splitAround(x.shape, axis, outer, extent, inner);
+  Tensor out = Tensor::zeros(x.dtype, x.shape);
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t in = 0; in < inner; ++in) {
+      auto at = [&](int64_t e) { return (o * extent + e) * inner + in; };
+      double maxValue = -std::numeric_limits<double>::infinity();
+      for (int64_t e = 0; e < extent; ++e)
+        maxValue = std::max(maxValue, x.f[at(e)]);
+      double sum = 0.0;
+      for (int64_t e = 0; e < extent; ++e)
+        sum += std::exp(x.f[at(e)] - maxValue);
+      for (int64_t e = 0; e < extent; ++e) {
+        double shifted = x.f[at(e)] - maxValue;
+        out.setDouble(at(e), logSoftmax ? shifted - std::log(sum)
+                                        : std::exp(shifted) / sum);
+      }
+    }
+  }
+  return out;
+}
+
+Tensor batchNorm(const Tensor &x, const Tensor &scale, const Tensor &bias,
+                 const Tensor &mean, const Tensor &variance, double epsilon) {
+  int64_t outer, channels, inner;
+  splitAround(x.shape, 1, outer, channels, inner);
+  Tensor out = Tensor::zeros(x.dtype, x.shape);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t c = 0; c < channels; ++c) {
+      double a = scale.f[c] / std::sqrt(variance.f[c] + epsilon);
+      double b = bias.f[c] - mean.f[c] * a;
+      for (int64_t in = 0; in < inner; ++in) {
+        int64_t k = (o * channels + c) * inner + in;
+        out.setDouble(k, x.f[k] * a + b);
+      }
+    }
+  return out;
+}
+
+Tensor layerNorm(const Tensor &x, const Tensor &scale, const Tensor *bias,
+                 int64_t axis, double epsilon) {
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= x.shape[d];
+  for (size_t d = axis; d < x.shape.size(); ++d)
+    inner *= x.shape[d];
+  Tensor out = Tensor::zeros(x.dtype, x.shape);
+  for (int64_t o = 0; o < outer; ++o) {
+    const double *row = x.f.data() + o * inner;
+    double mean = 0.0;
+    for (int64_t k = 0; k < inner; ++k)
+      mean += row[k];
+    mean /= inner;
+    double var = 0.0;
+    for (int64_t k = 0; k < inner; ++k)
+      var += (row[k] - mean) * (row[k] - mean);
+    var /= inner;
+    double invStd = 1.0 / std::sqrt(var + epsilon);
+    for (int64_t k = 0; k < inner; ++k)
+      out.setDouble(o * inner + k, (row[k] - mean) * invStd * scale.f[k] +
+                                       (bias ? bias->f[k] : 0.0));
+  }
+  return out;
+}
+
+} // namespace ref
+} // namespace kiln
