@@ -39,3 +39,8 @@ LogicalResult WeightOp::verify() {
     return emitOpError("weight name must not be empty");
   return verifyLiteral(*this, getValue(), getType());
 }
+
+/// Dumps name a weight's value after the weight: %fc1.w rather than %3.
+void WeightOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
+  setNameFn(getResult(), getName());
+}

@@ -3,6 +3,7 @@
 #include "kiln/IR/KilnTypes.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -46,6 +47,19 @@ RankedTensorType mlir::kiln::stripEncoding(RankedTensorType type) {
 
 TensorEncodingAttr mlir::kiln::getDefaultEncoding(MLIRContext *context) {
   return TensorEncodingAttr::get(context, {}, DeviceKind::CPU, 0);
+}
+
+Type mlir::kiln::parseDTypeName(MLIRContext *context, StringRef name) {
+  return llvm::StringSwitch<Type>(name)
+      .Case("f32", Float32Type::get(context))
+      .Case("f16", Float16Type::get(context))
+      .Case("bf16", BFloat16Type::get(context))
+      .Case("f64", Float64Type::get(context))
+      .Case("i64", IntegerType::get(context, 64))
+      .Case("i32", IntegerType::get(context, 32))
+      .Case("i8", IntegerType::get(context, 8))
+      .Case("i1", IntegerType::get(context, 1))
+      .Default(Type());
 }
 
 std::optional<std::pair<DeviceKind, int64_t>>

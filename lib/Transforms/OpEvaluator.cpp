@@ -3,6 +3,7 @@
 #include "kiln/Transforms/OpEvaluator.h"
 
 #include "kiln/IR/KilnOps.h"
+#include "kiln/IR/ReferenceConversion.h"
 #include "kiln/Reference/Kernels.h"
 
 #include "llvm/ADT/TypeSwitch.h"
@@ -10,93 +11,6 @@
 using namespace mlir;
 using namespace mlir::kiln;
 namespace ref = ::kiln::ref;
-
-std::optional<ref::DType> mlir::kiln::toReferenceDType(Type t) {
-  if (t.isF32()) return ref::DType::F32;
-  if (t.isF16()) return ref::DType::F16;
-  if (t.isBF16()) return ref::DType::BF16;
-  if (t.isF64()) return ref::DType::F64;
-  if (t.isSignlessInteger(64)) return ref::DType::I64;
-  if (t.isSignlessInteger(32)) return ref::DType::I32;
-  if (t.isSignlessInteger(8)) return ref::DType::I8;
-  if (t.isSignlessInteger(1)) return ref::DType::I1;
-  return std::nullopt;
-}
-
-FailureOr<ref::Tensor> mlir::kiln::toReferenceTensor(ElementsAttr value) {
-  auto dense = llvm::dyn_cast<DenseElementsAttr>(value);
-  auto type = llvm::dyn_cast<RankedTensorType>(value.getType());
-  if (!dense || !type)
-    return failure();
-  std::optional<ref::DType> dtype = toReferenceDType(type.getElementType());
-  if (!dtype)
-    return failure();
-  ref::Tensor t = ref::Tensor::zeros(*dtype, ref::Shape(type.getShape()));
-  int64_t k = 0;
-  switch (*dtype) {
-  case ref::DType::F32:
-    for (float v : dense.getValues<float>())
-      t.f[k++] = v;
-    break;
-  case ref::DType::F64:
-    for (double v : dense.getValues<double>())
-      t.f[k++] = v;
-    break;
-  case ref::DType::F16:
-  case ref::DType::BF16:
-    for (APFloat v : dense.getValues<APFloat>())
-      t.f[k++] = v.convertToDouble();
-    break;
-  case ref::DType::I1:
-    for (bool v : dense.getValues<bool>())
-      t.i[k++] = v;
-    break;
-  default:
-    for (APInt v : dense.getValues<APInt>())
-      t.i[k++] = v.getSExtValue();
-    break;
-  }
-  return t;
-}
-
-DenseElementsAttr mlir::kiln::toElementsAttr(const ref::Tensor &t,
-                                             RankedTensorType type) {
-  RankedTensorType plain = stripEncoding(type);
-  switch (t.dtype) {
-  case ref::DType::F32: {
-    SmallVector<float> values(t.f.begin(), t.f.end());
-    return DenseElementsAttr::get(plain, ArrayRef<float>(values));
-  }
-  case ref::DType::F64:
-    return DenseElementsAttr::get(plain, ArrayRef<double>(t.f));
-  case ref::DType::F16:
-  case ref::DType::BF16: {
-    bool half = t.dtype == ref::DType::F16;
-    const llvm::fltSemantics &semantics =
-        half ? APFloat::IEEEhalf() : APFloat::BFloat();
-    SmallVector<APFloat> values;
-    values.reserve(t.f.size());
-    for (double v : t.f) {
-      float f = static_cast<float>(v);
-      uint16_t bits = half ? ref::floatToHalf(f) : ref::floatToBFloat16(f);
-      values.emplace_back(semantics, APInt(16, bits));
-    }
-    return DenseElementsAttr::get(plain, values);
-  }
-  case ref::DType::I1: {
-    SmallVector<bool> values(t.i.begin(), t.i.end());
-    return DenseElementsAttr::get(plain, ArrayRef<bool>(values));
-  }
-  default: {
-    unsigned width = type.getElementType().getIntOrFloatBitWidth();
-    SmallVector<APInt> values;
-    values.reserve(t.i.size());
-    for (int64_t v : t.i)
-      values.emplace_back(width, static_cast<uint64_t>(v), /*isSigned=*/true);
-    return DenseElementsAttr::get(plain, values);
-  }
-  }
-}
 
 namespace {
 

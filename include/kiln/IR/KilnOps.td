@@ -15,6 +15,7 @@ include "mlir/IR/OpBase.td"
 include "mlir/IR/CommonAttrConstraints.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/IR/OpAsmInterface.td"
 
 class Kiln_Op<string mnemonic, list<Trait> traits = []>
     : Op<Kiln_Dialect, mnemonic, !listconcat([Pure], traits)>;
@@ -39,7 +40,8 @@ def Kiln_ConstantOp : Kiln_Op<"constant", [ConstantLike]> {
   let hasVerifier = 1;
 }
 
-def Kiln_WeightOp : Kiln_Op<"weight"> {
+def Kiln_WeightOp : Kiln_Op<"weight",
+    [DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
   let summary = "A named model parameter";
   let description = [{
     A parameter of the model (an ONNX initializer, a .kg `weight`). Unlike

@@ -9,7 +9,7 @@
 #ifndef KILN_TRANSFORMS_OPEVALUATOR_H
 #define KILN_TRANSFORMS_OPEVALUATOR_H
 
-#include "kiln/Reference/Tensor.h"
+#include "kiln/IR/ReferenceConversion.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Operation.h"
@@ -19,19 +19,9 @@
 namespace mlir {
 namespace kiln {
 
-/// The reference dtype of an MLIR element type, if kiln supports it.
-std::optional<::kiln::ref::DType> toReferenceDType(Type elementType);
-
-/// Converts a dense literal into a reference tensor.
-FailureOr<::kiln::ref::Tensor> toReferenceTensor(ElementsAttr value);
-
-/// Converts a reference tensor into a dense literal of `type` (whose encoding
-/// is dropped: literals carry plain tensor types).
-DenseElementsAttr toElementsAttr(const ::kiln::ref::Tensor &tensor,
-                                 RankedTensorType type);
-
 /// Evaluates a single-result kiln op whose operands are `operands`; fails
-/// for ops the evaluator does not cover (constants, transfers, relayouts).
+/// for ops the evaluator does not cover (constants and weights themselves)
+/// and for element types it does not know.
 FailureOr<DenseElementsAttr> evaluateOp(Operation *op,
                                         ArrayRef<ElementsAttr> operands);
 

@@ -1,0 +1,35 @@
+//===- ReferenceConversion.h - literals <-> reference tensors ---*- C++ -*-===//
+//
+// Converts between the IR's dense literals and the reference evaluator's
+// tensors: used by constant folding and by the frontends to build weights.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_IR_REFERENCECONVERSION_H
+#define KILN_IR_REFERENCECONVERSION_H
+
+#include "kiln/Reference/Tensor.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <optional>
+
+namespace mlir {
+namespace kiln {
+
+/// The reference dtype of an MLIR element type, if kiln supports it.
+std::optional<::kiln::ref::DType> toReferenceDType(Type elementType);
+
+/// Converts a dense literal into a reference tensor.
+FailureOr<::kiln::ref::Tensor> toReferenceTensor(ElementsAttr value);
+
+/// Converts a reference tensor into a dense literal of `type` (whose encoding
+/// is dropped: literals carry plain tensor types).
+DenseElementsAttr toElementsAttr(const ::kiln::ref::Tensor &tensor,
+                                 RankedTensorType type);
+
+} // namespace kiln
+} // namespace mlir
+
+#endif // KILN_IR_REFERENCECONVERSION_H

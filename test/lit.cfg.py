@@ -1,0 +1,24 @@
+# -*- Python -*-
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "kiln"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".kg", ".test"]
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "CMakeLists.txt", "unit",
+                   "Inputs", "README.md"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.kiln_obj_root, "test")
+
+config.substitutions.append(("%examples", os.path.join(config.kiln_src_root, "examples")))
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+tool_dirs = [
+    os.path.join(config.kiln_tools_dir, "kilnc"),
+    os.path.join(config.kiln_tools_dir, "kiln-opt"),
+    config.llvm_tools_dir,
+]
+llvm_config.add_tool_substitutions(["kilnc", "kiln-opt"], tool_dirs)

@@ -1,0 +1,224 @@
+//===- ReferenceKernelsTest.cpp - the reference evaluator -----------------===//
+//
+// Checks the reference kernels against hand-computed values and against
+// identities that relate different kernels (a transposed matmul equals a
+// matmul of the transposed operand, a 1x1 convolution is a matmul, ...),
+// on pseudo-random inputs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Reference/Kernels.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+using namespace kiln::ref;
+
+namespace {
+
+Tensor make(DType dtype, Shape shape, std::vector<double> values) {
+  Tensor t = Tensor::zeros(dtype, std::move(shape));
+  for (size_t k = 0; k < values.size(); ++k)
+    t.setDouble(k, values[k]);
+  return t;
+}
+
+Tensor random(Shape shape, unsigned seed, DType dtype = DType::F32) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  Tensor t = Tensor::zeros(dtype, std::move(shape));
+  for (int64_t k = 0; k < t.numElements(); ++k)
+    t.setDouble(k, dist(rng));
+  return t;
+}
+
+void expectNear(const Tensor &a, const Tensor &b, double tolerance) {
+  ASSERT_EQ(a.shape, b.shape);
+  ASSERT_EQ(a.dtype, b.dtype);
+  for (int64_t k = 0; k < a.numElements(); ++k)
+    EXPECT_NEAR(a.getDouble(k), b.getDouble(k), tolerance) << "element " << k;
+}
+
+TEST(Float16, EveryFiniteHalfRoundTrips) {
+  for (uint32_t bits = 0; bits < 0x10000; ++bits) {
+    if ((bits & 0x7c00u) == 0x7c00u && (bits & 0x3ffu))
+      continue; // NaN payloads need not be preserved
+    float f = halfToFloat(static_cast<uint16_t>(bits));
+    EXPECT_EQ(floatToHalf(f), bits) << std::hex << bits;
+  }
+}
+
+TEST(Float16, RoundsToNearestEven) {
+  EXPECT_EQ(halfToFloat(floatToHalf(1.0f + 1.0f / 2048)), 1.0f); // tie -> even
+  EXPECT_EQ(halfToFloat(floatToHalf(1.0f + 3.0f / 2048)), 1.0f + 4.0f / 2048);
+  EXPECT_TRUE(std::isinf(halfToFloat(floatToHalf(70000.0f))));
+  EXPECT_EQ(halfToFloat(floatToHalf(5.96e-8f)), 5.9604645e-8f); // smallest subnormal
+}
+
+TEST(BFloat16, RoundTripsAndRounds) {
+  for (uint32_t bits = 0; bits < 0x10000; ++bits) {
+    if ((bits & 0x7f80u) == 0x7f80u && (bits & 0x7fu))
+      continue;
+    EXPECT_EQ(floatToBFloat16(bfloat16ToFloat(static_cast<uint16_t>(bits))), bits);
+  }
+  EXPECT_EQ(bfloat16ToFloat(floatToBFloat16(1.00390625f)), 1.0f); // tie -> even
+}
+
+TEST(Elementwise, BroadcastingBinary) {
+  Tensor a = make(DType::F32, {2, 3}, {1, 2, 3, 4, 5, 6});
+  Tensor b = make(DType::F32, {3}, {10, 20, 30});
+  Tensor sum = binary(BinaryKind::Add, a, b);
+  expectNear(sum, make(DType::F32, {2, 3}, {11, 22, 33, 14, 25, 36}), 0);
+  Tensor lt = binary(BinaryKind::Lt, a, make(DType::F32, {2, 1}, {2.5, 4.5}));
+  EXPECT_EQ(lt.dtype, DType::I1);
+  EXPECT_EQ(lt.i, (std::vector<int64_t>{1, 1, 0, 1, 0, 0}));
+}
+
+TEST(Elementwise, IntegerSemantics) {
+  Tensor a = make(DType::I32, {4}, {7, -7, 5, INT32_MIN});
+  Tensor b = make(DType::I32, {4}, {2, 2, 0, -1});
+  // Truncating division; x/0 is 0 rather than a trap; overflow wraps.
+  EXPECT_EQ(binary(BinaryKind::Div, a, b).i, (std::vector<int64_t>{3, -3, 0, INT32_MIN}));
+  Tensor c = make(DType::I8, {1}, {127});
+  EXPECT_EQ(binary(BinaryKind::Add, c, make(DType::I8, {1}, {1})).i[0], -128);
+}
+
+TEST(Elementwise, UnaryValues) {
+  Tensor x = make(DType::F64, {3}, {-1.0, 0.0, 2.0});
+  expectNear(unary(UnaryKind::Relu, x), make(DType::F64, {3}, {0, 0, 2}), 0);
+  expectNear(unary(UnaryKind::Sigmoid, x),
+             make(DType::F64, {3}, {0.2689414213699951, 0.5, 0.8807970779778823}), 1e-12);
+  expectNear(unary(UnaryKind::Gelu, x),
+             make(DType::F64, {3}, {-0.15865525393145707, 0.0, 1.9544997361036416}), 1e-12);
+}
+
+TEST(Cast, FloatToIntTruncatesAndNarrowFloatsRound) {
+  Tensor x = make(DType::F32, {4}, {1.9, -1.9, 300.0, 0.1});
+  EXPECT_EQ(cast(x, DType::I32).i, (std::vector<int64_t>{1, -1, 300, 0}));
+  EXPECT_EQ(cast(x, DType::I8).i[2], 44); // 300 wraps to 44 in i8
+  EXPECT_EQ(cast(x, DType::I1).i, (std::vector<int64_t>{1, 1, 1, 1}));
+  EXPECT_EQ(cast(x, DType::F16).f[3], static_cast<double>(halfToFloat(floatToHalf(0.1f))));
+}
+
+TEST(DataMovement, TransposeSliceConcatPad) {
+  Tensor x = make(DType::F32, {2, 3}, {1, 2, 3, 4, 5, 6});
+  expectNear(transpose(x, {1, 0}), make(DType::F32, {3, 2}, {1, 4, 2, 5, 3, 6}), 0);
+  // Reverse the columns with a negative step.
+  expectNear(slice(x, {0, 2}, {2, -1}, {1, -1}),
+             make(DType::F32, {2, 3}, {3, 2, 1, 6, 5, 4}), 0);
+  expectNear(slice(x, {1, 0}, {2, 3}, {1, 2}), make(DType::F32, {1, 2}, {4, 6}), 0);
+  Tensor y = make(DType::F32, {2, 1}, {7, 8});
+  expectNear(concat({&x, &y}, 1), make(DType::F32, {2, 4}, {1, 2, 3, 7, 4, 5, 6, 8}), 0);
+  expectNear(pad(y, {1, 0}, {0, 1}, -1.0),
+             make(DType::F32, {3, 2}, {-1, -1, 7, -1, 8, -1}), 0);
+}
+
+TEST(DataMovement, GatherNegativeAndOutOfRangeIndices) {
+  Tensor data = make(DType::F32, {3, 2}, {1, 2, 3, 4, 5, 6});
+  Tensor indices = make(DType::I64, {2}, {-1, 0});
+  expectNear(gather(data, indices, 0), make(DType::F32, {2, 2}, {5, 6, 1, 2}), 0);
+  Tensor bad = make(DType::I64, {1}, {7});
+  expectNear(gather(data, bad, 0), make(DType::F32, {1, 2}, {0, 0}), 0);
+}
+
+TEST(Reductions, SumMeanMaxArgmax) {
+  Tensor x = make(DType::F32, {2, 3}, {1, 5, 3, 4, 2, 6});
+  expectNear(reduce(ReduceKind::Sum, x, {1}, false), make(DType::F32, {2}, {9, 12}), 0);
+  expectNear(reduce(ReduceKind::Mean, x, {0}, true), make(DType::F32, {1, 3}, {2.5, 3.5, 4.5}), 0);
+  expectNear(reduce(ReduceKind::Max, x, {0, 1}, false), make(DType::F32, {}, {6}), 0);
+  expectNear(reduce(ReduceKind::Prod, x, {1}, false), make(DType::F32, {2}, {15, 48}), 0);
+  EXPECT_EQ(argmax(x, 1, false).i, (std::vector<int64_t>{1, 2}));
+}
+
+TEST(Reductions, SoftmaxRowsSumToOneAndLogSoftmaxAgrees) {
+  Tensor x = random({4, 7}, 1, DType::F64);
+  Tensor s = softmax(x, 1, false);
+  Tensor ls = softmax(x, 1, true);
+  for (int64_t r = 0; r < 4; ++r) {
+    double sum = 0;
+    for (int64_t c = 0; c < 7; ++c) {
+      sum += s.f[r * 7 + c];
+      EXPECT_NEAR(std::log(s.f[r * 7 + c]), ls.f[r * 7 + c], 1e-12);
+    }
+    EXPECT_NEAR(sum, 1.0, 1e-12);
+  }
+}
+
+TEST(Normalisation, LayerNormHasZeroMeanUnitVariance) {
+  Tensor x = random({3, 16}, 2, DType::F64);
+  Tensor scale = make(DType::F64, {16}, std::vector<double>(16, 1.0));
+  Tensor y = layerNorm(x, scale, nullptr, 1, 0.0);
+  for (int64_t r = 0; r < 3; ++r) {
+    double mean = 0, var = 0;
+    for (int64_t c = 0; c < 16; ++c)
+      mean += y.f[r * 16 + c] / 16;
+    for (int64_t c = 0; c < 16; ++c)
+      var += (y.f[r * 16 + c] - mean) * (y.f[r * 16 + c] - mean) / 16;
+    EXPECT_NEAR(mean, 0.0, 1e-12);
+    EXPECT_NEAR(var, 1.0, 1e-9);
+  }
+}
+
+TEST(Normalisation, BatchNormMatchesFormula) {
+  Tensor x = random({2, 3, 2, 2}, 3, DType::F64);
+  Tensor scale = make(DType::F64, {3}, {1, 2, 3}), bias = make(DType::F64, {3}, {0, 1, -1});
+  Tensor mean = make(DType::F64, {3}, {0.1, 0.2, 0.3}), var = make(DType::F64, {3}, {1, 4, 9});
+  Tensor y = batchNorm(x, scale, bias, mean, var, 0.0);
+  for (int64_t k = 0; k < y.numElements(); ++k) {
+    int64_t c = (k / 4) % 3;
+    EXPECT_NEAR(y.f[k], (x.f[k] - mean.f[c]) / std::sqrt(var.f[c]) * scale.f[c] + bias.f[c], 1e-12);
+  }
+}
+
+TEST(Contractions, TransposeFlagsEqualExplicitTransposes) {
+  Tensor a = random({2, 4, 3}, 4), b = random({5, 4}, 5);
+  Tensor reference = matmul(transpose(a, {0, 2, 1}), transpose(b, {1, 0}), false, false);
+  expectNear(matmul(a, b, true, true), reference, 1e-6);
+  EXPECT_EQ(reference.shape, (Shape{2, 3, 5}));
+}
+
+TEST(Contractions, MatmulHandComputed) {
+  Tensor a = make(DType::F32, {2, 2}, {1, 2, 3, 4});
+  Tensor b = make(DType::F32, {2, 2}, {5, 6, 7, 8});
+  expectNear(matmul(a, b, false, false), make(DType::F32, {2, 2}, {19, 22, 43, 50}), 0);
+}
+
+TEST(Contractions, PointwiseConvolutionIsAMatmul) {
+  Tensor x = random({1, 3, 4, 5}, 6), w = random({2, 3, 1, 1}, 7);
+  Tensor y = conv2d(x, w, nullptr, Conv2dParams{});
+  // [O, C] x [C, H*W]
+  Tensor expected = matmul(reshape(w, {2, 3}), reshape(x, {3, 20}), false, false);
+  expectNear(y, reshape(expected, {1, 2, 4, 5}), 1e-6);
+}
+
+TEST(Contractions, PaddedStridedGroupedConvolution) {
+  // One 3x3 all-ones filter per group, stride 2, padding 1: each output is
+  // the sum of the in-bounds 3x3 window of its own channel.
+  Tensor x = make(DType::F32, {1, 2, 3, 3}, {1, 1, 1, 1, 1, 1, 1, 1, 1,
+                                             2, 2, 2, 2, 2, 2, 2, 2, 2});
+  Tensor w = make(DType::F32, {2, 1, 3, 3}, std::vector<double>(18, 1.0));
+  Conv2dParams p;
+  p.strides[0] = p.strides[1] = 2;
+  p.padding[0] = p.padding[1] = p.padding[2] = p.padding[3] = 1;
+  p.groups = 2;
+  expectNear(conv2d(x, w, nullptr, p),
+             make(DType::F32, {1, 2, 2, 2}, {4, 4, 4, 4, 8, 8, 8, 8}), 0);
+}
+
+TEST(Pooling, CeilModeAndPaddingCounts) {
+  Tensor x = make(DType::F32, {1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
+  Pool2dParams p;
+  p.kernel[0] = p.kernel[1] = 2;
+  p.strides[0] = p.strides[1] = 2;
+  p.ceilMode = true;
+  expectNear(maxPool2d(x, p), make(DType::F32, {1, 1, 2, 2}, {5, 6, 8, 9}), 0);
+  expectNear(avgPool2d(x, p), make(DType::F32, {1, 1, 2, 2}, {3, 4.5, 7.5, 9}), 0);
+  expectNear(globalAvgPool(x), make(DType::F32, {1, 1, 1, 1}, {5}), 0);
+  EXPECT_EQ(windowOutputSize(3, 0, 0, 2, 2, 1, false), 1);
+  EXPECT_EQ(windowOutputSize(3, 0, 0, 2, 2, 1, true), 2);
+}
+
+} // namespace
