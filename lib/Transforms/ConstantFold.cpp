@@ -36,7 +36,7 @@ struct KilnConstantFoldPass
     // whole constant chains.
     SmallVector<Operation *> candidates;
     getOperation().walk([&](Operation *op) {
-      if (llvm::isa<KilnDialect>(op->getDialect()) &&
+      if (llvm::isa_and_nonnull<KilnDialect>(op->getDialect()) &&
           !llvm::isa<ConstantOp, WeightOp>(op) && op->getNumResults() == 1)
         candidates.push_back(op);
     });

@@ -93,7 +93,9 @@ public:
   }
 
   void runAfterPass(Pass *pass, Operation *op) override {
-    (void)writeDump(op, pass->getArgument());
+    // Pass adaptors (the nesting of the pipeline) have no argument.
+    if (!pass->getArgument().empty())
+      (void)writeDump(op, pass->getArgument());
   }
 
 private:
@@ -156,14 +158,20 @@ int main(int argc, char **argv) {
     if (failed(applyPassManagerCLOptions(pm)))
       return 1;
     applyDefaultTimingPassManagerCLOptions(pm);
-    if (printIrAfterAll)
+    if (printIrAfterAll) {
+      // Printing the whole module after a function pass needs the passes to
+      // run one function at a time.
+      context.disableMultithreading();
       pm.enableIRPrinting(
           /*shouldPrintBeforePass=*/[](Pass *, Operation *) { return false; },
           /*shouldPrintAfterPass=*/[](Pass *, Operation *) { return true; },
           /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false,
           /*printAfterOnlyOnFailure=*/false, llvm::errs(), dumpFlags());
-    if (dumper)
+    }
+    if (dumper) {
+      context.disableMultithreading();
       pm.addInstrumentation(std::move(dumper));
+    }
     mlir::kiln::buildDefaultGraphPipeline(pm);
     if (failed(pm.run(*module)))
       return 1;
