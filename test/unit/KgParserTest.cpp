@@ -217,3 +217,44 @@ INSTANTIATE_TEST_SUITE_P(
         BadModel{"input x: f32[2]\ny = transfer(x, to=cuda:x)\noutput y", "2:25: expected a device number"}));
 
 } // namespace
+
+#include "KgOps.h"
+
+#include <set>
+#include <sstream>
+
+namespace {
+
+/// The op table in docs/kg-language.md lists every op the parser accepts,
+/// and nothing else.
+TEST(KgLanguageReference, DocumentsEveryOp) {
+  std::ifstream doc(KILN_SOURCE_DIR "/docs/kg-language.md");
+  ASSERT_TRUE(doc.good());
+  std::set<std::string> documented;
+  std::string line;
+  bool inOps = false;
+  while (std::getline(doc, line)) {
+    if (line.rfind("## ", 0) == 0)
+      inOps = line == "## Ops";
+    if (!inOps || line.rfind("| `", 0) != 0)
+      continue;
+    size_t end = line.find('`', 3);
+    std::string cell = line.substr(3, end - 3);
+    for (char &c : cell)
+      if (c == ',')
+        c = ' ';
+    std::istringstream words(cell);
+    for (std::string word; words >> word;)
+      documented.insert(word);
+  }
+  std::set<std::string> accepted;
+  for (llvm::StringRef name : ::kiln::frontend::getKgOpNames())
+    accepted.insert(name.str());
+  for (const std::string &name : accepted)
+    EXPECT_TRUE(documented.count(name)) << name << " is not documented";
+  for (const std::string &name : documented)
+    EXPECT_TRUE(accepted.count(name)) << name << " is documented but not an op";
+  EXPECT_GT(accepted.size(), 50u);
+}
+
+} // namespace
