@@ -71,8 +71,8 @@ bool isLosslessCast(Type from, Type to) {
   if (auto toInt = llvm::dyn_cast<IntegerType>(to))
     return toInt.getWidth() > fromInt.getWidth();
   // An integer fits in a float whose significand has at least as many bits.
-  return toFloat && static_cast<int>(fromInt.getWidth()) <=
-                        llvm::APFloat::semanticsPrecision(toFloat.getFloatSemantics());
+  return toFloat && fromInt.getWidth() <= llvm::APFloat::semanticsPrecision(
+                                              toFloat.getFloatSemantics());
 }
 
 /// True if `perm` swaps the last two dimensions and keeps the others.
@@ -84,6 +84,22 @@ bool swapsLastTwo(ArrayRef<int64_t> perm) {
     if (perm[i] != i)
       return false;
   return perm[rank - 2] == rank - 1 && perm[rank - 1] == rank - 2;
+}
+
+/// For ops where op(op(x)) == op(x) with the outer attributes (reshape,
+/// broadcast, transfer, relayout): a no-op folds to its input, and a chain
+/// collapses onto the innermost input.
+template <typename OpT>
+OpFoldResult foldIdempotentChain(OpT op) {
+  if (op.getInput().getType() == op.getType())
+    return op.getInput();
+  if (auto inner = op.getInput().template getDefiningOp<OpT>()) {
+    if (inner.getInput().getType() == op.getType())
+      return inner.getInput();
+    op.getInputMutable().assign(inner.getInput());
+    return op.getResult();
+  }
+  return {};
 }
 
 } // namespace
@@ -207,15 +223,7 @@ OpFoldResult CastOp::fold(FoldAdaptor) {
 //===----------------------------------------------------------------------===//
 
 OpFoldResult ReshapeOp::fold(FoldAdaptor) {
-  if (getInput().getType() == getType())
-    return getInput();
-  if (auto inner = getInput().getDefiningOp<ReshapeOp>()) {
-    if (inner.getInput().getType() == getType())
-      return inner.getInput();
-    getInputMutable().assign(inner.getInput());
-    return getResult();
-  }
-  return {};
+  return foldIdempotentChain(*this);
 }
 
 OpFoldResult TransposeOp::fold(FoldAdaptor) {
@@ -243,13 +251,7 @@ OpFoldResult TransposeOp::fold(FoldAdaptor) {
 }
 
 OpFoldResult BroadcastOp::fold(FoldAdaptor) {
-  if (getInput().getType() == getType())
-    return getInput();
-  if (auto inner = getInput().getDefiningOp<BroadcastOp>()) {
-    getInputMutable().assign(inner.getInput());
-    return getResult();
-  }
-  return {};
+  return foldIdempotentChain(*this);
 }
 
 OpFoldResult SliceOp::fold(FoldAdaptor) {
@@ -276,27 +278,11 @@ OpFoldResult PadOp::fold(FoldAdaptor) {
 }
 
 OpFoldResult TransferOp::fold(FoldAdaptor) {
-  if (getInput().getType() == getType())
-    return getInput();
-  if (auto inner = getInput().getDefiningOp<TransferOp>()) {
-    if (inner.getInput().getType() == getType())
-      return inner.getInput();
-    getInputMutable().assign(inner.getInput());
-    return getResult();
-  }
-  return {};
+  return foldIdempotentChain(*this);
 }
 
 OpFoldResult RelayoutOp::fold(FoldAdaptor) {
-  if (getInput().getType() == getType())
-    return getInput();
-  if (auto inner = getInput().getDefiningOp<RelayoutOp>()) {
-    if (inner.getInput().getType() == getType())
-      return inner.getInput();
-    getInputMutable().assign(inner.getInput());
-    return getResult();
-  }
-  return {};
+  return foldIdempotentChain(*this);
 }
 
 //===----------------------------------------------------------------------===//

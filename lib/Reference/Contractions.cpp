@@ -17,13 +17,7 @@ Tensor matmul(const Tensor &lhs, const Tensor &rhs, bool transposeLhs,
   int64_t n = rhs.shape[rb - (transposeRhs ? 2 : 1)];
   Shape batchA(lhs.shape.begin(), lhs.shape.end() - 2);
   Shape batchB(rhs.shape.begin(), rhs.shape.end() - 2);
-  size_t batchRank = std::max(batchA.size(), batchB.size());
-  Shape batch(batchRank);
-  for (size_t d = 0; d < batchRank; ++d) {
-    int64_t da = d < batchRank - batchA.size() ? 1 : batchA[d - (batchRank - batchA.size())];
-    int64_t db = d < batchRank - batchB.size() ? 1 : batchB[d - (batchRank - batchB.size())];
-    batch[d] = da == 1 ? db : da;
-  }
+  Shape batch = broadcastShapes(batchA, batchB);
   Shape shape = batch;
   shape.push_back(m);
   shape.push_back(n);

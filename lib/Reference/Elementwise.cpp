@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 namespace kiln {
 namespace ref {
@@ -39,6 +40,22 @@ int64_t applyUnaryInt(UnaryKind kind, int64_t x) {
   }
 }
 
+/// Comparisons and logical ops, shared by the float and integer paths.
+template <typename T>
+std::optional<int64_t> applyPredicate(BinaryKind kind, T a, T b) {
+  switch (kind) {
+  case BinaryKind::And: return (a != T(0)) && (b != T(0));
+  case BinaryKind::Or: return (a != T(0)) || (b != T(0));
+  case BinaryKind::Eq: return a == b;
+  case BinaryKind::Ne: return a != b;
+  case BinaryKind::Lt: return a < b;
+  case BinaryKind::Le: return a <= b;
+  case BinaryKind::Gt: return a > b;
+  case BinaryKind::Ge: return a >= b;
+  default: return std::nullopt;
+  }
+}
+
 bool isComparison(BinaryKind kind) {
   return kind == BinaryKind::Eq || kind == BinaryKind::Ne ||
          kind == BinaryKind::Lt || kind == BinaryKind::Le ||
@@ -55,16 +72,8 @@ double applyBinary(BinaryKind kind, double a, double b) {
   // NaN propagates through max and min, as in ONNX and NumPy.
   case BinaryKind::Max: return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b);
   case BinaryKind::Min: return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b);
-  case BinaryKind::And: return (a != 0.0) && (b != 0.0);
-  case BinaryKind::Or: return (a != 0.0) || (b != 0.0);
-  case BinaryKind::Eq: return a == b;
-  case BinaryKind::Ne: return a != b;
-  case BinaryKind::Lt: return a < b;
-  case BinaryKind::Le: return a <= b;
-  case BinaryKind::Gt: return a > b;
-  case BinaryKind::Ge: return a >= b;
+  default: return static_cast<double>(*applyPredicate(kind, a, b));
   }
-  return 0.0;
 }
 
 int64_t applyBinaryInt(BinaryKind kind, int64_t a, int64_t b) {
@@ -93,28 +102,10 @@ int64_t applyBinaryInt(BinaryKind kind, int64_t a, int64_t b) {
   }
   case BinaryKind::Max: return std::max(a, b);
   case BinaryKind::Min: return std::min(a, b);
-  case BinaryKind::And: return (a != 0) && (b != 0);
-  case BinaryKind::Or: return (a != 0) || (b != 0);
-  case BinaryKind::Eq: return a == b;
-  case BinaryKind::Ne: return a != b;
-  case BinaryKind::Lt: return a < b;
-  case BinaryKind::Le: return a <= b;
-  case BinaryKind::Gt: return a > b;
-  case BinaryKind::Ge: return a >= b;
+  default: return *applyPredicate(kind, a, b);
   }
-  return 0;
 }
 
-Shape broadcastShape(const Shape &a, const Shape &b) {
-  size_t rank = std::max(a.size(), b.size());
-  Shape out(rank);
-  for (size_t d = 0; d < rank; ++d) {
-    int64_t da = d < rank - a.size() ? 1 : a[d - (rank - a.size())];
-    int64_t db = d < rank - b.size() ? 1 : b[d - (rank - b.size())];
-    out[d] = da == 1 ? db : da;
-  }
-  return out;
-}
 
 } // namespace
 
@@ -132,7 +123,7 @@ Tensor unary(UnaryKind kind, const Tensor &x) {
 }
 
 Tensor binary(BinaryKind kind, const Tensor &lhs, const Tensor &rhs) {
-  Shape shape = broadcastShape(lhs.shape, rhs.shape);
+  Shape shape = broadcastShapes(lhs.shape, rhs.shape);
   DType dtype = isComparison(kind) ? DType::I1 : lhs.dtype;
   Tensor out = Tensor::zeros(dtype, shape);
   std::vector<int64_t> ls = rowMajorStrides(lhs.shape);
@@ -150,7 +141,7 @@ Tensor binary(BinaryKind kind, const Tensor &lhs, const Tensor &rhs) {
 }
 
 Tensor select(const Tensor &cond, const Tensor &lhs, const Tensor &rhs) {
-  Shape shape = broadcastShape(broadcastShape(cond.shape, lhs.shape), rhs.shape);
+  Shape shape = broadcastShapes(broadcastShapes(cond.shape, lhs.shape), rhs.shape);
   Tensor out = Tensor::zeros(lhs.dtype, shape);
   std::vector<int64_t> cs = rowMajorStrides(cond.shape);
   std::vector<int64_t> ls = rowMajorStrides(lhs.shape);

@@ -2,6 +2,7 @@
 
 #include "kiln/Reference/Tensor.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -64,6 +65,17 @@ std::string shapeToString(const Shape &shape) {
   for (size_t d = 0; d < shape.size(); ++d)
     s += (d ? "x" : "") + std::to_string(shape[d]);
   return s + "]";
+}
+
+Shape broadcastShapes(const Shape &a, const Shape &b) {
+  size_t rank = std::max(a.size(), b.size());
+  Shape out(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    int64_t da = d < rank - a.size() ? 1 : a[d - (rank - a.size())];
+    int64_t db = d < rank - b.size() ? 1 : b[d - (rank - b.size())];
+    out[d] = da == 1 ? db : da;
+  }
+  return out;
 }
 
 uint16_t floatToHalf(float value) {

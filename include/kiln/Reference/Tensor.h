@@ -34,6 +34,8 @@ int64_t numElements(const Shape &shape);
 /// Row-major strides of `shape`, in elements.
 std::vector<int64_t> rowMajorStrides(const Shape &shape);
 std::string shapeToString(const Shape &shape);
+/// NumPy broadcast of two shapes (assumed compatible: the IR verified them).
+Shape broadcastShapes(const Shape &a, const Shape &b);
 
 /// IEEE binary16 and bfloat16 conversions, round to nearest even.
 uint16_t floatToHalf(float value);
