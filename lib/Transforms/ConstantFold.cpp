@@ -46,11 +46,16 @@ struct KilnConstantFoldPass
 
   void tryFold(Operation *op) {
     SmallVector<ElementsAttr> operands;
+    int64_t largestOperandBytes = 0;
     for (Value operand : op->getOperands()) {
       ElementsAttr literal = getLiteral(operand);
       if (!literal)
         return;
       operands.push_back(literal);
+      auto type = llvm::cast<RankedTensorType>(literal.getType());
+      if (auto dtype = toReferenceDType(type.getElementType()))
+        largestOperandBytes = std::max(
+            largestOperandBytes, type.getNumElements() * ::kiln::ref::byteWidth(*dtype));
     }
     auto resultType = llvm::cast<RankedTensorType>(op->getResult(0).getType());
     std::optional<::kiln::ref::DType> dtype =
@@ -59,7 +64,8 @@ struct KilnConstantFoldPass
       return;
     int64_t bytes =
         resultType.getNumElements() * ::kiln::ref::byteWidth(*dtype);
-    if (bytes > maxResultBytes || estimateEvaluationCost(op) > maxFlops) {
+    if (bytes > maxResultBytes || largestOperandBytes > maxResultBytes ||
+        estimateEvaluationCost(op) > maxFlops) {
       ++numTooLarge;
       return;
     }

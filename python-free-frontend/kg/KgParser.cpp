@@ -32,6 +32,13 @@ namespace kiln {
 namespace frontend {
 namespace {
 
+/// Largest tensor a type may describe.
+constexpr int64_t kMaxElements = int64_t(1) << 40;
+/// Largest initializer that is materialised element by element at compile
+/// time (random values and literal lists); splats and files have no limit
+/// beyond kMaxElements and the file's size.
+constexpr int64_t kMaxGeneratedElements = int64_t(1) << 26;
+
 /// An expression's value: a tensor, or a bare number that takes its dtype
 /// and device from the tensor it meets.
 struct ExprValue {
@@ -310,6 +317,7 @@ FailureOr<RankedTensorType> KgParser::parseTensorType() {
   if (failed(element) || failed(expect(Token::LSquare, "'[' and a shape")))
     return failure();
   SmallVector<int64_t> shape;
+  int64_t elements = 1;
   while (!token.is(Token::RSquare)) {
     if (!token.is(Token::Integer))
       return error(token, "expected a dimension size, found " + describe(token));
@@ -317,6 +325,8 @@ FailureOr<RankedTensorType> KgParser::parseTensorType() {
     if (llvm::StringRef(token.text).getAsInteger(10, d) || d < 0 || d > (int64_t(1) << 40))
       return error(token, "dimension size " + token.text + " is out of range");
     shape.push_back(d);
+    if (__builtin_mul_overflow(elements, d, &elements) || elements > kMaxElements)
+      return error(start, "tensor has too many elements (at most 2^40)");
     consume();
     if (token.is(Token::Comma))
       consume();
@@ -324,8 +334,6 @@ FailureOr<RankedTensorType> KgParser::parseTensorType() {
       return error(token, "expected ',' or ']' in the shape, found " + describe(token));
   }
   consume(); // ]
-  if (getNumElements(shape) > (int64_t(1) << 40))
-    return error(start, "tensor has too many elements");
 
   // Optional layout, then optional @device.
   SmallVector<int64_t> order;
@@ -402,32 +410,43 @@ FailureOr<double> KgParser::parseSignedNumber(bool &isInteger) {
 FailureOr<DenseElementsAttr> KgParser::parseInitializer(RankedTensorType type) {
   std::optional<ref::DType> dtype = toReferenceDType(type.getElementType());
   FailureOr<ref::Tensor> tensor = failure();
+  if ((token.isKeyword("random") || token.is(Token::LSquare)) &&
+      type.getNumElements() > kMaxGeneratedElements)
+    return error(token, "initializer too large to generate (" +
+                            llvm::Twine(type.getNumElements()) + " elements, at most " +
+                            llvm::Twine(kMaxGeneratedElements) +
+                            "); read it with file(...)");
   if (token.isKeyword("random")) {
     tensor = parseRandom(type);
   } else if (token.isKeyword("file")) {
     return parseFileData(type);
-  } else if (token.isKeyword("true") || token.isKeyword("false")) {
-    ref::Tensor t = ref::Tensor::zeros(*dtype, ref::Shape(type.getShape()));
-    for (int64_t k = 0; k < t.numElements(); ++k)
-      t.setInt(k, token.isKeyword("true"));
-    consume();
-    tensor = std::move(t);
   } else if (token.is(Token::LSquare)) {
     tensor = parseLiteralList(type);
-  } else if (token.is(Token::Minus) || token.is(Token::Integer) ||
+  } else if (token.isKeyword("true") || token.isKeyword("false") ||
+             token.is(Token::Minus) || token.is(Token::Integer) ||
              token.is(Token::Float)) {
-    bool isInteger;
-    Token numberToken = token;
-    FailureOr<double> value = parseSignedNumber(isInteger);
-    if (failed(value))
-      return failure();
+    // A splat: one value, stored once whatever the tensor's size.
+    Token valueToken = token;
+    double value;
+    bool isInteger = true;
+    if (token.isKeyword("true") || token.isKeyword("false")) {
+      value = token.isKeyword("true");
+      consume();
+    } else {
+      FailureOr<double> parsed = parseSignedNumber(isInteger);
+      if (failed(parsed))
+        return failure();
+      value = *parsed;
+    }
     if (!isInteger && !ref::isFloat(*dtype))
-      return error(numberToken, "expected an integer for a " +
-                                    std::string(ref::dtypeName(*dtype)) + " tensor");
-    ref::Tensor t = ref::Tensor::zeros(*dtype, ref::Shape(type.getShape()));
-    for (int64_t k = 0; k < t.numElements(); ++k)
-      t.setDouble(k, *value);
-    tensor = std::move(t);
+      return error(valueToken, "expected an integer for a " +
+                                   std::string(ref::dtypeName(*dtype)) + " tensor");
+    ref::Tensor scalar = ref::Tensor::zeros(*dtype, {});
+    scalar.setDouble(0, value);
+    DenseElementsAttr element =
+        toElementsAttr(scalar, RankedTensorType::get({}, type.getElementType()));
+    return DenseElementsAttr::get(stripEncoding(type),
+                                  element.getSplatValue<Attribute>());
   } else {
     return error(token, "expected an initializer (a number, [list], random(...) "
                         "or file(...)), found " + describe(token));

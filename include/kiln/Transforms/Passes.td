@@ -10,15 +10,15 @@ def KilnConstantFold : Pass<"kiln-constant-fold", "func::FuncOp"> {
   let description = [{
     Runs the reference evaluator (the same code as the CPU backend) on every
     kiln op whose operands are all `kiln.constant` or `kiln.weight`, and
-    replaces it with a `kiln.constant`. Results larger than
-    `max-result-bytes` are left alone, so folding never multiplies a model's
-    size; so are ops whose evaluation would take more than `max-flops`
-    multiply-adds.
+    replaces it with a `kiln.constant`. Ops with an operand or result larger
+    than `max-result-bytes` are left alone, so folding never multiplies a
+    model's size or materialises a huge splat; so are ops whose evaluation
+    would take more than `max-flops` multiply-adds.
   }];
   let options = [
     Option<"maxResultBytes", "max-result-bytes", "int64_t",
            /*default=*/"16 * 1024 * 1024",
-           "Largest folded result, in bytes of its element type">,
+           "Largest operand or result of a folded op, in bytes">,
     Option<"maxFlops", "max-flops", "int64_t", /*default=*/"1000000000",
            "Largest evaluation cost, in multiply-adds (matmul, conv2d)">,
   ];
