@@ -6,7 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kiln/Exec/ExecOps.h"
 #include "kiln/IR/KilnDialect.h"
+#include "kiln/Lowering/Passes.h"
 #include "kiln/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -15,8 +17,10 @@
 
 int main(int argc, char **argv) {
   mlir::kiln::registerAllKilnPasses();
+  mlir::kiln::registerAllKilnLoweringPasses();
   mlir::DialectRegistry registry;
-  registry.insert<mlir::kiln::KilnDialect, mlir::func::FuncDialect>();
+  registry.insert<mlir::kiln::KilnDialect, mlir::kiln::exec::ExecDialect,
+                  mlir::func::FuncDialect>();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "kiln graph optimizer driver\n", registry));
 }

@@ -1,16 +1,20 @@
 //===- kilnc.cpp - the kiln compiler driver -------------------------------===//
 //
-//   kilnc MODEL.kg [--print-ir-after-all] [--dump-ir-dir=DIR] [--emit=mlir]
-//                  [-o FILE]
+//   kilnc MODEL.kg [--print-ir-after-all] [--dump-ir-dir=DIR]
+//                  [--emit=mlir|plan] [--schedule=max-concurrency|min-memory]
+//                  [--max-streams=N] [-o FILE]
 //
 // Parses a model (.kg, or kiln IR in .mlir), runs the default graph
-// pipeline and writes the optimised IR. Every diagnostic carries the
+// pipeline (and, for --emit=plan, the lowering to an execution plan) and
+// writes the resulting IR. Every diagnostic carries the
 // model file's file:line:col and shows the offending line.
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Frontend/KgParser.h"
+#include "kiln/Exec/ExecOps.h"
 #include "kiln/IR/KilnDialect.h"
+#include "kiln/Lowering/Passes.h"
 #include "kiln/Transforms/Passes.h"
 
 #include "mlir/IR/AsmState.h"
@@ -41,11 +45,25 @@ static cl::opt<std::string> inputFilename(cl::Positional,
 static cl::opt<std::string> outputFilename("o", cl::desc("Output file (default: stdout)"),
                                            cl::value_desc("file"), cl::init("-"),
                                            cl::cat(kilncCategory));
-enum class EmitKind { MLIR };
-static cl::opt<EmitKind> emit("emit", cl::desc("What to write"), cl::init(EmitKind::MLIR),
-                              cl::values(clEnumValN(EmitKind::MLIR, "mlir",
-                                                    "the optimised Graph IR")),
-                              cl::cat(kilncCategory));
+enum class EmitKind { MLIR, Plan };
+static cl::opt<EmitKind> emit(
+    "emit", cl::desc("What to write"), cl::init(EmitKind::MLIR),
+    cl::values(clEnumValN(EmitKind::MLIR, "mlir", "the optimised Graph IR"),
+               clEnumValN(EmitKind::Plan, "plan",
+                          "the execution plan: steps with streams, events and buffers")),
+    cl::cat(kilncCategory));
+enum class ScheduleKind { MaxConcurrency, MinMemory };
+static cl::opt<ScheduleKind> schedule(
+    "schedule", cl::desc("Trade-off of the execution plan"),
+    cl::init(ScheduleKind::MaxConcurrency),
+    cl::values(clEnumValN(ScheduleKind::MaxConcurrency, "max-concurrency",
+                          "run independent branches on up to --max-streams streams"),
+               clEnumValN(ScheduleKind::MinMemory, "min-memory",
+                          "one stream, so buffers are reused the most")),
+    cl::cat(kilncCategory));
+static cl::opt<int64_t> maxStreams("max-streams",
+                                   cl::desc("Most streams of the plan (default 4)"),
+                                   cl::init(4), cl::cat(kilncCategory));
 static cl::opt<bool> printIrAfterAll("print-ir-after-all",
                                      cl::desc("Print the IR (to stderr) after parsing and "
                                               "after every pass"),
@@ -103,6 +121,30 @@ private:
   unsigned index = 0;
 };
 
+/// One line per function on stderr: steps, streams, events and memory.
+void reportPlans(ModuleOp module) {
+  for (auto func : module.getOps<func::FuncOp>()) {
+    int64_t steps = 0, events = 0;
+    func.walk([&](mlir::kiln::exec::StepOp step) {
+      ++steps;
+      events += step.getEvent().has_value();
+    });
+    auto attr = [&](llvm::StringRef name) {
+      auto value = func->getAttrOfType<IntegerAttr>(name);
+      return value ? value.getInt() : 0;
+    };
+    int64_t peak = attr("exec.arena_bytes"), unshared = attr("exec.unshared_bytes");
+    int64_t streams = attr("exec.streams");
+    llvm::errs() << "kilnc: plan @" << func.getName() << ": " << steps << " steps on "
+                 << streams << (streams == 1 ? " stream, " : " streams, ") << events
+                 << (events == 1 ? " event" : " events") << "; arena "
+                 << peak << " bytes peak vs " << unshared << " bytes unshared";
+    if (unshared > 0)
+      llvm::errs() << " (" << (100 * peak + unshared / 2) / unshared << "%)";
+    llvm::errs() << "\n";
+  }
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -114,7 +156,8 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv, "kiln model compiler\n");
 
   MLIRContext context;
-  context.loadDialect<mlir::kiln::KilnDialect, func::FuncDialect>();
+  context.loadDialect<mlir::kiln::KilnDialect, mlir::kiln::exec::ExecDialect,
+                      func::FuncDialect>();
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
 
@@ -173,8 +216,20 @@ int main(int argc, char **argv) {
       pm.addInstrumentation(std::move(dumper));
     }
     mlir::kiln::buildDefaultGraphPipeline(pm);
+    if (emit == EmitKind::Plan) {
+      if (maxStreams < 1) {
+        llvm::errs() << "kilnc: error: --max-streams must be at least 1, got " << maxStreams
+                     << "\n";
+        return 1;
+      }
+      mlir::kiln::PlanOptions plan;
+      plan.maxStreams = schedule == ScheduleKind::MinMemory ? 1 : maxStreams.getValue();
+      mlir::kiln::buildExecPlanPipeline(pm, plan);
+    }
     if (failed(pm.run(*module)))
       return 1;
+    if (emit == EmitKind::Plan)
+      reportPlans(*module);
   }
 
   // Emit.
@@ -186,6 +241,7 @@ int main(int argc, char **argv) {
   }
   switch (emit) {
   case EmitKind::MLIR:
+  case EmitKind::Plan:
     module->print(output->os());
     output->os() << "\n";
     break;

@@ -1,0 +1,37 @@
+//===- Passes.h - graph to execution plan -----------------------*- C++ -*-===//
+
+#ifndef KILN_LOWERING_PASSES_H
+#define KILN_LOWERING_PASSES_H
+
+#include "kiln/Exec/ExecOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+
+namespace mlir {
+namespace kiln {
+
+#define GEN_PASS_DECL
+#include "kiln/Lowering/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "kiln/Lowering/Passes.h.inc"
+
+/// How the plan trades memory against concurrency.
+struct PlanOptions {
+  /// Most streams; 1 gives a serial plan with the lowest peak memory.
+  int64_t maxStreams = 4;
+  int64_t alignment = 64;
+};
+
+/// Graph IR to execution plan: form steps, assign streams, assign buffers.
+void buildExecPlanPipeline(OpPassManager &pm, const PlanOptions &options);
+
+/// Registers the lowering passes and the "kiln-exec-plan" pipeline.
+void registerAllKilnLoweringPasses();
+
+} // namespace kiln
+} // namespace mlir
+
+#endif // KILN_LOWERING_PASSES_H

@@ -1,0 +1,98 @@
+//===- AssignBuffers.cpp - arena offsets with liveness-based reuse --------===//
+
+#include "kiln/IR/ReferenceConversion.h"
+#include "kiln/Lowering/Passes.h"
+#include "kiln/Lowering/StepSchedule.h"
+
+namespace mlir {
+namespace kiln {
+#define GEN_PASS_DEF_KILNASSIGNBUFFERS
+#include "kiln/Lowering/Passes.h.inc"
+} // namespace kiln
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+
+struct Block {
+  int64_t offset, size;
+  int64_t producer;              ///< step index
+  SmallVector<int64_t> readers;  ///< step indices
+  bool liveToEnd;                ///< a function result
+};
+
+struct KilnAssignBuffersPass
+    : public ::mlir::kiln::impl::KilnAssignBuffersBase<KilnAssignBuffersPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (alignment < 1 || (alignment & (alignment - 1))) {
+      func.emitError("alignment must be a power of two");
+      return signalPassFailure();
+    }
+    FailureOr<StepSchedule> schedule = StepSchedule::build(func);
+    if (failed(schedule))
+      return signalPassFailure();
+
+    std::vector<Block> blocks;
+    int64_t peak = 0, unshared = 0;
+    for (exec::StepOp step : schedule->getSteps()) {
+      int64_t t = schedule->indexOf(step);
+      SmallVector<int64_t> offsets;
+      for (Value result : step.getResults()) {
+        FailureOr<int64_t> bytes = bufferBytes(step, result);
+        if (failed(bytes))
+          return signalPassFailure();
+        // Blocks still needed by a step not ordered before this one.
+        SmallVector<const Block *> busy;
+        for (const Block &b : blocks)
+          if (!isDeadBefore(b, t, *schedule))
+            busy.push_back(&b);
+        llvm::sort(busy, [](const Block *x, const Block *y) { return x->offset < y->offset; });
+        int64_t offset = 0;
+        for (const Block *b : busy) {
+          if (offset + *bytes <= b->offset)
+            break;
+          offset = std::max(offset, b->offset + b->size);
+        }
+        Block block{offset, *bytes, t, {}, false};
+        for (Operation *user : result.getUsers()) {
+          if (auto reader = llvm::dyn_cast<exec::StepOp>(user))
+            block.readers.push_back(schedule->indexOf(reader));
+          else
+            block.liveToEnd = true; // returned (or used outside any step)
+        }
+        blocks.push_back(block);
+        offsets.push_back(offset);
+        peak = std::max(peak, offset + *bytes);
+        unshared += *bytes;
+      }
+      step.setOffsetsAttr(Builder(step.getContext()).getDenseI64ArrayAttr(offsets));
+    }
+    Builder b(&getContext());
+    func->setAttr("exec.arena_bytes", b.getI64IntegerAttr(peak));
+    func->setAttr("exec.unshared_bytes", b.getI64IntegerAttr(unshared));
+  }
+
+  FailureOr<int64_t> bufferBytes(exec::StepOp step, Value value) {
+    auto type = llvm::cast<RankedTensorType>(value.getType());
+    std::optional<::kiln::ref::DType> dtype = toReferenceDType(type.getElementType());
+    if (!dtype)
+      return step.emitOpError("result of unsupported element type ") << type.getElementType();
+    int64_t bytes = std::max<int64_t>(1, type.getNumElements() * ::kiln::ref::byteWidth(*dtype));
+    return (bytes + alignment - 1) / alignment * alignment;
+  }
+
+  /// A block may be overwritten by step `t` once it is not a result and its
+  /// producer and readers all completed before `t` starts.
+  static bool isDeadBefore(const Block &b, int64_t t, const StepSchedule &s) {
+    if (b.liveToEnd || b.producer == t || !s.happensBefore(b.producer, t))
+      return false;
+    return llvm::all_of(b.readers, [&](int64_t r) { return r != t && s.happensBefore(r, t); });
+  }
+};
+
+} // namespace
