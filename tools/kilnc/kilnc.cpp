@@ -1,8 +1,8 @@
 //===- kilnc.cpp - the kiln compiler driver -------------------------------===//
 //
 //   kilnc MODEL.kg [--print-ir-after-all] [--dump-ir-dir=DIR]
-//                  [--emit=mlir|plan] [--schedule=max-concurrency|min-memory]
-//                  [--max-streams=N] [-o FILE]
+//                  [--emit=mlir|plan|kx] [--schedule=max-concurrency|min-memory]
+//                  [--max-streams=N] [--target=cpu] [-o FILE]
 //
 // Parses a model (.kg, or kiln IR in .mlir), runs the default graph
 // pipeline (and, for --emit=plan, the lowering to an execution plan) and
@@ -15,6 +15,7 @@
 #include "kiln/Exec/ExecOps.h"
 #include "kiln/IR/KilnDialect.h"
 #include "kiln/Lowering/Passes.h"
+#include "kiln/Target/ExecutableWriter.h"
 #include "kiln/Transforms/Passes.h"
 
 #include "mlir/IR/AsmState.h"
@@ -45,13 +46,21 @@ static cl::opt<std::string> inputFilename(cl::Positional,
 static cl::opt<std::string> outputFilename("o", cl::desc("Output file (default: stdout)"),
                                            cl::value_desc("file"), cl::init("-"),
                                            cl::cat(kilncCategory));
-enum class EmitKind { MLIR, Plan };
+enum class EmitKind { Auto, MLIR, Plan, Executable };
 static cl::opt<EmitKind> emit(
-    "emit", cl::desc("What to write"), cl::init(EmitKind::MLIR),
+    "emit",
+    cl::desc("What to write (default: from -o: .kx an executable, otherwise the Graph IR)"),
+    cl::init(EmitKind::Auto),
     cl::values(clEnumValN(EmitKind::MLIR, "mlir", "the optimised Graph IR"),
                clEnumValN(EmitKind::Plan, "plan",
-                          "the execution plan: steps with streams, events and buffers")),
+                          "the execution plan: steps with streams, events and buffers"),
+               clEnumValN(EmitKind::Executable, "kx", "a .kx executable for kiln-run")),
     cl::cat(kilncCategory));
+enum class TargetKind { CPU };
+static cl::opt<TargetKind> target("target", cl::desc("Device the executable runs on"),
+                                  cl::init(TargetKind::CPU),
+                                  cl::values(clEnumValN(TargetKind::CPU, "cpu", "the CPU")),
+                                  cl::cat(kilncCategory));
 enum class ScheduleKind { MaxConcurrency, MinMemory };
 static cl::opt<ScheduleKind> schedule(
     "schedule", cl::desc("Trade-off of the execution plan"),
@@ -195,6 +204,17 @@ int main(int argc, char **argv) {
     llvm::errs() << "\n";
   }
 
+  EmitKind kind = emit;
+  if (kind == EmitKind::Auto)
+    kind = llvm::StringRef(outputFilename).ends_with(".kx") ? EmitKind::Executable
+                                                            : EmitKind::MLIR;
+  bool lower = kind == EmitKind::Plan || kind == EmitKind::Executable;
+  if (lower && noOptimize) {
+    llvm::errs() << "kilnc: error: -O0 stops after parsing; it cannot produce a plan or an "
+                    "executable\n";
+    return 1;
+  }
+
   // Optimise.
   if (!noOptimize) {
     PassManager pm(&context);
@@ -216,7 +236,7 @@ int main(int argc, char **argv) {
       pm.addInstrumentation(std::move(dumper));
     }
     mlir::kiln::buildDefaultGraphPipeline(pm);
-    if (emit == EmitKind::Plan) {
+    if (lower) {
       if (maxStreams < 1) {
         llvm::errs() << "kilnc: error: --max-streams must be at least 1, got " << maxStreams
                      << "\n";
@@ -228,7 +248,7 @@ int main(int argc, char **argv) {
     }
     if (failed(pm.run(*module)))
       return 1;
-    if (emit == EmitKind::Plan)
+    if (lower)
       reportPlans(*module);
   }
 
@@ -239,12 +259,17 @@ int main(int argc, char **argv) {
     llvm::errs() << "kilnc: error: " << message << "\n";
     return 1;
   }
-  switch (emit) {
-  case EmitKind::MLIR:
-  case EmitKind::Plan:
+  if (kind == EmitKind::Executable) {
+    auto funcs = module->getOps<func::FuncOp>();
+    if (std::distance(funcs.begin(), funcs.end()) != 1) {
+      llvm::errs() << "kilnc: error: an executable holds exactly one model function\n";
+      return 1;
+    }
+    if (failed(mlir::kiln::writeExecutable(*funcs.begin(), output->os())))
+      return 1;
+  } else {
     module->print(output->os());
     output->os() << "\n";
-    break;
   }
   output->keep();
   return 0;

@@ -80,6 +80,14 @@ struct Tensor {
   }
 };
 
+/// Reads a tensor of `shape` stored in memory with the given dimension order
+/// (empty: row-major) as little-endian `dtype` elements.
+Tensor decodeTensor(DType dtype, const Shape &shape,
+                    const std::vector<int64_t> &dimOrder, const uint8_t *data);
+/// Writes `tensor` to memory in the given dimension order.
+void encodeTensor(const Tensor &tensor, const std::vector<int64_t> &dimOrder,
+                  uint8_t *data);
+
 /// Walks every index of a shape in row-major order.
 class IndexIterator {
 public:

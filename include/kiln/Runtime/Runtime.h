@@ -1,0 +1,160 @@
+//===- Runtime.h - the kiln runtime API -------------------------*- C++ -*-===//
+//
+// Load a .kx executable, bind inputs, run, read outputs; run again without
+// reloading. No MLIR here: programs embed the runtime with this header and
+// the KilnRuntime library.
+//
+//   auto exe = kiln::rt::Executable::loadFile("model.kx");
+//   if (!exe) { fprintf(stderr, "%s\n", exe.status().message().c_str()); ... }
+//   auto session = kiln::rt::Session::create(*exe, {});
+//   (*session)->setInput(0, data, bytes);
+//   (*session)->run();
+//   const void *out = (*session)->outputData(0);
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_RUNTIME_H
+#define KILN_RUNTIME_RUNTIME_H
+
+#include "kiln/Reference/Tensor.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kiln {
+namespace rt {
+
+/// Success, or an error with a message for the user.
+class Status {
+public:
+  static Status ok() { return Status(); }
+  static Status error(std::string message) {
+    Status s;
+    s.message_ = std::move(message);
+    s.ok_ = false;
+    return s;
+  }
+  bool isOk() const { return ok_; }
+  explicit operator bool() const { return ok_; }
+  const std::string &message() const { return message_; }
+
+private:
+  bool ok_ = true;
+  std::string message_;
+};
+
+/// A value or the error that prevented it.
+template <typename T>
+class Result {
+public:
+  Result(T value) : value_(std::move(value)) {}
+  Result(Status status) : status_(std::move(status)) {}
+  explicit operator bool() const { return value_.has_value(); }
+  const Status &status() const { return status_; }
+  T &operator*() { return *value_; }
+  const T &operator*() const { return *value_; }
+  T *operator->() { return &*value_; }
+
+private:
+  Status status_;
+  std::optional<T> value_;
+};
+
+enum class DeviceKind : uint8_t { CPU = 0, CUDA = 1 };
+
+/// The type of an input or output as the caller sees it.
+struct TensorSpec {
+  std::string name;
+  ref::DType dtype = ref::DType::F32;
+  ref::Shape shape;
+  /// Memory order of the logical dimensions; empty means row-major.
+  std::vector<int64_t> dimOrder;
+  DeviceKind device = DeviceKind::CPU;
+  int deviceOrdinal = 0;
+
+  int64_t numElements() const { return ref::numElements(shape); }
+  int64_t byteSize() const { return numElements() * ref::byteWidth(dtype); }
+  /// "f32[8, 784]", with " nhwc"/" perm[...]" and " @cuda:N" when not default.
+  std::string typeString() const;
+};
+
+struct Program;
+
+/// A loaded, validated executable. Immutable and shareable between sessions.
+class Executable {
+public:
+  /// Maps the file (weights are not copied) and validates it completely.
+  static Result<std::shared_ptr<const Executable>> loadFile(const std::string &path);
+  /// Validates an executable held in memory (copied).
+  static Result<std::shared_ptr<const Executable>> loadMemory(const uint8_t *data,
+                                                              size_t size);
+  ~Executable();
+
+  const std::string &name() const;
+  const std::vector<TensorSpec> &inputs() const;
+  const std::vector<TensorSpec> &outputs() const;
+  int64_t arenaBytes() const;
+  int numStreams() const;
+  size_t numSteps() const;
+  /// A readable listing of the signature, weights, buffers and schedule.
+  std::string describe() const;
+
+  const Program &program() const { return *program_; }
+
+private:
+  Executable();
+  struct Storage;
+  std::unique_ptr<Storage> storage_;
+  std::unique_ptr<Program> program_;
+  friend struct Loader;
+};
+
+enum class DeviceChoice { Auto, CPU };
+
+struct SessionOptions {
+  DeviceChoice device = DeviceChoice::Auto;
+};
+
+/// Wall-clock span of one step in the last run, in microseconds from the
+/// start of the run.
+struct StepTiming {
+  std::string name;
+  int stream;
+  double startUs;
+  double endUs;
+};
+
+/// Runs one executable: owns the arena and the input storage.
+class Session {
+public:
+  static Result<std::unique_ptr<Session>> create(std::shared_ptr<const Executable> exe,
+                                                 const SessionOptions &options);
+  ~Session();
+
+  /// Copies `bytes` bytes (exactly the input's size, in its layout).
+  Status setInput(size_t index, const void *data, size_t bytes);
+  /// Runs every step; all inputs must have been set.
+  Status run();
+  const void *outputData(size_t index) const;
+  const std::vector<StepTiming> &lastTimings() const { return timings_; }
+  const Executable &executable() const { return *exe_; }
+
+private:
+  Session() = default;
+  std::shared_ptr<const Executable> exe_;
+  std::vector<std::vector<uint8_t>> inputStorage_;
+  std::vector<bool> inputSet_;
+  uint8_t *arena_ = nullptr;
+  std::vector<StepTiming> timings_;
+  const uint8_t *valueData(uint32_t value) const;
+  friend class StepRunner;
+};
+
+} // namespace rt
+} // namespace kiln
+
+#endif // KILN_RUNTIME_RUNTIME_H

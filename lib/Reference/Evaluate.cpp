@@ -1,0 +1,187 @@
+//===- Evaluate.cpp - evaluate a kiln op by name --------------------------===//
+
+#include "kiln/Reference/Kernels.h"
+#include "kiln/Reference/Ops.h"
+
+#include <algorithm>
+#include <functional>
+#include <unordered_map>
+
+namespace kiln {
+namespace ref {
+
+namespace {
+
+int64_t intAttr(const OpAttrs &attrs, const char *name, int64_t fallback) {
+  auto it = attrs.find(name);
+  return it == attrs.end() ? fallback : it->second.i;
+}
+double floatAttr(const OpAttrs &attrs, const char *name, double fallback) {
+  auto it = attrs.find(name);
+  return it == attrs.end() ? fallback : it->second.f;
+}
+std::vector<int64_t> intsAttr(const OpAttrs &attrs, const char *name,
+                              std::vector<int64_t> fallback = {}) {
+  auto it = attrs.find(name);
+  return it == attrs.end() ? fallback : it->second.ints;
+}
+
+template <size_t N>
+void copyInts(const std::vector<int64_t> &from, int64_t (&to)[N]) {
+  for (size_t k = 0; k < N && k < from.size(); ++k)
+    to[k] = from[k];
+}
+
+Pool2dParams poolParams(const OpAttrs &a) {
+  Pool2dParams p;
+  copyInts(intsAttr(a, "kernel"), p.kernel);
+  copyInts(intsAttr(a, "strides", {1, 1}), p.strides);
+  copyInts(intsAttr(a, "padding", {0, 0, 0, 0}), p.padding);
+  p.ceilMode = intAttr(a, "ceil_mode", 0) != 0;
+  p.countIncludePad = intAttr(a, "count_include_pad", 0) != 0;
+  return p;
+}
+
+using Operands = std::vector<const Tensor *>;
+using Evaluator = std::function<Tensor(const OpAttrs &, const Operands &)>;
+
+const std::unordered_map<std::string, Evaluator> &evaluators() {
+  static const std::unordered_map<std::string, Evaluator> table = [] {
+    std::unordered_map<std::string, Evaluator> m;
+    auto unaryOp = [&](const char *name, UnaryKind kind) {
+      m[name] = [kind](const OpAttrs &, const Operands &in) { return unary(kind, *in[0]); };
+    };
+    auto binaryOp = [&](const char *name, BinaryKind kind) {
+      m[name] = [kind](const OpAttrs &, const Operands &in) {
+        return binary(kind, *in[0], *in[1]);
+      };
+    };
+    auto reduceOp = [&](const char *name, ReduceKind kind) {
+      m[name] = [kind](const OpAttrs &a, const Operands &in) {
+        return reduce(kind, *in[0], intsAttr(a, "axes"), intAttr(a, "keepdims", 0) != 0);
+      };
+    };
+    unaryOp("kiln.neg", UnaryKind::Neg);
+    unaryOp("kiln.abs", UnaryKind::Abs);
+    unaryOp("kiln.exp", UnaryKind::Exp);
+    unaryOp("kiln.log", UnaryKind::Log);
+    unaryOp("kiln.sqrt", UnaryKind::Sqrt);
+    unaryOp("kiln.rsqrt", UnaryKind::Rsqrt);
+    unaryOp("kiln.tanh", UnaryKind::Tanh);
+    unaryOp("kiln.sigmoid", UnaryKind::Sigmoid);
+    unaryOp("kiln.relu", UnaryKind::Relu);
+    unaryOp("kiln.gelu", UnaryKind::Gelu);
+    unaryOp("kiln.erf", UnaryKind::Erf);
+    unaryOp("kiln.not", UnaryKind::Not);
+    binaryOp("kiln.add", BinaryKind::Add);
+    binaryOp("kiln.sub", BinaryKind::Sub);
+    binaryOp("kiln.mul", BinaryKind::Mul);
+    binaryOp("kiln.div", BinaryKind::Div);
+    binaryOp("kiln.pow", BinaryKind::Pow);
+    binaryOp("kiln.max", BinaryKind::Max);
+    binaryOp("kiln.min", BinaryKind::Min);
+    binaryOp("kiln.and", BinaryKind::And);
+    binaryOp("kiln.or", BinaryKind::Or);
+    binaryOp("kiln.eq", BinaryKind::Eq);
+    binaryOp("kiln.ne", BinaryKind::Ne);
+    binaryOp("kiln.lt", BinaryKind::Lt);
+    binaryOp("kiln.le", BinaryKind::Le);
+    binaryOp("kiln.gt", BinaryKind::Gt);
+    binaryOp("kiln.ge", BinaryKind::Ge);
+    reduceOp("kiln.reduce_sum", ReduceKind::Sum);
+    reduceOp("kiln.reduce_mean", ReduceKind::Mean);
+    reduceOp("kiln.reduce_max", ReduceKind::Max);
+    reduceOp("kiln.reduce_min", ReduceKind::Min);
+    reduceOp("kiln.reduce_prod", ReduceKind::Prod);
+    m["kiln.select"] = [](const OpAttrs &, const Operands &in) {
+      return select(*in[0], *in[1], *in[2]);
+    };
+    m["kiln.cast"] = [](const OpAttrs &a, const Operands &in) {
+      return cast(*in[0], a.at("to").dtype);
+    };
+    m["kiln.reshape"] = [](const OpAttrs &a, const Operands &in) {
+      // Resolve a -1 from the element count, as the IR's inference does.
+      Shape shape = intsAttr(a, "shape");
+      int64_t known = 1;
+      for (int64_t d : shape)
+        known *= d == -1 ? 1 : d;
+      for (int64_t &d : shape)
+        if (d == -1)
+          d = known ? in[0]->numElements() / known : 0;
+      return reshape(*in[0], shape);
+    };
+    m["kiln.transpose"] = [](const OpAttrs &a, const Operands &in) {
+      return transpose(*in[0], intsAttr(a, "perm"));
+    };
+    m["kiln.broadcast"] = [](const OpAttrs &a, const Operands &in) {
+      return broadcastTo(*in[0], intsAttr(a, "shape"));
+    };
+    m["kiln.slice"] = [](const OpAttrs &a, const Operands &in) {
+      return slice(*in[0], intsAttr(a, "starts"), intsAttr(a, "ends"), intsAttr(a, "steps"));
+    };
+    m["kiln.concat"] = [](const OpAttrs &a, const Operands &in) {
+      return concat(in, intAttr(a, "axis", 0));
+    };
+    m["kiln.pad"] = [](const OpAttrs &a, const Operands &in) {
+      return pad(*in[0], intsAttr(a, "low"), intsAttr(a, "high"), floatAttr(a, "value", 0.0));
+    };
+    m["kiln.gather"] = [](const OpAttrs &a, const Operands &in) {
+      return gather(*in[0], *in[1], intAttr(a, "axis", 0));
+    };
+    // Transfers and relayouts keep the logical value.
+    m["kiln.transfer"] = [](const OpAttrs &, const Operands &in) { return *in[0]; };
+    m["kiln.relayout"] = [](const OpAttrs &, const Operands &in) { return *in[0]; };
+    m["kiln.argmax"] = [](const OpAttrs &a, const Operands &in) {
+      return argmax(*in[0], intAttr(a, "axis", 0), intAttr(a, "keepdims", 0) != 0);
+    };
+    m["kiln.softmax"] = [](const OpAttrs &a, const Operands &in) {
+      return softmax(*in[0], intAttr(a, "axis", 0), false);
+    };
+    m["kiln.log_softmax"] = [](const OpAttrs &a, const Operands &in) {
+      return softmax(*in[0], intAttr(a, "axis", 0), true);
+    };
+    m["kiln.batch_norm"] = [](const OpAttrs &a, const Operands &in) {
+      return batchNorm(*in[0], *in[1], *in[2], *in[3], *in[4], floatAttr(a, "epsilon", 1e-5));
+    };
+    m["kiln.layer_norm"] = [](const OpAttrs &a, const Operands &in) {
+      return layerNorm(*in[0], *in[1], in.size() > 2 ? in[2] : nullptr, intAttr(a, "axis", 0),
+                       floatAttr(a, "epsilon", 1e-5));
+    };
+    m["kiln.matmul"] = [](const OpAttrs &a, const Operands &in) {
+      return matmul(*in[0], *in[1], intAttr(a, "transpose_a", 0) != 0,
+                    intAttr(a, "transpose_b", 0) != 0);
+    };
+    m["kiln.conv2d"] = [](const OpAttrs &a, const Operands &in) {
+      Conv2dParams p;
+      copyInts(intsAttr(a, "strides", {1, 1}), p.strides);
+      copyInts(intsAttr(a, "padding", {0, 0, 0, 0}), p.padding);
+      copyInts(intsAttr(a, "dilations", {1, 1}), p.dilations);
+      p.groups = intAttr(a, "groups", 1);
+      return conv2d(*in[0], *in[1], in.size() > 2 ? in[2] : nullptr, p);
+    };
+    m["kiln.max_pool2d"] = [](const OpAttrs &a, const Operands &in) {
+      return maxPool2d(*in[0], poolParams(a));
+    };
+    m["kiln.avg_pool2d"] = [](const OpAttrs &a, const Operands &in) {
+      return avgPool2d(*in[0], poolParams(a));
+    };
+    m["kiln.global_avg_pool"] = [](const OpAttrs &, const Operands &in) {
+      return globalAvgPool(*in[0]);
+    };
+    return m;
+  }();
+  return table;
+}
+
+} // namespace
+
+std::optional<Tensor> evaluate(const std::string &name, const OpAttrs &attrs,
+                               const std::vector<const Tensor *> &operands) {
+  auto it = evaluators().find(name);
+  if (it == evaluators().end())
+    return std::nullopt;
+  return it->second(attrs, operands);
+}
+
+} // namespace ref
+} // namespace kiln

@@ -1,0 +1,446 @@
+//===- Loader.cpp - read and validate a .kx executable --------------------===//
+//
+// Everything in the file is checked before anything runs: header, checksum,
+// the FlatBuffers structure, every index, enum, shape, offset and size, each
+// op against its operands (ref::checkOp), and the schedule (every wait names
+// an event signalled earlier; every buffer is written before, and ordered
+// before, each read). A bad file gets an error message, never a crash, an
+// out-of-bounds access or a deadlock.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Program.h"
+
+#include "kiln/Runtime/ExecutableFile.h"
+#include "kiln/Runtime/ExecutableFormat_generated.h"
+
+#include <algorithm>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace kiln {
+namespace rt {
+
+namespace kx = ::kiln::kx;
+
+struct Executable::Storage {
+  void *map = nullptr;
+  size_t mapSize = 0;
+  std::vector<uint8_t> copy;
+  ~Storage() {
+    if (map)
+      munmap(map, mapSize);
+  }
+};
+
+Executable::Executable() = default;
+Executable::~Executable() = default;
+
+namespace {
+
+constexpr int64_t kMaxElements = int64_t(1) << 40;
+constexpr uint64_t kMaxArenaBytes = uint64_t(1) << 40;
+constexpr uint32_t kMaxStreams = 256;
+
+std::string typeText(const TensorSpec &t) { return t.typeString(); }
+
+template <typename T>
+size_t sizeOf(const flatbuffers::Vector<T> *v) {
+  return v ? v->size() : 0;
+}
+
+class ProgramBuilder {
+public:
+  explicit ProgramBuilder(const kx::Executable &exe) : exe(exe) {}
+  Status build(Program &program);
+
+private:
+  Status tensorSpec(const kx::TensorType *type, const std::string &what, TensorSpec &out);
+  Status values(Program &p);
+  Status steps(Program &p);
+  Status schedule(Program &p);
+
+  const kx::Executable &exe;
+};
+
+Status ProgramBuilder::tensorSpec(const kx::TensorType *type, const std::string &what,
+                                  TensorSpec &out) {
+  if (!type)
+    return Status::error(what + " has no type");
+  if (static_cast<uint8_t>(type->dtype()) > static_cast<uint8_t>(kx::DType::I1))
+    return Status::error(what + " has an unknown dtype");
+  if (static_cast<uint8_t>(type->device()) > static_cast<uint8_t>(kx::DeviceKind::CUDA) ||
+      type->device_ordinal() < 0)
+    return Status::error(what + " has an unknown device");
+  out.dtype = static_cast<ref::DType>(type->dtype());
+  out.device = static_cast<DeviceKind>(type->device());
+  out.deviceOrdinal = type->device_ordinal();
+  out.shape.clear();
+  int64_t elements = 1;
+  if (type->shape()) {
+    if (type->shape()->size() > 16)
+      return Status::error(what + " has too many dimensions");
+    for (int64_t d : *type->shape()) {
+      if (d < 0 || __builtin_mul_overflow(elements, d, &elements) || elements > kMaxElements)
+        return Status::error(what + " has an invalid shape");
+      out.shape.push_back(d);
+    }
+  }
+  out.dimOrder.clear();
+  if (type->dim_order() && type->dim_order()->size()) {
+    std::vector<bool> seen(out.shape.size(), false);
+    if (type->dim_order()->size() != out.shape.size())
+      return Status::error(what + " has a layout of the wrong rank");
+    for (int64_t d : *type->dim_order()) {
+      if (d < 0 || d >= static_cast<int64_t>(out.shape.size()) || seen[d])
+        return Status::error(what + " has an invalid layout");
+      seen[d] = true;
+      out.dimOrder.push_back(d);
+    }
+  }
+  return Status::ok();
+}
+
+Status ProgramBuilder::values(Program &p) {
+  if (exe.weights())
+    for (const kx::Weight *w : *exe.weights()) {
+      WeightDesc desc;
+      desc.name = w->name() ? w->name()->str() : "";
+      desc.data = w->data() ? w->data()->data() : nullptr;
+      desc.size = sizeOf(w->data());
+      p.weights.push_back(desc);
+    }
+  size_t numInputs = sizeOf(exe.inputs());
+  if (!exe.values())
+    return Status::ok();
+  for (size_t i = 0; i < exe.values()->size(); ++i) {
+    const kx::Value *v = exe.values()->Get(i);
+    std::string what = "value #" + std::to_string(i);
+    ValueDesc desc;
+    Status s = tensorSpec(v->type(), what, desc.type);
+    if (!s)
+      return s;
+    if (static_cast<uint8_t>(v->kind()) > static_cast<uint8_t>(kx::ValueKind::Buffer))
+      return Status::error(what + " has an unknown kind");
+    desc.kind = static_cast<ValueKind>(v->kind());
+    desc.index = v->index();
+    uint64_t bytes = desc.type.byteSize();
+    switch (desc.kind) {
+    case ValueKind::Input:
+      if (desc.index >= numInputs)
+        return Status::error(what + " refers to input #" + std::to_string(desc.index) +
+                             ", but there are " + std::to_string(numInputs));
+      break;
+    case ValueKind::Weight:
+      if (desc.index >= p.weights.size())
+        return Status::error(what + " refers to a missing weight");
+      if (p.weights[desc.index].size != bytes)
+        return Status::error("weight '" + p.weights[desc.index].name + "' holds " +
+                             std::to_string(p.weights[desc.index].size) + " bytes but its type " +
+                             typeText(desc.type) + " needs " + std::to_string(bytes));
+      break;
+    case ValueKind::Buffer:
+      if (desc.index > p.arenaBytes || bytes > p.arenaBytes - desc.index)
+        return Status::error(what + " at offset " + std::to_string(desc.index) + " with " +
+                             std::to_string(bytes) + " bytes lies outside the " +
+                             std::to_string(p.arenaBytes) + "-byte arena");
+      break;
+    }
+    p.values.push_back(desc);
+  }
+  return Status::ok();
+}
+
+Status ProgramBuilder::steps(Program &p) {
+  if (!exe.steps())
+    return Status::ok();
+  for (size_t i = 0; i < exe.steps()->size(); ++i) {
+    const kx::Step *s = exe.steps()->Get(i);
+    std::string what = "step #" + std::to_string(i);
+    StepDesc step;
+    step.name = s->name() ? s->name()->str() : "";
+    step.stream = s->stream();
+    step.event = s->event();
+    if (step.stream >= p.numStreams)
+      return Status::error(what + " runs on stream " + std::to_string(step.stream) +
+                           " of " + std::to_string(p.numStreams));
+    if (step.event < -1 || step.event >= static_cast<int64_t>(p.numEvents))
+      return Status::error(what + " signals an unknown event");
+    auto indices = [&](const flatbuffers::Vector<uint32_t> *v, std::vector<uint32_t> &out,
+                       size_t limit, const char *kind) -> Status {
+      if (v)
+        for (uint32_t x : *v) {
+          if (x >= limit)
+            return Status::error(what + " has an out-of-range " + kind);
+          out.push_back(x);
+        }
+      return Status::ok();
+    };
+    Status st = indices(s->waits(), step.waits, p.numEvents, "wait");
+    if (st)
+      st = indices(s->inputs(), step.inputs, p.values.size(), "input");
+    if (st)
+      st = indices(s->outputs(), step.outputs, p.values.size(), "output");
+    if (!st)
+      return st;
+    for (uint32_t out : step.outputs)
+      if (p.values[out].kind != ValueKind::Buffer)
+        return Status::error(what + " writes to a value that is not an arena buffer");
+
+    // Local values: the inputs, then each op's results.
+    std::vector<ref::TensorInfo> local;
+    for (uint32_t in : step.inputs)
+      local.push_back({p.values[in].type.dtype, p.values[in].type.shape});
+    if (!s->ops() || s->ops()->size() == 0)
+      return Status::error(what + " has no ops");
+    for (const kx::Op *o : *s->ops()) {
+      OpDesc op;
+      op.name = o->name() ? o->name()->str() : "";
+      op.location = o->location() ? o->location()->str() : "";
+      std::string opWhat = what + " op " + op.name + (op.location.empty() ? "" : " (" + op.location + ")");
+      if (o->attrs())
+        for (const kx::Attr *a : *o->attrs()) {
+          if (static_cast<uint8_t>(a->kind()) > static_cast<uint8_t>(kx::AttrKind::Type) ||
+              static_cast<uint8_t>(a->dtype()) > static_cast<uint8_t>(kx::DType::I1))
+            return Status::error(opWhat + " has a malformed attribute");
+          ref::OpAttr attr;
+          attr.kind = static_cast<ref::OpAttr::Kind>(a->kind());
+          attr.i = a->i();
+          attr.f = a->f();
+          if (a->ints())
+            attr.ints.assign(a->ints()->begin(), a->ints()->end());
+          attr.s = a->s() ? a->s()->str() : "";
+          attr.dtype = static_cast<ref::DType>(a->dtype());
+          op.attrs[a->name() ? a->name()->str() : ""] = attr;
+        }
+      std::vector<ref::TensorInfo> operands, results;
+      if (o->operands())
+        for (uint32_t x : *o->operands()) {
+          if (x >= local.size())
+            return Status::error(opWhat + " uses an undefined value");
+          op.operands.push_back(x);
+          operands.push_back(local[x]);
+        }
+      if (o->results())
+        for (size_t r = 0; r < o->results()->size(); ++r) {
+          TensorSpec spec;
+          Status rs = tensorSpec(o->results()->Get(r), opWhat + " result", spec);
+          if (!rs)
+            return rs;
+          results.push_back({spec.dtype, spec.shape});
+          op.results.push_back(spec);
+        }
+      std::string problem = ref::checkOp(op.name, op.attrs, operands, results);
+      if (!problem.empty())
+        return Status::error(opWhat + ": " + problem);
+      local.insert(local.end(), results.begin(), results.end());
+      step.ops.push_back(std::move(op));
+    }
+    st = indices(s->yields(), step.yields, local.size(), "yield");
+    if (!st)
+      return st;
+    if (step.yields.size() != step.outputs.size())
+      return Status::error(what + " yields " + std::to_string(step.yields.size()) +
+                           " values for " + std::to_string(step.outputs.size()) + " outputs");
+    for (size_t k = 0; k < step.yields.size(); ++k) {
+      const ref::TensorInfo &y = local[step.yields[k]];
+      const TensorSpec &out = p.values[step.outputs[k]].type;
+      if (y.dtype != out.dtype || y.shape != out.shape)
+        return Status::error(what + " output #" + std::to_string(k) + " is " +
+                             typeText(out) + " but its op computes another type");
+    }
+    p.steps.push_back(std::move(step));
+  }
+  return Status::ok();
+}
+
+/// Vector clocks, as in the compiler's StepSchedule: each wait must name an
+/// event signalled by an earlier step (so running in program order never
+/// deadlocks), and each buffer a step reads must have been written by a step
+/// ordered before it.
+Status ProgramBuilder::schedule(Program &p) {
+  size_t n = p.numStreams;
+  std::vector<std::vector<int64_t>> clock(n, std::vector<int64_t>(n, 0));
+  std::vector<std::vector<int64_t>> eventClock(p.numEvents);
+  std::vector<bool> eventSet(p.numEvents, false);
+  std::vector<int64_t> writer(p.values.size(), -1);
+  std::vector<std::pair<uint32_t, int64_t>> written; // per step: stream, position
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    const StepDesc &s = p.steps[i];
+    std::string what = "step #" + std::to_string(i) + " (" + s.name + ")";
+    for (uint32_t e : s.waits) {
+      if (!eventSet[e])
+        return Status::error(what + " waits for event " + std::to_string(e) +
+                             ", which no earlier step signals");
+      for (size_t b = 0; b < n; ++b)
+        clock[s.stream][b] = std::max(clock[s.stream][b], eventClock[e][b]);
+    }
+    for (uint32_t in : s.inputs) {
+      if (p.values[in].kind != ValueKind::Buffer)
+        continue;
+      int64_t w = writer[in];
+      if (w < 0)
+        return Status::error(what + " reads a buffer that no earlier step writes");
+      if (clock[s.stream][written[w].first] < written[w].second)
+        return Status::error(what + " reads the result of step #" + std::to_string(w) +
+                             " without waiting for it");
+    }
+    int64_t position = ++clock[s.stream][s.stream];
+    written.push_back({s.stream, position});
+    for (uint32_t out : s.outputs) {
+      if (writer[out] >= 0)
+        return Status::error(what + " writes a buffer that step #" +
+                             std::to_string(writer[out]) + " already wrote");
+      writer[out] = i;
+    }
+    if (s.event >= 0) {
+      if (eventSet[s.event])
+        return Status::error(what + " signals event " + std::to_string(s.event) + " again");
+      eventSet[s.event] = true;
+      eventClock[s.event] = clock[s.stream];
+    }
+  }
+  for (uint32_t out : p.outputValues)
+    if (p.values[out].kind == ValueKind::Buffer && writer[out] < 0)
+      return Status::error("an output is never written");
+  return Status::ok();
+}
+
+Status ProgramBuilder::build(Program &p) {
+  p.name = exe.name() ? exe.name()->str() : "model";
+  p.arenaBytes = exe.arena_bytes();
+  p.numStreams = exe.num_streams();
+  p.numEvents = exe.num_events();
+  if (p.arenaBytes > kMaxArenaBytes)
+    return Status::error("arena of " + std::to_string(p.arenaBytes) + " bytes is too large");
+  if (p.numStreams < 1 || p.numStreams > kMaxStreams)
+    return Status::error("invalid stream count " + std::to_string(p.numStreams));
+  if (p.numEvents > sizeOf(exe.steps()))
+    return Status::error("more events than steps");
+  Status s = values(p);
+  if (!s)
+    return s;
+  auto io = [&](const flatbuffers::Vector<flatbuffers::Offset<kx::IOSpec>> *specs,
+                std::vector<uint32_t> &valuesOut, std::vector<TensorSpec> &specsOut,
+                bool isInput) -> Status {
+    if (!specs)
+      return Status::ok();
+    for (size_t k = 0; k < specs->size(); ++k) {
+      const kx::IOSpec *spec = specs->Get(k);
+      if (spec->value() >= p.values.size())
+        return Status::error("signature refers to a missing value");
+      const ValueDesc &v = p.values[spec->value()];
+      if (isInput && (v.kind != ValueKind::Input || v.index != k))
+        return Status::error("input #" + std::to_string(k) + " is not bound to its value");
+      valuesOut.push_back(spec->value());
+      TensorSpec t = v.type;
+      t.name = spec->name() ? spec->name()->str() : "";
+      specsOut.push_back(t);
+    }
+    return Status::ok();
+  };
+  if (!(s = io(exe.inputs(), p.inputValues, p.inputs, true)) ||
+      !(s = io(exe.outputs(), p.outputValues, p.outputs, false)))
+    return s;
+  if (!(s = steps(p)))
+    return s;
+  return schedule(p);
+}
+
+} // namespace
+
+struct Loader {
+  static Result<std::shared_ptr<const Executable>>
+  load(std::unique_ptr<Executable::Storage> storage, const uint8_t *data, size_t size,
+       const std::string &source) {
+    auto fail = [&](const std::string &message) -> Result<std::shared_ptr<const Executable>> {
+      return Status::error(source + ": " + message);
+    };
+    if (size < kHeaderSize)
+      return fail("not a kiln executable: the file is too short (" + std::to_string(size) +
+                  " bytes)");
+    FileHeader header;
+    std::memcpy(&header, data, sizeof(header));
+    if (std::memcmp(header.magic, kFileMagic, sizeof(kFileMagic)) != 0)
+      return fail("not a kiln executable (bad magic)");
+    if (header.version != kFormatVersion)
+      return fail("executable format version " + std::to_string(header.version) +
+                  " is not supported (this runtime reads version " +
+                  std::to_string(kFormatVersion) + ")");
+    if (header.headerSize != kHeaderSize)
+      return fail("bad header size");
+    if (header.payloadSize != size - kHeaderSize)
+      return fail(header.payloadSize > size - kHeaderSize
+                      ? "the file is truncated (" + std::to_string(size) + " bytes, " +
+                            std::to_string(header.payloadSize + kHeaderSize) + " expected)"
+                      : "the file has " +
+                            std::to_string(size - kHeaderSize - header.payloadSize) +
+                            " unexpected bytes after the payload");
+    const uint8_t *payload = data + kHeaderSize;
+    if (fnv1a64(payload, header.payloadSize) != header.payloadChecksum)
+      return fail("checksum mismatch: the file is corrupted");
+    flatbuffers::Verifier verifier(payload, header.payloadSize, /*max_depth=*/64,
+                                   /*max_tables=*/10000000);
+    if (!kx::VerifyExecutableBuffer(verifier))
+      return fail("the payload is malformed");
+    std::shared_ptr<Executable> exe(new Executable());
+    exe->storage_ = std::move(storage);
+    exe->program_ = std::make_unique<Program>();
+    Status s = ProgramBuilder(*kx::GetExecutable(payload)).build(*exe->program_);
+    if (!s)
+      return fail(s.message());
+    return std::shared_ptr<const Executable>(std::move(exe));
+  }
+};
+
+Result<std::shared_ptr<const Executable>> Executable::loadFile(const std::string &path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return Status::error(path + ": cannot open: " + std::strerror(errno));
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Status::error(path + ": not a regular file");
+  }
+  auto storage = std::make_unique<Storage>();
+  size_t size = static_cast<size_t>(st.st_size);
+  const uint8_t *data = nullptr;
+  if (size > 0) {
+    // Mapped, not copied: weights are read in place.
+    void *map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (map == MAP_FAILED) {
+      ::close(fd);
+      return Status::error(path + ": cannot map: " + std::strerror(errno));
+    }
+    storage->map = map;
+    storage->mapSize = size;
+    data = static_cast<const uint8_t *>(map);
+  }
+  ::close(fd);
+  return Loader::load(std::move(storage), data, size, path);
+}
+
+Result<std::shared_ptr<const Executable>> Executable::loadMemory(const uint8_t *data,
+                                                                 size_t size) {
+  auto storage = std::make_unique<Storage>();
+  // Keep the copy 64-byte aligned like a mapping: weights are aligned.
+  storage->copy.resize(size + 64);
+  size_t shift = (64 - reinterpret_cast<uintptr_t>(storage->copy.data()) % 64) % 64;
+  if (size)
+    std::memcpy(storage->copy.data() + shift, data, size);
+  const uint8_t *copy = storage->copy.data() + shift;
+  return Loader::load(std::move(storage), copy, size, "<memory>");
+}
+
+const std::string &Executable::name() const { return program_->name; }
+const std::vector<TensorSpec> &Executable::inputs() const { return program_->inputs; }
+const std::vector<TensorSpec> &Executable::outputs() const { return program_->outputs; }
+int64_t Executable::arenaBytes() const { return program_->arenaBytes; }
+int Executable::numStreams() const { return program_->numStreams; }
+size_t Executable::numSteps() const { return program_->steps.size(); }
+
+} // namespace rt
+} // namespace kiln

@@ -1,0 +1,74 @@
+//===- Program.h - a validated executable in memory -------------*- C++ -*-===//
+//
+// The loader turns the FlatBuffers payload into these plain structures after
+// checking every index, size and offset, so the scheduler and the kernels
+// never touch unchecked data.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_LIB_RUNTIME_PROGRAM_H
+#define KILN_LIB_RUNTIME_PROGRAM_H
+
+#include "kiln/Runtime/Runtime.h"
+
+#include "kiln/Reference/Ops.h"
+
+namespace kiln {
+namespace rt {
+
+enum class ValueKind : uint8_t { Input, Weight, Buffer };
+
+struct ValueDesc {
+  ValueKind kind;
+  uint64_t index; ///< input index, weight index or arena offset
+  TensorSpec type;
+};
+
+struct OpDesc {
+  std::string name; ///< "kiln.matmul"
+  ref::OpAttrs attrs;
+  std::vector<uint32_t> operands; ///< step-local value indices
+  std::vector<TensorSpec> results;
+  std::string location;
+
+};
+
+struct StepDesc {
+  std::string name;
+  uint32_t stream = 0;
+  int64_t event = -1;
+  std::vector<uint32_t> waits;
+  std::vector<uint32_t> inputs;  ///< value indices
+  std::vector<uint32_t> outputs; ///< value indices (buffers)
+  std::vector<OpDesc> ops;
+  std::vector<uint32_t> yields;  ///< step-local value index per output
+};
+
+struct WeightDesc {
+  std::string name;
+  const uint8_t *data = nullptr; ///< in the mapped file
+  uint64_t size = 0;
+};
+
+struct Program {
+  std::string name;
+  std::vector<uint32_t> inputValues, outputValues;
+  std::vector<TensorSpec> inputs, outputs;
+  std::vector<ValueDesc> values;
+  std::vector<WeightDesc> weights;
+  uint64_t arenaBytes = 0;
+  uint32_t numStreams = 1;
+  uint32_t numEvents = 0;
+  std::vector<StepDesc> steps;
+};
+
+/// Runs one step of `program` on the CPU: reads its inputs, computes its ops,
+/// writes its outputs.
+Status runStepOnCpu(const Program &program, const StepDesc &step,
+                    const std::vector<const uint8_t *> &inputs,
+                    const std::vector<uint8_t *> &outputs);
+
+} // namespace rt
+} // namespace kiln
+
+#endif // KILN_LIB_RUNTIME_PROGRAM_H

@@ -1,0 +1,98 @@
+//===- Scheduler.cpp - streams and events ---------------------------------===//
+
+#include "Scheduler.h"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+namespace kiln {
+namespace rt {
+
+namespace {
+
+/// A one-shot fence between streams.
+class Event {
+public:
+  void signal() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      signalled_ = true;
+    }
+    cv_.notify_all();
+  }
+  void wait() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    cv_.wait(lock, [&] { return signalled_; });
+  }
+
+private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool signalled_ = false;
+};
+
+} // namespace
+
+Status runSchedule(const Program &program, const std::function<Status(size_t)> &execute,
+                   std::vector<StepTiming> *timings) {
+  std::vector<Event> events(program.numEvents);
+  std::vector<std::vector<size_t>> perStream(program.numStreams);
+  for (size_t i = 0; i < program.steps.size(); ++i)
+    perStream[program.steps[i].stream].push_back(i);
+
+  std::atomic<bool> failed{false};
+  std::mutex errorMutex;
+  Status firstError = Status::ok();
+  std::vector<std::vector<StepTiming>> streamTimings(program.numStreams);
+  auto start = std::chrono::steady_clock::now();
+  auto micros = [&] {
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
+        .count();
+  };
+
+  auto runStream = [&](uint32_t stream) {
+    for (size_t index : perStream[stream]) {
+      const StepDesc &step = program.steps[index];
+      for (uint32_t e : step.waits)
+        events[e].wait();
+      // After a failure, keep signalling so no other stream waits forever.
+      if (!failed.load()) {
+        double begin = micros();
+        Status s = execute(index);
+        double end = micros();
+        streamTimings[stream].push_back({step.name, static_cast<int>(stream), begin, end});
+        if (!s) {
+          std::lock_guard<std::mutex> lock(errorMutex);
+          if (!failed.exchange(true))
+            firstError = Status::error("step #" + std::to_string(index) + " (" + step.name +
+                                       "): " + s.message());
+        }
+      }
+      if (step.event >= 0)
+        events[step.event].signal();
+    }
+  };
+
+  if (program.numStreams == 1) {
+    runStream(0);
+  } else {
+    std::vector<std::thread> workers;
+    for (uint32_t s = 1; s < program.numStreams; ++s)
+      workers.emplace_back(runStream, s);
+    runStream(0);
+    for (std::thread &t : workers)
+      t.join();
+  }
+  if (timings) {
+    timings->clear();
+    for (auto &t : streamTimings)
+      timings->insert(timings->end(), t.begin(), t.end());
+  }
+  return failed ? firstError : Status::ok();
+}
+
+} // namespace rt
+} // namespace kiln

@@ -1,0 +1,147 @@
+//===- Session.cpp - bind inputs, run, read outputs -----------------------===//
+
+#include "Program.h"
+#include "Scheduler.h"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace kiln {
+namespace rt {
+
+std::string TensorSpec::typeString() const {
+  std::string s = std::string(ref::dtypeName(dtype)) + "[";
+  for (size_t d = 0; d < shape.size(); ++d)
+    s += (d ? ", " : "") + std::to_string(shape[d]);
+  s += "]";
+  if (!dimOrder.empty()) {
+    if (dimOrder == std::vector<int64_t>{0, 2, 3, 1}) {
+      s += " nhwc";
+    } else {
+      s += " perm[";
+      for (size_t d = 0; d < dimOrder.size(); ++d)
+        s += (d ? ", " : "") + std::to_string(dimOrder[d]);
+      s += "]";
+    }
+  }
+  if (device == DeviceKind::CUDA)
+    s += " @cuda:" + std::to_string(deviceOrdinal);
+  return s;
+}
+
+Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Executable> exe,
+                                                 const SessionOptions &options) {
+  const Program &p = exe->program();
+  // Until the CUDA backend lands, every value must live on the CPU.
+  for (const ValueDesc &v : p.values)
+    if (v.type.device == DeviceKind::CUDA)
+      return Status::error("this executable places tensors on cuda:" +
+                           std::to_string(v.type.deviceOrdinal) +
+                           ", but this runtime has no CUDA backend yet; compile for the CPU");
+  (void)options;
+  std::unique_ptr<Session> session(new Session());
+  session->exe_ = std::move(exe);
+  if (p.arenaBytes > 0) {
+    session->arena_ = static_cast<uint8_t *>(std::calloc(1, p.arenaBytes));
+    if (!session->arena_)
+      return Status::error("cannot allocate the " + std::to_string(p.arenaBytes) +
+                           "-byte arena");
+  }
+  for (const TensorSpec &input : p.inputs)
+    session->inputStorage_.emplace_back(input.byteSize());
+  session->inputSet_.assign(p.inputs.size(), false);
+  return session;
+}
+
+Session::~Session() { std::free(arena_); }
+
+Status Session::setInput(size_t index, const void *data, size_t bytes) {
+  const Program &p = exe_->program();
+  if (index >= p.inputs.size())
+    return Status::error("there is no input #" + std::to_string(index));
+  if (bytes != inputStorage_[index].size())
+    return Status::error("input '" + p.inputs[index].name + "' (" +
+                         p.inputs[index].typeString() + ") takes " +
+                         std::to_string(inputStorage_[index].size()) + " bytes, got " +
+                         std::to_string(bytes));
+  if (bytes)
+    std::memcpy(inputStorage_[index].data(), data, bytes);
+  inputSet_[index] = true;
+  return Status::ok();
+}
+
+const uint8_t *Session::valueData(uint32_t value) const {
+  const ValueDesc &v = exe_->program().values[value];
+  switch (v.kind) {
+  case ValueKind::Input:
+    return inputStorage_[v.index].data();
+  case ValueKind::Weight:
+    return exe_->program().weights[v.index].data;
+  case ValueKind::Buffer:
+    return arena_ + v.index;
+  }
+  return nullptr;
+}
+
+Status Session::run() {
+  const Program &p = exe_->program();
+  for (size_t k = 0; k < inputSet_.size(); ++k)
+    if (!inputSet_[k])
+      return Status::error("input '" + p.inputs[k].name + "' was not set");
+  auto execute = [&](size_t index) {
+    const StepDesc &step = p.steps[index];
+    std::vector<const uint8_t *> inputs;
+    std::vector<uint8_t *> outputs;
+    for (uint32_t v : step.inputs)
+      inputs.push_back(valueData(v));
+    for (uint32_t v : step.outputs)
+      outputs.push_back(const_cast<uint8_t *>(valueData(v)));
+    return runStepOnCpu(p, step, inputs, outputs);
+  };
+  return runSchedule(p, execute, &timings_);
+}
+
+const void *Session::outputData(size_t index) const {
+  const Program &p = exe_->program();
+  if (index >= p.outputValues.size())
+    return nullptr;
+  return valueData(p.outputValues[index]);
+}
+
+std::string Executable::describe() const {
+  const Program &p = *program_;
+  std::string s = "executable " + p.name + "\n";
+  for (const TensorSpec &t : p.inputs)
+    s += "  input  " + t.name + ": " + t.typeString() + "\n";
+  for (const TensorSpec &t : p.outputs)
+    s += "  output " + t.name + ": " + t.typeString() + "\n";
+  uint64_t weightBytes = 0;
+  for (const WeightDesc &w : p.weights)
+    weightBytes += w.size;
+  s += "  weights: " + std::to_string(p.weights.size()) + " (" + std::to_string(weightBytes) +
+       " bytes)\n";
+  s += "  arena: " + std::to_string(p.arenaBytes) + " bytes\n";
+  s += "  streams: " + std::to_string(p.numStreams) +
+       ", events: " + std::to_string(p.numEvents) + "\n";
+  s += "  steps:\n";
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    const StepDesc &step = p.steps[i];
+    s += "    #" + std::to_string(i) + " " + step.name + " stream " +
+         std::to_string(step.stream);
+    if (!step.waits.empty()) {
+      s += " waits";
+      for (uint32_t e : step.waits)
+        s += " e" + std::to_string(e);
+    }
+    if (step.event >= 0)
+      s += " signals e" + std::to_string(step.event);
+    for (uint32_t out : step.outputs)
+      s += " -> arena[" + std::to_string(p.values[out].index) + "] " +
+           p.values[out].type.typeString();
+    s += "\n";
+  }
+  return s;
+}
+
+} // namespace rt
+} // namespace kiln

@@ -1,0 +1,274 @@
+//===- ExecutableWriter.cpp - execution plan to .kx -----------------------===//
+
+#include "kiln/Target/ExecutableWriter.h"
+
+#include "kiln/Exec/ExecOps.h"
+#include "kiln/IR/KilnOps.h"
+#include "kiln/IR/ReferenceConversion.h"
+#include "kiln/Runtime/ExecutableFile.h"
+#include "kiln/Runtime/ExecutableFormat_generated.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+#include <cstring>
+
+using namespace mlir;
+using namespace mlir::kiln;
+namespace kx = ::kiln::kx;
+
+namespace {
+
+/// Weights larger than this are refused rather than written.
+constexpr int64_t kMaxWeightBytes = int64_t(4) << 30;
+
+class Writer {
+public:
+  explicit Writer(func::FuncOp func) : func(func) {}
+
+  LogicalResult write(llvm::raw_ostream &os);
+
+private:
+  FailureOr<flatbuffers::Offset<kx::TensorType>> tensorType(Operation *at, Type type);
+  FailureOr<uint32_t> valueIndex(Value value);
+  FailureOr<flatbuffers::Offset<kx::Weight>> weight(Operation *op, StringRef name,
+                                                    ElementsAttr value);
+  FailureOr<flatbuffers::Offset<kx::Step>> step(exec::StepOp step);
+  FailureOr<flatbuffers::Offset<kx::Attr>> attr(Operation *op, NamedAttribute named);
+
+  func::FuncOp func;
+  flatbuffers::FlatBufferBuilder fbb{1 << 16};
+  llvm::DenseMap<Value, uint32_t> valueIndices;
+  std::vector<flatbuffers::Offset<kx::Value>> values;
+  std::vector<flatbuffers::Offset<kx::Weight>> weights;
+};
+
+FailureOr<flatbuffers::Offset<kx::TensorType>> Writer::tensorType(Operation *at, Type type) {
+  auto tensor = llvm::dyn_cast<RankedTensorType>(type);
+  TensorEncodingAttr enc = getEncoding(type);
+  std::optional<::kiln::ref::DType> dtype =
+      tensor ? toReferenceDType(tensor.getElementType()) : std::nullopt;
+  if (!enc || !dtype)
+    return at->emitOpError("cannot serialize value of type ") << type;
+  auto shape = fbb.CreateVector(tensor.getShape().data(), tensor.getShape().size());
+  auto order = fbb.CreateVector(enc.getDimOrder().data(), enc.getDimOrder().size());
+  return kx::CreateTensorType(fbb, static_cast<kx::DType>(*dtype), shape, order,
+                              enc.getDeviceKind() == DeviceKind::CPU ? kx::DeviceKind::CPU
+                                                                     : kx::DeviceKind::CUDA,
+                              static_cast<int32_t>(enc.getDeviceOrdinal()));
+}
+
+FailureOr<flatbuffers::Offset<kx::Weight>> Writer::weight(Operation *op, StringRef name,
+                                                          ElementsAttr value) {
+  auto dense = llvm::dyn_cast<DenseElementsAttr>(value);
+  auto type = llvm::cast<RankedTensorType>(value.getType());
+  std::optional<::kiln::ref::DType> dtype = toReferenceDType(type.getElementType());
+  if (!dense || !dtype)
+    return op->emitOpError("cannot serialize this literal");
+  int64_t width = ::kiln::ref::byteWidth(*dtype);
+  int64_t bytes = type.getNumElements() * width;
+  if (bytes > kMaxWeightBytes)
+    return op->emitOpError("weight of ") << bytes << " bytes exceeds the executable's "
+                                         << kMaxWeightBytes << "-byte limit per weight";
+  std::vector<uint8_t> data(bytes);
+  if (*dtype == ::kiln::ref::DType::I1) {
+    int64_t k = 0;
+    for (bool v : dense.getValues<bool>())
+      data[k++] = v;
+  } else {
+    // Dense storage is the raw little-endian elements; a splat stores one.
+    ArrayRef<char> raw = dense.getRawData();
+    for (int64_t k = 0; k < type.getNumElements(); ++k)
+      std::memcpy(data.data() + k * width, raw.data() + (dense.isSplat() ? 0 : k * width),
+                  width);
+  }
+  fbb.ForceVectorAlignment(data.size(), 1, 64);
+  auto vec = fbb.CreateVector(data);
+  return kx::CreateWeight(fbb, fbb.CreateString(name.str()), vec);
+}
+
+FailureOr<uint32_t> Writer::valueIndex(Value value) {
+  auto it = valueIndices.find(value);
+  if (it != valueIndices.end())
+    return it->second;
+  Operation *at = value.getDefiningOp() ? value.getDefiningOp() : func.getOperation();
+  FailureOr<flatbuffers::Offset<kx::TensorType>> type = tensorType(at, value.getType());
+  if (failed(type))
+    return failure();
+  kx::ValueKind kind;
+  uint64_t index;
+  if (auto arg = llvm::dyn_cast<BlockArgument>(value)) {
+    kind = kx::ValueKind::Input;
+    index = arg.getArgNumber();
+  } else if (auto w = value.getDefiningOp<WeightOp>()) {
+    auto data = weight(w, w.getName(), w.getValue());
+    if (failed(data))
+      return failure();
+    kind = kx::ValueKind::Weight;
+    index = weights.size();
+    weights.push_back(*data);
+  } else if (auto c = value.getDefiningOp<ConstantOp>()) {
+    auto data = weight(c, "constant." + std::to_string(weights.size()), c.getValue());
+    if (failed(data))
+      return failure();
+    kind = kx::ValueKind::Weight;
+    index = weights.size();
+    weights.push_back(*data);
+  } else if (auto s = value.getDefiningOp<exec::StepOp>()) {
+    auto offsets = s.getOffsets();
+    if (!offsets)
+      return s.emitOpError("has no buffer offsets; run kiln-assign-buffers first");
+    kind = kx::ValueKind::Buffer;
+    index = (*offsets)[llvm::cast<OpResult>(value).getResultNumber()];
+  } else {
+    return value.getDefiningOp()->emitOpError("is not part of an execution plan");
+  }
+  uint32_t id = values.size();
+  values.push_back(kx::CreateValue(fbb, kind, index, *type));
+  valueIndices[value] = id;
+  return id;
+}
+
+FailureOr<flatbuffers::Offset<kx::Attr>> Writer::attr(Operation *op, NamedAttribute named) {
+  auto name = fbb.CreateString(named.getName().str());
+  Attribute a = named.getValue();
+  if (auto boolean = llvm::dyn_cast<BoolAttr>(a)) // before IntegerAttr: a BoolAttr is one
+    return kx::CreateAttr(fbb, name, kx::AttrKind::Bool, boolean.getValue());
+  if (auto integer = llvm::dyn_cast<IntegerAttr>(a))
+    return kx::CreateAttr(fbb, name, kx::AttrKind::Int, integer.getInt());
+  if (auto fl = llvm::dyn_cast<FloatAttr>(a))
+    return kx::CreateAttr(fbb, name, kx::AttrKind::Float, 0, fl.getValueAsDouble());
+  if (auto ints = llvm::dyn_cast<DenseI64ArrayAttr>(a)) {
+    auto vec = fbb.CreateVector(ints.asArrayRef().data(), ints.size());
+    return kx::CreateAttr(fbb, name, kx::AttrKind::Ints, 0, 0.0, vec);
+  }
+  if (auto str = llvm::dyn_cast<StringAttr>(a))
+    return kx::CreateAttr(fbb, name, kx::AttrKind::String, 0, 0.0, 0,
+                          fbb.CreateString(str.str()));
+  if (auto type = llvm::dyn_cast<TypeAttr>(a)) {
+    std::optional<::kiln::ref::DType> dtype = toReferenceDType(type.getValue());
+    if (dtype)
+      return kx::CreateAttr(fbb, name, kx::AttrKind::Type, 0, 0.0, 0, 0,
+                            static_cast<kx::DType>(*dtype));
+  }
+  return op->emitOpError("cannot serialize attribute '") << named.getName().str() << "'";
+}
+
+FailureOr<flatbuffers::Offset<kx::Step>> Writer::step(exec::StepOp s) {
+  std::vector<uint32_t> inputs, outputs, yields;
+  for (Value v : s.getInputs()) {
+    auto id = valueIndex(v);
+    if (failed(id))
+      return failure();
+    inputs.push_back(*id);
+  }
+  for (Value v : s.getResults()) {
+    auto id = valueIndex(v);
+    if (failed(id))
+      return failure();
+    outputs.push_back(*id);
+  }
+  // Local numbering: block arguments, then each op's results in order.
+  llvm::DenseMap<Value, uint32_t> local;
+  for (BlockArgument arg : s.getBody().getArguments())
+    local[arg] = local.size();
+  std::vector<flatbuffers::Offset<kx::Op>> ops;
+  std::string stepName;
+  for (Operation &op : s.getBody().front()) {
+    if (auto yield = llvm::dyn_cast<exec::YieldOp>(op)) {
+      for (Value v : yield.getValues())
+        yields.push_back(local.lookup(v));
+      continue;
+    }
+    std::vector<uint32_t> operands;
+    for (Value v : op.getOperands())
+      operands.push_back(local.lookup(v));
+    std::vector<flatbuffers::Offset<kx::TensorType>> results;
+    for (Type t : op.getResultTypes()) {
+      auto type = tensorType(&op, t);
+      if (failed(type))
+        return failure();
+      results.push_back(*type);
+    }
+    std::vector<flatbuffers::Offset<kx::Attr>> attrs;
+    for (NamedAttribute named : op.getAttrs()) {
+      auto a = attr(&op, named);
+      if (failed(a))
+        return failure();
+      attrs.push_back(*a);
+    }
+    std::string location;
+    if (auto loc = llvm::dyn_cast<FileLineColLoc>(op.getLoc()))
+      location = (loc.getFilename().str() + ":" + std::to_string(loc.getLine()) + ":" +
+                  std::to_string(loc.getColumn()));
+    StringRef opName = op.getName().stripDialect();
+    stepName += (stepName.empty() ? "" : "+") + opName.str();
+    ops.push_back(kx::CreateOpDirect(fbb, op.getName().getStringRef().str().c_str(), &attrs,
+                                     &operands, &results, location.c_str()));
+    for (Value r : op.getResults())
+      local[r] = local.size();
+  }
+  std::vector<uint32_t> waits;
+  if (auto w = s.getWaits())
+    for (int64_t e : *w)
+      waits.push_back(static_cast<uint32_t>(e));
+  return kx::CreateStepDirect(fbb, stepName.c_str(), s.getStream().value_or(0),
+                              s.getEvent() ? static_cast<int64_t>(*s.getEvent()) : -1, &waits, &inputs, &outputs, &ops,
+                              &yields);
+}
+
+LogicalResult Writer::write(llvm::raw_ostream &os) {
+  std::vector<flatbuffers::Offset<kx::Step>> steps;
+  int64_t numEvents = 0;
+  for (exec::StepOp s : func.getBody().getOps<exec::StepOp>()) {
+    auto offset = step(s);
+    if (failed(offset))
+      return failure();
+    steps.push_back(*offset);
+    if (auto e = s.getEvent())
+      numEvents = std::max<int64_t>(numEvents, static_cast<int64_t>(*e) + 1);
+  }
+  std::vector<flatbuffers::Offset<kx::IOSpec>> inputs, outputs;
+  for (BlockArgument arg : func.getArguments()) {
+    auto id = valueIndex(arg);
+    if (failed(id))
+      return failure();
+    auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "kiln.name");
+    inputs.push_back(kx::CreateIOSpecDirect(
+        fbb, name ? name.str().c_str() : ("input" + std::to_string(arg.getArgNumber())).c_str(),
+        *id));
+  }
+  auto ret = llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    auto id = valueIndex(v);
+    if (failed(id))
+      return failure();
+    auto name = func.getResultAttrOfType<StringAttr>(i, "kiln.name");
+    outputs.push_back(kx::CreateIOSpecDirect(
+        fbb, name ? name.str().c_str() : ("output" + std::to_string(i)).c_str(), *id));
+  }
+  auto arena = func->getAttrOfType<IntegerAttr>("exec.arena_bytes");
+  auto streams = func->getAttrOfType<IntegerAttr>("exec.streams");
+  if (!arena)
+    return func.emitOpError("has no buffer plan; run kiln-assign-buffers first");
+  std::vector<flatbuffers::Offset<kx::DeviceCode>> deviceCode;
+  auto root = kx::CreateExecutableDirect(
+      fbb, func.getName().str().c_str(), &inputs, &outputs, &values, &weights,
+      arena.getInt(), streams ? streams.getInt() : 1, numEvents, &steps, &deviceCode);
+  kx::FinishExecutableBuffer(fbb, root);
+
+  ::kiln::rt::FileHeader header{};
+  std::memcpy(header.magic, ::kiln::rt::kFileMagic, sizeof(header.magic));
+  header.version = ::kiln::rt::kFormatVersion;
+  header.headerSize = ::kiln::rt::kHeaderSize;
+  header.payloadSize = fbb.GetSize();
+  header.payloadChecksum = ::kiln::rt::fnv1a64(fbb.GetBufferPointer(), fbb.GetSize());
+  os.write(reinterpret_cast<const char *>(&header), sizeof(header));
+  os.write(reinterpret_cast<const char *>(fbb.GetBufferPointer()), fbb.GetSize());
+  return success();
+}
+
+} // namespace
+
+LogicalResult mlir::kiln::writeExecutable(func::FuncOp func, llvm::raw_ostream &os) {
+  return Writer(func).write(os);
+}

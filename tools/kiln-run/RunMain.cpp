@@ -1,0 +1,332 @@
+//===- RunMain.cpp - the kiln-run command line ----------------------------===//
+//
+//   kiln-run EXE.kx [--device=auto|cpu] [--input NAME=FILE.npy | NAME=random[:SEED]]...
+//                   [--output-dir DIR] [--bench N] [--trace FILE.json] [--describe]
+//
+// No LLVM here either: a standalone program is the runtime plus this file.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RunMain.h"
+
+#include "kiln/Reference/Tensor.h"
+#include "kiln/Support/Npy.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sys/stat.h>
+
+namespace kiln {
+namespace tools {
+
+namespace {
+
+struct Options {
+  std::string executable;
+  std::string device = "auto";
+  std::vector<std::pair<std::string, std::string>> inputs; // name, source
+  std::string outputDir;
+  int bench = 0;
+  std::string trace;
+  bool describe = false;
+};
+
+const char *kUsage =
+    "usage: %s%s [--device=auto|cpu] [--input NAME=FILE.npy | NAME=random[:SEED]]...\n"
+    "       [--output-dir DIR] [--bench N] [--trace FILE.json] [--describe]\n";
+
+int usageError(const char *argv0, bool embedded, const std::string &message) {
+  std::fprintf(stderr, "%s: error: %s\n", argv0, message.c_str());
+  std::fprintf(stderr, kUsage, argv0, embedded ? "" : " EXE.kx");
+  return 2;
+}
+
+/// Parses the command line; returns an exit code on error.
+std::optional<int> parse(int argc, char **argv, bool embedded, Options &o) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&](const std::string &flag, std::string &out) -> bool {
+      if (arg == flag) {
+        if (i + 1 >= argc)
+          return false;
+        out = argv[++i];
+        return true;
+      }
+      if (arg.rfind(flag + "=", 0) == 0) {
+        out = arg.substr(flag.size() + 1);
+        return true;
+      }
+      return false;
+    };
+    std::string v;
+    if (arg == "--help" || arg == "-h") {
+      std::printf(kUsage, argv[0], embedded ? "" : " EXE.kx");
+      return 0;
+    } else if (arg == "--describe") {
+      o.describe = true;
+    } else if (value("--device", v)) {
+      if (v != "auto" && v != "cpu")
+        return usageError(argv[0], embedded,
+                          "unknown device '" + v + "' (this runtime has: auto, cpu)");
+      o.device = v;
+    } else if (value("--input", v)) {
+      size_t eq = v.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
+        return usageError(argv[0], embedded, "--input takes NAME=FILE.npy or NAME=random[:SEED]");
+      o.inputs.push_back({v.substr(0, eq), v.substr(eq + 1)});
+    } else if (value("--output-dir", v)) {
+      o.outputDir = v;
+    } else if (value("--bench", v)) {
+      char *end = nullptr;
+      long n = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end || n < 1 || n > 1000000)
+        return usageError(argv[0], embedded, "--bench takes a positive number of runs");
+      o.bench = static_cast<int>(n);
+    } else if (value("--trace", v)) {
+      o.trace = v;
+    } else if (arg.rfind("--", 0) == 0 || (arg.size() > 1 && arg[0] == '-')) {
+      return usageError(argv[0], embedded, "unknown option '" + arg + "'");
+    } else if (!embedded && o.executable.empty()) {
+      o.executable = arg;
+    } else {
+      return usageError(argv[0], embedded, "unexpected argument '" + arg + "'");
+    }
+  }
+  if (!embedded && o.executable.empty())
+    return usageError(argv[0], embedded, "no executable given");
+  return std::nullopt;
+}
+
+/// Output file names keep [A-Za-z0-9._-]; everything else becomes '_'.
+std::string safeFileName(const std::string &name) {
+  std::string s = name.empty() ? "output" : name;
+  for (char &c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-')
+      c = '_';
+  if (s == "." || s == "..")
+    s = "_";
+  return s;
+}
+
+/// Random data in the input's own memory layout.
+std::vector<uint8_t> randomInput(const rt::TensorSpec &spec, uint64_t seed) {
+  ref::Tensor t = ref::Tensor::zeros(spec.dtype, spec.shape);
+  uint64_t state = seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
+  for (int64_t k = 0; k < t.numElements(); ++k) {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    double unit = static_cast<double>(z >> 11) * 0x1.0p-53;
+    if (t.isFloat())
+      t.setDouble(k, 2.0 * unit - 1.0);
+    else
+      t.setInt(k, spec.dtype == ref::DType::I1 ? (z & 1) : static_cast<int64_t>(unit * 10));
+  }
+  std::vector<uint8_t> data(spec.byteSize());
+  ref::encodeTensor(t, spec.dimOrder, data.data());
+  return data;
+}
+
+std::string summary(const rt::TensorSpec &spec, const uint8_t *data) {
+  ref::Tensor t = ref::decodeTensor(spec.dtype, spec.shape, spec.dimOrder, data);
+  std::string s = spec.name + ": " + spec.typeString();
+  int64_t n = t.numElements();
+  if (n == 0)
+    return s + " (empty)";
+  double lo = INFINITY, hi = -INFINITY, sum = 0;
+  for (int64_t k = 0; k < n; ++k) {
+    double v = t.getDouble(k);
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+    sum += v;
+  }
+  char buf[160];
+  std::snprintf(buf, sizeof(buf), " min=%.6g max=%.6g mean=%.6g first=[", lo, hi, sum / n);
+  s += buf;
+  for (int64_t k = 0; k < std::min<int64_t>(n, 4); ++k) {
+    std::snprintf(buf, sizeof(buf), "%s%.6g", k ? ", " : "", t.getDouble(k));
+    s += buf;
+  }
+  return s + (n > 4 ? ", ...]" : "]");
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+bool writeTrace(const std::string &path, const rt::Executable &exe,
+                const std::vector<rt::StepTiming> &timings) {
+  std::ofstream out(path);
+  if (!out)
+    return false;
+  out << "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n";
+  out << "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1, \"args\": {\"name\": \"kiln "
+      << exe.name() << " (cpu)\"}}";
+  for (int s = 0; s < exe.numStreams(); ++s)
+    out << ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": " << s
+        << ", \"args\": {\"name\": \"stream " << s << "\"}}";
+  for (const rt::StepTiming &t : timings) {
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%.3f", t.startUs);
+    std::string start = buf;
+    std::snprintf(buf, sizeof(buf), "%.3f", t.endUs - t.startUs);
+    out << ",\n{\"name\": \"" << t.name << "\", \"ph\": \"X\", \"pid\": 1, \"tid\": " << t.stream
+        << ", \"ts\": " << start << ", \"dur\": " << buf << "}";
+  }
+  out << "\n]}\n";
+  return static_cast<bool>(out);
+}
+
+} // namespace
+
+int runMain(int argc, char **argv, std::shared_ptr<const rt::Executable> embedded) {
+  Options o;
+  if (std::optional<int> code = parse(argc, argv, embedded != nullptr, o))
+    return *code;
+  const char *tool = argv[0];
+  auto error = [&](const std::string &message) {
+    std::fprintf(stderr, "%s: error: %s\n", tool, message.c_str());
+    return 1;
+  };
+
+  std::shared_ptr<const rt::Executable> exe = embedded;
+  if (!exe) {
+    auto loaded = rt::Executable::loadFile(o.executable);
+    if (!loaded)
+      return error(loaded.status().message());
+    exe = *loaded;
+  }
+  if (o.describe) {
+    std::fputs(exe->describe().c_str(), stdout);
+    return 0;
+  }
+  rt::SessionOptions sessionOptions;
+  sessionOptions.device = o.device == "cpu" ? rt::DeviceChoice::CPU : rt::DeviceChoice::Auto;
+  auto session = rt::Session::create(exe, sessionOptions);
+  if (!session)
+    return error(session.status().message());
+
+  // Bind inputs.
+  std::map<std::string, size_t> inputIndex;
+  for (size_t k = 0; k < exe->inputs().size(); ++k)
+    inputIndex[exe->inputs()[k].name] = k;
+  std::vector<bool> bound(exe->inputs().size(), false);
+  for (auto &[name, source] : o.inputs) {
+    auto it = inputIndex.find(name);
+    if (it == inputIndex.end()) {
+      std::string names;
+      for (const rt::TensorSpec &s : exe->inputs())
+        names += (names.empty() ? "" : ", ") + s.name;
+      return error("the executable has no input '" + name + "' (its inputs: " + names + ")");
+    }
+    const rt::TensorSpec &spec = exe->inputs()[it->second];
+    std::vector<uint8_t> data;
+    if (source.rfind("random", 0) == 0) {
+      uint64_t seed = 0;
+      if (source.size() > 6) {
+        char *end = nullptr;
+        if (source[6] != ':' || source.size() == 7)
+          return error("bad input source '" + source + "' (random or random:SEED)");
+        seed = std::strtoull(source.c_str() + 7, &end, 10);
+        if (*end)
+          return error("bad seed in '" + source + "'");
+      }
+      data = randomInput(spec, seed);
+    } else {
+      npy::Array array;
+      std::string message;
+      if (!npy::read(source, array, message))
+        return error(message);
+      if (array.dtype != spec.dtype || array.shape != spec.shape) {
+        rt::TensorSpec got = spec;
+        got.dtype = array.dtype;
+        got.shape = array.shape;
+        got.dimOrder.clear();
+        return error("input '" + name + "' is " + spec.typeString() + " but " + source +
+                     " holds " + got.typeString());
+      }
+      data = std::move(array.data);
+      if (!spec.dimOrder.empty()) { // .npy is row-major; the input wants its layout
+        ref::Tensor t = ref::decodeTensor(spec.dtype, spec.shape, {}, data.data());
+        ref::encodeTensor(t, spec.dimOrder, data.data());
+      }
+    }
+    rt::Status s = (*session)->setInput(it->second, data.data(), data.size());
+    if (!s)
+      return error(s.message());
+    bound[it->second] = true;
+  }
+  std::string missing;
+  for (size_t k = 0; k < bound.size(); ++k)
+    if (!bound[k])
+      missing += (missing.empty() ? "" : ", ") + exe->inputs()[k].name + " (" +
+                 exe->inputs()[k].typeString() + ")";
+  if (!missing.empty())
+    return error("missing inputs: " + missing + "; give --input NAME=FILE.npy or NAME=random");
+
+  // Run (and benchmark).
+  rt::Status s = (*session)->run();
+  if (!s)
+    return error(s.message());
+  if (o.bench > 0) {
+    std::vector<double> totals;
+    std::map<std::string, std::vector<double>> perStep;
+    std::vector<std::string> order;
+    for (int r = 0; r < o.bench; ++r) {
+      auto start = std::chrono::steady_clock::now();
+      if (!(s = (*session)->run()))
+        return error(s.message());
+      totals.push_back(std::chrono::duration<double, std::micro>(
+                           std::chrono::steady_clock::now() - start)
+                           .count());
+      const auto &timings = (*session)->lastTimings();
+      for (size_t k = 0; k < timings.size(); ++k) {
+        std::string key = "#" + std::to_string(k) + " " + timings[k].name + " (stream " +
+                          std::to_string(timings[k].stream) + ")";
+        if (r == 0)
+          order.push_back(key);
+        perStep[key].push_back(timings[k].endUs - timings[k].startUs);
+      }
+    }
+    std::printf("bench: %d runs after warm-up, medians\n", o.bench);
+    for (const std::string &key : order)
+      std::printf("  %10.1f us  %s\n", median(perStep[key]), key.c_str());
+    std::printf("  %10.1f us  total\n", median(totals));
+  }
+  if (!o.trace.empty() && !writeTrace(o.trace, *exe, (*session)->lastTimings()))
+    return error("cannot write trace '" + o.trace + "'");
+
+  // Outputs.
+  if (!o.outputDir.empty()) {
+    struct stat st;
+    if (::stat(o.outputDir.c_str(), &st) != 0 && ::mkdir(o.outputDir.c_str(), 0755) != 0)
+      return error("cannot create output directory '" + o.outputDir + "'");
+  }
+  for (size_t k = 0; k < exe->outputs().size(); ++k) {
+    const rt::TensorSpec &spec = exe->outputs()[k];
+    const uint8_t *data = static_cast<const uint8_t *>((*session)->outputData(k));
+    std::printf("%s\n", summary(spec, data).c_str());
+    if (o.outputDir.empty())
+      continue;
+    std::vector<uint8_t> rowMajor(data, data + spec.byteSize());
+    if (!spec.dimOrder.empty()) {
+      ref::Tensor t = ref::decodeTensor(spec.dtype, spec.shape, spec.dimOrder, data);
+      ref::encodeTensor(t, {}, rowMajor.data());
+    }
+    std::string message;
+    std::string path = o.outputDir + "/" + safeFileName(spec.name) + ".npy";
+    if (!npy::write(path, spec.dtype, spec.shape, rowMajor.data(), message))
+      return error(message);
+  }
+  return 0;
+}
+
+} // namespace tools
+} // namespace kiln
