@@ -13,12 +13,15 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.kiln_obj_root, "test")
 
 config.substitutions.append(("%examples", os.path.join(config.kiln_src_root, "examples")))
+# NumPy comes from Debian's python3-numpy, installed for /usr/bin/python3.
+config.substitutions.append(("%python", "/usr/bin/python3"))
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [
     os.path.join(config.kiln_tools_dir, "kilnc"),
     os.path.join(config.kiln_tools_dir, "kiln-opt"),
+    os.path.join(config.kiln_tools_dir, "kiln-run"),
     config.llvm_tools_dir,
 ]
-llvm_config.add_tool_substitutions(["kilnc", "kiln-opt"], tool_dirs)
+llvm_config.add_tool_substitutions(["kilnc", "kiln-opt", "kiln-run"], tool_dirs)

@@ -95,3 +95,36 @@ DenseElementsAttr mlir::kiln::toElementsAttr(const ref::Tensor &t,
   }
 }
 
+
+FailureOr<ref::OpAttrs> mlir::kiln::toReferenceAttrs(Operation *op) {
+  ref::OpAttrs attrs;
+  for (NamedAttribute named : op->getAttrs()) {
+    ref::OpAttr a;
+    Attribute value = named.getValue();
+    if (auto boolean = llvm::dyn_cast<BoolAttr>(value)) { // a BoolAttr is an IntegerAttr
+      a.kind = ref::OpAttr::Bool;
+      a.i = boolean.getValue();
+    } else if (auto integer = llvm::dyn_cast<IntegerAttr>(value)) {
+      a.kind = ref::OpAttr::Int;
+      a.i = integer.getInt();
+    } else if (auto fl = llvm::dyn_cast<FloatAttr>(value)) {
+      a.kind = ref::OpAttr::Float;
+      a.f = fl.getValueAsDouble();
+    } else if (auto ints = llvm::dyn_cast<DenseI64ArrayAttr>(value)) {
+      a.kind = ref::OpAttr::Ints;
+      a.ints.assign(ints.asArrayRef().begin(), ints.asArrayRef().end());
+    } else if (auto str = llvm::dyn_cast<StringAttr>(value)) {
+      a.kind = ref::OpAttr::String;
+      a.s = str.str();
+    } else if (auto type = llvm::dyn_cast<TypeAttr>(value);
+               type && toReferenceDType(type.getValue())) {
+      a.kind = ref::OpAttr::Type;
+      a.dtype = *toReferenceDType(type.getValue());
+    } else {
+      return op->emitOpError("attribute '") << named.getName().str()
+                                            << "' has no reference form";
+    }
+    attrs[named.getName().str()] = a;
+  }
+  return attrs;
+}

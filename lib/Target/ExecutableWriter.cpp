@@ -33,7 +33,7 @@ private:
   FailureOr<flatbuffers::Offset<kx::Weight>> weight(Operation *op, StringRef name,
                                                     ElementsAttr value);
   FailureOr<flatbuffers::Offset<kx::Step>> step(exec::StepOp step);
-  FailureOr<flatbuffers::Offset<kx::Attr>> attr(Operation *op, NamedAttribute named);
+  flatbuffers::Offset<kx::Attr> attr(const std::string &name, const ::kiln::ref::OpAttr &a);
 
   func::FuncOp func;
   flatbuffers::FlatBufferBuilder fbb{1 << 16};
@@ -128,29 +128,12 @@ FailureOr<uint32_t> Writer::valueIndex(Value value) {
   return id;
 }
 
-FailureOr<flatbuffers::Offset<kx::Attr>> Writer::attr(Operation *op, NamedAttribute named) {
-  auto name = fbb.CreateString(named.getName().str());
-  Attribute a = named.getValue();
-  if (auto boolean = llvm::dyn_cast<BoolAttr>(a)) // before IntegerAttr: a BoolAttr is one
-    return kx::CreateAttr(fbb, name, kx::AttrKind::Bool, boolean.getValue());
-  if (auto integer = llvm::dyn_cast<IntegerAttr>(a))
-    return kx::CreateAttr(fbb, name, kx::AttrKind::Int, integer.getInt());
-  if (auto fl = llvm::dyn_cast<FloatAttr>(a))
-    return kx::CreateAttr(fbb, name, kx::AttrKind::Float, 0, fl.getValueAsDouble());
-  if (auto ints = llvm::dyn_cast<DenseI64ArrayAttr>(a)) {
-    auto vec = fbb.CreateVector(ints.asArrayRef().data(), ints.size());
-    return kx::CreateAttr(fbb, name, kx::AttrKind::Ints, 0, 0.0, vec);
-  }
-  if (auto str = llvm::dyn_cast<StringAttr>(a))
-    return kx::CreateAttr(fbb, name, kx::AttrKind::String, 0, 0.0, 0,
-                          fbb.CreateString(str.str()));
-  if (auto type = llvm::dyn_cast<TypeAttr>(a)) {
-    std::optional<::kiln::ref::DType> dtype = toReferenceDType(type.getValue());
-    if (dtype)
-      return kx::CreateAttr(fbb, name, kx::AttrKind::Type, 0, 0.0, 0, 0,
-                            static_cast<kx::DType>(*dtype));
-  }
-  return op->emitOpError("cannot serialize attribute '") << named.getName().str() << "'";
+flatbuffers::Offset<kx::Attr> Writer::attr(const std::string &name,
+                                           const ::kiln::ref::OpAttr &a) {
+  auto ints = a.kind == ::kiln::ref::OpAttr::Ints ? fbb.CreateVector(a.ints) : 0;
+  auto str = a.kind == ::kiln::ref::OpAttr::String ? fbb.CreateString(a.s) : 0;
+  return kx::CreateAttr(fbb, fbb.CreateString(name), static_cast<kx::AttrKind>(a.kind), a.i,
+                        a.f, ints, str, static_cast<kx::DType>(a.dtype));
 }
 
 FailureOr<flatbuffers::Offset<kx::Step>> Writer::step(exec::StepOp s) {
@@ -189,13 +172,12 @@ FailureOr<flatbuffers::Offset<kx::Step>> Writer::step(exec::StepOp s) {
         return failure();
       results.push_back(*type);
     }
+    FailureOr<::kiln::ref::OpAttrs> refAttrs = toReferenceAttrs(&op);
+    if (failed(refAttrs))
+      return failure();
     std::vector<flatbuffers::Offset<kx::Attr>> attrs;
-    for (NamedAttribute named : op.getAttrs()) {
-      auto a = attr(&op, named);
-      if (failed(a))
-        return failure();
-      attrs.push_back(*a);
-    }
+    for (const auto &[name, a] : *refAttrs) // a std::map: sorted, so reproducible
+      attrs.push_back(attr(name, a));
     std::string location;
     if (auto loc = llvm::dyn_cast<FileLineColLoc>(op.getLoc()))
       location = (loc.getFilename().str() + ":" + std::to_string(loc.getLine()) + ":" +

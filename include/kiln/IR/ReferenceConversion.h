@@ -8,10 +8,12 @@
 #ifndef KILN_IR_REFERENCECONVERSION_H
 #define KILN_IR_REFERENCECONVERSION_H
 
+#include "kiln/Reference/Ops.h"
 #include "kiln/Reference/Tensor.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Operation.h"
 
 #include <optional>
 
@@ -28,6 +30,11 @@ FailureOr<::kiln::ref::Tensor> toReferenceTensor(ElementsAttr value);
 /// is dropped: literals carry plain tensor types).
 DenseElementsAttr toElementsAttr(const ::kiln::ref::Tensor &tensor,
                                  RankedTensorType type);
+
+/// An op's attributes in the reference evaluator's form (integers, floats,
+/// bools, integer arrays, strings and dtypes); fails, with an error on the
+/// op, for any other kind of attribute.
+FailureOr<::kiln::ref::OpAttrs> toReferenceAttrs(Operation *op);
 
 } // namespace kiln
 } // namespace mlir
