@@ -1,0 +1,307 @@
+//===- RuntimeTest.cpp - loader, scheduler and sessions -------------------===//
+
+#include "../../lib/Runtime/Program.h"
+#include "../../lib/Runtime/Scheduler.h"
+
+#include "kiln/Exec/ExecOps.h"
+#include "kiln/Frontend/KgParser.h"
+#include "kiln/Lowering/Passes.h"
+#include "kiln/Reference/Kernels.h"
+#include "kiln/Runtime/ExecutableFile.h"
+#include "kiln/Runtime/Runtime.h"
+#include "kiln/Target/ExecutableWriter.h"
+#include "kiln/Transforms/Passes.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "gtest/gtest.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <random>
+#include <thread>
+
+using namespace kiln;
+
+namespace {
+
+/// Compiles .kg source to .kx bytes through the library (what kilnc does).
+std::vector<uint8_t> compile(const std::string &source, int64_t maxStreams = 4) {
+  mlir::MLIRContext context;
+  context.loadDialect<mlir::kiln::exec::ExecDialect>();
+  mlir::ScopedDiagnosticHandler handler(&context, [](mlir::Diagnostic &d) {
+    ADD_FAILURE() << d.str();
+    return mlir::success();
+  });
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(source, "test.kg"),
+                               llvm::SMLoc());
+  auto module = frontend::parseKgModel(sourceMgr, &context);
+  if (!module)
+    return {};
+  mlir::PassManager pm(&context);
+  mlir::kiln::buildDefaultGraphPipeline(pm);
+  mlir::kiln::PlanOptions plan;
+  plan.maxStreams = maxStreams;
+  mlir::kiln::buildExecPlanPipeline(pm, plan);
+  if (mlir::failed(pm.run(*module)))
+    return {};
+  std::string bytes;
+  llvm::raw_string_ostream os(bytes);
+  auto func = *module->getOps<mlir::func::FuncOp>().begin();
+  if (mlir::failed(mlir::kiln::writeExecutable(func, os)))
+    return {};
+  os.flush();
+  return std::vector<uint8_t>(bytes.begin(), bytes.end());
+}
+
+const char *kBranches = R"(
+input x: f32[4, 8]
+weight w1: f32[8, 8] = random(seed=1, scale=0.5)
+weight w2: f32[8, 8] = random(seed=2, scale=0.5)
+a = tanh(matmul(x, w1))
+b = sigmoid(matmul(x, w2))
+y = a * b + x
+output y
+)";
+
+std::vector<float> run(const std::vector<uint8_t> &kx, const std::vector<float> &input) {
+  auto exe = rt::Executable::loadMemory(kx.data(), kx.size());
+  EXPECT_TRUE(exe) << exe.status().message();
+  if (!exe)
+    return {};
+  auto session = rt::Session::create(*exe, {});
+  EXPECT_TRUE(session);
+  EXPECT_TRUE((*session)->setInput(0, input.data(), input.size() * 4));
+  rt::Status s = (*session)->run();
+  EXPECT_TRUE(s) << s.message();
+  const rt::TensorSpec &out = (*exe)->outputs()[0];
+  const float *data = static_cast<const float *>((*session)->outputData(0));
+  return std::vector<float>(data, data + out.numElements());
+}
+
+std::vector<float> randomFloats(size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = dist(rng);
+  return v;
+}
+
+TEST(Runtime, RunsAndMatchesTheReferenceKernels) {
+  std::vector<uint8_t> kx = compile(kBranches);
+  ASSERT_FALSE(kx.empty());
+  std::vector<float> x = randomFloats(32, 1);
+  std::vector<float> y = run(kx, x);
+  ASSERT_EQ(y.size(), 32u);
+  // The same computation with the reference kernels directly.
+  auto exe = *rt::Executable::loadMemory(kx.data(), kx.size());
+  ASSERT_EQ(exe->numStreams(), 2);
+  ref::Tensor tx = ref::Tensor::zeros(ref::DType::F64, {4, 8});
+  for (int k = 0; k < 32; ++k)
+    tx.f[k] = x[k];
+  auto w = [](uint64_t seed) {
+    // SplitMix64 as in the .kg random initializer.
+    ref::Tensor t = ref::Tensor::zeros(ref::DType::F64, {8, 8});
+    uint64_t state = seed;
+    for (int k = 0; k < 64; ++k) {
+      uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+      z ^= z >> 31;
+      t.f[k] = static_cast<float>((2.0 * (static_cast<double>(z >> 11) * 0x1.0p-53) - 1.0) * 0.5);
+    }
+    return t;
+  };
+  ref::Tensor a = ref::unary(ref::UnaryKind::Tanh, ref::matmul(tx, w(1), false, false));
+  ref::Tensor b = ref::unary(ref::UnaryKind::Sigmoid, ref::matmul(tx, w(2), false, false));
+  ref::Tensor expected =
+      ref::binary(ref::BinaryKind::Add, ref::binary(ref::BinaryKind::Mul, a, b), tx);
+  for (int k = 0; k < 32; ++k)
+    EXPECT_NEAR(y[k], expected.f[k], 1e-5 + 1e-5 * std::abs(expected.f[k])) << k;
+}
+
+TEST(Runtime, SerialAndConcurrentPlansAgreeBitForBit) {
+  std::vector<float> x = randomFloats(32, 2);
+  std::vector<float> concurrent = run(compile(kBranches, 4), x);
+  std::vector<float> serial = run(compile(kBranches, 1), x);
+  ASSERT_EQ(concurrent.size(), serial.size());
+  EXPECT_EQ(0, std::memcmp(concurrent.data(), serial.data(), serial.size() * 4));
+}
+
+TEST(Runtime, SessionsRejectBadInputsAndRerun) {
+  std::vector<uint8_t> kx = compile(kBranches);
+  auto exe = rt::Executable::loadMemory(kx.data(), kx.size());
+  ASSERT_TRUE(exe);
+  auto session = rt::Session::create(*exe, {});
+  ASSERT_TRUE(session);
+  rt::Status s = (*session)->run();
+  EXPECT_FALSE(s);
+  EXPECT_NE(s.message().find("input 'x' was not set"), std::string::npos) << s.message();
+  std::vector<float> x = randomFloats(32, 3);
+  s = (*session)->setInput(0, x.data(), 31 * 4);
+  EXPECT_FALSE(s);
+  EXPECT_NE(s.message().find("f32[4, 8]) takes 128 bytes, got 124"), std::string::npos)
+      << s.message();
+  EXPECT_FALSE((*session)->setInput(1, x.data(), 128));
+  ASSERT_TRUE((*session)->setInput(0, x.data(), 128));
+  ASSERT_TRUE((*session)->run());
+  std::vector<float> first(static_cast<const float *>((*session)->outputData(0)),
+                           static_cast<const float *>((*session)->outputData(0)) + 32);
+  ASSERT_TRUE((*session)->run()); // re-run without reloading
+  EXPECT_EQ(0, std::memcmp(first.data(), (*session)->outputData(0), 128));
+}
+
+/// A program of two streams where stream 0's step consumes what a slow step
+/// of stream 1 produces: without honouring the event, it reads too early.
+TEST(Scheduler, WaitsForEvents) {
+  rt::Program program;
+  program.numStreams = 2;
+  program.numEvents = 1;
+  rt::StepDesc producer, consumer;
+  producer.name = "produce";
+  producer.stream = 1;
+  producer.event = 0;
+  consumer.name = "consume";
+  consumer.stream = 0;
+  consumer.waits = {0};
+  program.steps = {producer, consumer};
+  for (int trial = 0; trial < 5; ++trial) {
+    std::atomic<int> value{0};
+    int seen = -1;
+    std::vector<rt::StepTiming> timings;
+    rt::Status s = rt::runSchedule(
+        program,
+        [&](size_t step) {
+          if (step == 0) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            value = 42;
+          } else {
+            seen = value;
+          }
+          return rt::Status::ok();
+        },
+        &timings);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(seen, 42);
+    ASSERT_EQ(timings.size(), 2u);
+  }
+}
+
+TEST(Scheduler, AFailingStepStopsTheRunWithoutHanging) {
+  rt::Program program;
+  program.numStreams = 2;
+  program.numEvents = 1;
+  rt::StepDesc a, b, c;
+  a.name = "fails";
+  a.stream = 1;
+  a.event = 0;
+  b.name = "waits";
+  b.stream = 0;
+  b.waits = {0};
+  c.name = "later";
+  c.stream = 0;
+  program.steps = {a, b, c};
+  int executed = 0;
+  rt::Status s = rt::runSchedule(
+      program,
+      [&](size_t step) {
+        ++executed;
+        return step == 0 ? rt::Status::error("boom") : rt::Status::ok();
+      },
+      nullptr);
+  EXPECT_FALSE(s);
+  EXPECT_EQ(s.message(), "step #0 (fails): boom");
+  EXPECT_EQ(executed, 1);
+}
+
+class LoaderTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    kx = compile(kBranches);
+    ASSERT_FALSE(kx.empty());
+  }
+  rt::Status load(const std::vector<uint8_t> &bytes) {
+    auto exe = rt::Executable::loadMemory(bytes.data(), bytes.size());
+    return exe ? rt::Status::ok() : exe.status();
+  }
+  /// Recomputes the checksum, as a hostile writer would.
+  static void reseal(std::vector<uint8_t> &bytes) {
+    uint64_t sum = rt::fnv1a64(bytes.data() + rt::kHeaderSize, bytes.size() - rt::kHeaderSize);
+    std::memcpy(bytes.data() + offsetof(rt::FileHeader, payloadChecksum), &sum, 8);
+  }
+  std::vector<uint8_t> kx;
+};
+
+TEST_F(LoaderTest, AcceptsTheOriginal) { EXPECT_TRUE(load(kx)) << load(kx).message(); }
+
+TEST_F(LoaderTest, RejectsEveryTruncation) {
+  for (size_t size = 0; size < kx.size(); size += (size < 256 ? 1 : 97)) {
+    std::vector<uint8_t> cut(kx.begin(), kx.begin() + size);
+    rt::Status s = load(cut);
+    ASSERT_FALSE(s) << "accepted a file truncated to " << size << " bytes";
+    EXPECT_TRUE(s.message().find("too short") != std::string::npos ||
+                s.message().find("truncated") != std::string::npos)
+        << size << ": " << s.message();
+  }
+}
+
+TEST_F(LoaderTest, RejectsTrailingBytesBadMagicAndVersion) {
+  std::vector<uint8_t> longer = kx;
+  longer.push_back(0);
+  EXPECT_NE(load(longer).message().find("unexpected bytes after the payload"), std::string::npos);
+  std::vector<uint8_t> magic = kx;
+  magic[0] = 'X';
+  EXPECT_NE(load(magic).message().find("bad magic"), std::string::npos);
+  std::vector<uint8_t> version = kx;
+  version[8] = 99;
+  EXPECT_NE(load(version).message().find("version 99 is not supported"), std::string::npos);
+}
+
+TEST_F(LoaderTest, ChecksumCatchesEveryFlippedByte) {
+  for (size_t at = rt::kHeaderSize; at < kx.size(); at += 13) {
+    std::vector<uint8_t> bad = kx;
+    bad[at] ^= 0x5a;
+    rt::Status s = load(bad);
+    ASSERT_FALSE(s) << at;
+    EXPECT_NE(s.message().find("checksum mismatch"), std::string::npos) << s.message();
+  }
+}
+
+/// Flipped bytes behind a valid checksum (a hostile file): every one is
+/// either rejected with a message or, if the change is benign, still
+/// loads and runs without crashing.
+TEST_F(LoaderTest, HostileEditsAreRejectedOrHarmless) {
+  std::mt19937 rng(7);
+  int rejected = 0, accepted = 0;
+  std::vector<float> x = randomFloats(32, 4);
+  for (int trial = 0; trial < 3000; ++trial) {
+    std::vector<uint8_t> bad = kx;
+    int flips = 1 + trial % 3;
+    for (int f = 0; f < flips; ++f) {
+      size_t at = rt::kHeaderSize + rng() % (bad.size() - rt::kHeaderSize);
+      bad[at] ^= static_cast<uint8_t>(1u << (rng() % 8));
+    }
+    reseal(bad);
+    auto exe = rt::Executable::loadMemory(bad.data(), bad.size());
+    if (!exe) {
+      ++rejected;
+      EXPECT_FALSE(exe.status().message().empty());
+      continue;
+    }
+    ++accepted;
+    auto session = rt::Session::create(*exe, {});
+    if (!session || (*exe)->inputs().size() != 1 || (*exe)->inputs()[0].byteSize() != 128)
+      continue;
+    ASSERT_TRUE((*session)->setInput(0, x.data(), 128));
+    (void)(*session)->run(); // may fail cleanly; must not crash
+  }
+  EXPECT_GT(rejected, 100);
+  EXPECT_EQ(rejected + accepted, 3000);
+}
+
+} // namespace
