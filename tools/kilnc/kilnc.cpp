@@ -31,6 +31,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -46,16 +47,23 @@ static cl::opt<std::string> inputFilename(cl::Positional,
 static cl::opt<std::string> outputFilename("o", cl::desc("Output file (default: stdout)"),
                                            cl::value_desc("file"), cl::init("-"),
                                            cl::cat(kilncCategory));
-enum class EmitKind { Auto, MLIR, Plan, Executable };
+enum class EmitKind { Auto, MLIR, Plan, Executable, Program };
 static cl::opt<EmitKind> emit(
     "emit",
-    cl::desc("What to write (default: from -o: .kx an executable, otherwise the Graph IR)"),
+    cl::desc("What to write (default from -o: FILE.kx an executable, FILE.mlir or stdout "
+             "the Graph IR, any other FILE a standalone program)"),
     cl::init(EmitKind::Auto),
     cl::values(clEnumValN(EmitKind::MLIR, "mlir", "the optimised Graph IR"),
                clEnumValN(EmitKind::Plan, "plan",
                           "the execution plan: steps with streams, events and buffers"),
-               clEnumValN(EmitKind::Executable, "kx", "a .kx executable for kiln-run")),
+               clEnumValN(EmitKind::Executable, "kx", "a .kx executable for kiln-run"),
+               clEnumValN(EmitKind::Program, "program",
+                          "a standalone program: the runtime with the executable inside")),
     cl::cat(kilncCategory));
+static cl::opt<std::string> standaloneStub(
+    "standalone-stub", cl::desc("The kiln-standalone binary to build programs from "
+                                "(default: next to kilnc)"),
+    cl::value_desc("path"), cl::cat(kilncCategory));
 enum class TargetKind { CPU };
 static cl::opt<TargetKind> target("target", cl::desc("Device the executable runs on"),
                                   cl::init(TargetKind::CPU),
@@ -205,10 +213,40 @@ int main(int argc, char **argv) {
   }
 
   EmitKind kind = emit;
-  if (kind == EmitKind::Auto)
-    kind = llvm::StringRef(outputFilename).ends_with(".kx") ? EmitKind::Executable
-                                                            : EmitKind::MLIR;
-  bool lower = kind == EmitKind::Plan || kind == EmitKind::Executable;
+  if (kind == EmitKind::Auto) {
+    llvm::StringRef out(outputFilename);
+    kind = out.ends_with(".kx")                        ? EmitKind::Executable
+           : (out == "-" || out.ends_with(".mlir")) ? EmitKind::MLIR
+                                                      : EmitKind::Program;
+  }
+  bool lower = kind == EmitKind::Plan || kind == EmitKind::Executable ||
+               kind == EmitKind::Program;
+  std::unique_ptr<llvm::MemoryBuffer> stub;
+  if (kind == EmitKind::Program) {
+    // Find the stub first, so a missing one fails before any work.
+    std::string path = standaloneStub;
+    if (path.empty()) {
+      llvm::SmallString<256> dir(llvm::sys::path::parent_path(
+          llvm::sys::fs::getMainExecutable(argv[0], reinterpret_cast<void *>(&main))));
+      for (const char *candidate : {"kiln-standalone", "../kiln-run/kiln-standalone"}) {
+        llvm::SmallString<256> p(dir);
+        llvm::sys::path::append(p, candidate);
+        if (llvm::sys::fs::exists(p)) {
+          path = std::string(p);
+          break;
+        }
+      }
+    }
+    auto buffer = llvm::MemoryBuffer::getFile(path.empty() ? "kiln-standalone" : path,
+                                              /*IsText=*/false);
+    if (!buffer) {
+      llvm::errs() << "kilnc: error: cannot read the standalone-program stub '"
+                   << (path.empty() ? "kiln-standalone" : path)
+                   << "': " << buffer.getError().message() << "; pass --standalone-stub\n";
+      return 1;
+    }
+    stub = std::move(*buffer);
+  }
   if (lower && noOptimize) {
     llvm::errs() << "kilnc: error: -O0 stops after parsing; it cannot produce a plan or an "
                     "executable\n";
@@ -259,18 +297,34 @@ int main(int argc, char **argv) {
     llvm::errs() << "kilnc: error: " << message << "\n";
     return 1;
   }
-  if (kind == EmitKind::Executable) {
+  if (kind == EmitKind::Executable || kind == EmitKind::Program) {
     auto funcs = module->getOps<func::FuncOp>();
     if (std::distance(funcs.begin(), funcs.end()) != 1) {
       llvm::errs() << "kilnc: error: an executable holds exactly one model function\n";
       return 1;
     }
-    if (failed(mlir::kiln::writeExecutable(*funcs.begin(), output->os())))
+    std::string kx;
+    llvm::raw_string_ostream kxStream(kx);
+    if (failed(mlir::kiln::writeExecutable(*funcs.begin(), kxStream)))
       return 1;
+    kxStream.flush();
+    if (kind == EmitKind::Program) {
+      // stub | executable | size (u64, little-endian) | "KILNEMBD"
+      output->os() << stub->getBuffer() << kx;
+      uint64_t size = kx.size();
+      output->os().write(reinterpret_cast<const char *>(&size), sizeof(size));
+      output->os() << "KILNEMBD";
+    } else {
+      output->os() << kx;
+    }
   } else {
     module->print(output->os());
     output->os() << "\n";
   }
   output->keep();
+  if (kind == EmitKind::Program && outputFilename != "-")
+    llvm::sys::fs::setPermissions(outputFilename, llvm::sys::fs::all_read |
+                                                      llvm::sys::fs::all_exe |
+                                                      llvm::sys::fs::owner_write);
   return 0;
 }
