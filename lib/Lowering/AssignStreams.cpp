@@ -29,18 +29,17 @@ struct KilnAssignStreamsPass
     getOperation().walk([&](exec::StepOp step) { steps.push_back(step); });
 
     llvm::DenseMap<Operation *, int64_t> streamOf, positionOf, eventOf;
+    // Vector clocks: clock[a][b] = steps of stream b known complete on
+    // stream a. Every clock has one entry per possible stream.
     llvm::DenseMap<Operation *, SmallVector<int64_t>> clockAfter;
-    SmallVector<Operation *> tail;             // latest step of each stream
-    SmallVector<SmallVector<int64_t>> clock;   // per stream, vector clock
-    SmallVector<int64_t> load;                 // steps per stream
+    SmallVector<SmallVector<int64_t>> clock(maxStreams, SmallVector<int64_t>(maxStreams, 0));
+    SmallVector<Operation *> tail;             // latest step of each open stream
+    SmallVector<int64_t> load;                 // steps per open stream
     int64_t nextEvent = 0;
 
     auto openStream = [&] {
       tail.push_back(nullptr);
       load.push_back(0);
-      for (auto &c : clock)
-        c.push_back(0);
-      clock.emplace_back(tail.size(), 0);
       return static_cast<int64_t>(tail.size() - 1);
     };
 
@@ -75,7 +74,7 @@ struct KilnAssignStreamsPass
         if (inserted)
           ++nextEvent;
         waits.push_back(it->second);
-        for (size_t s = 0; s < clock[chosen].size(); ++s)
+        for (int64_t s = 0; s < maxStreams; ++s)
           clock[chosen][s] = std::max(clock[chosen][s], clockAfter[p][s]);
       }
       streamOf[step] = chosen;

@@ -4,9 +4,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
-#include <thread>
 
 namespace kiln {
 namespace rt {
@@ -36,8 +33,63 @@ private:
 
 } // namespace
 
+StreamWorkers::StreamWorkers(uint32_t numStreams) {
+  for (uint32_t s = 1; s < numStreams; ++s)
+    threads_.emplace_back([this, s] { loop(s); });
+}
+
+StreamWorkers::~StreamWorkers() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  start_.notify_all();
+  for (std::thread &t : threads_)
+    t.join();
+}
+
+void StreamWorkers::loop(uint32_t stream) {
+  uint64_t seen = 0;
+  while (true) {
+    // Spin briefly before sleeping: a stream should start when the run
+    // starts, not a thread wake-up later.
+    auto spinUntil = std::chrono::steady_clock::now() + std::chrono::microseconds(200);
+    while (generation_.load(std::memory_order_acquire) == seen &&
+           std::chrono::steady_clock::now() < spinUntil)
+      std::this_thread::yield();
+    const std::function<void(uint32_t)> *body;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      start_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      if (stop_)
+        return;
+      seen = generation_;
+      body = body_;
+    }
+    (*body)(stream);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      --running_;
+    }
+    done_.notify_all();
+  }
+}
+
+void StreamWorkers::run(const std::function<void(uint32_t)> &body) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    body_ = &body;
+    running_ = threads_.size();
+    ++generation_;
+  }
+  start_.notify_all();
+  body(0);
+  std::unique_lock<std::mutex> lock(mutex_);
+  done_.wait(lock, [&] { return running_ == 0; });
+}
+
 Status runSchedule(const Program &program, const std::function<Status(size_t)> &execute,
-                   std::vector<StepTiming> *timings) {
+                   std::vector<StepTiming> *timings, StreamWorkers *workers) {
   std::vector<Event> events(program.numEvents);
   std::vector<std::vector<size_t>> perStream(program.numStreams);
   for (size_t i = 0; i < program.steps.size(); ++i)
@@ -78,6 +130,8 @@ Status runSchedule(const Program &program, const std::function<Status(size_t)> &
 
   if (program.numStreams == 1) {
     runStream(0);
+  } else if (workers) {
+    workers->run(runStream);
   } else {
     std::vector<std::thread> workers;
     for (uint32_t s = 1; s < program.numStreams; ++s)

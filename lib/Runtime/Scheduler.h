@@ -13,17 +13,42 @@
 
 #include "Program.h"
 
+#include <atomic>
+#include <condition_variable>
 #include <functional>
+#include <mutex>
+#include <thread>
 
 namespace kiln {
 namespace rt {
 
-/// Runs every step of `program` through `execute`, one thread per stream.
-/// The first failing step stops the run; its status is returned. `timings`
-/// receives one entry per executed step.
+/// Threads kept for streams 1..N-1 between runs (stream 0 runs on the
+/// caller), so that streams start together rather than one thread spawn
+/// after another.
+class StreamWorkers {
+public:
+  explicit StreamWorkers(uint32_t numStreams);
+  ~StreamWorkers();
+  /// Runs body(s) for every stream s, in parallel, and returns when all end.
+  void run(const std::function<void(uint32_t)> &body);
+
+private:
+  void loop(uint32_t stream);
+  std::vector<std::thread> threads_;
+  std::mutex mutex_;
+  std::condition_variable start_, done_;
+  const std::function<void(uint32_t)> *body_ = nullptr;
+  std::atomic<uint64_t> generation_{0};
+  size_t running_ = 0;
+  bool stop_ = false;
+};
+
+/// Runs every step of `program` through `execute`, one worker per stream
+/// (from `workers` when given). The first failing step stops the run; its
+/// status is returned. `timings` receives one entry per executed step.
 Status runSchedule(const Program &program,
                    const std::function<Status(size_t step)> &execute,
-                   std::vector<StepTiming> *timings);
+                   std::vector<StepTiming> *timings, StreamWorkers *workers = nullptr);
 
 } // namespace rt
 } // namespace kiln

@@ -50,6 +50,8 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Executabl
   for (const TensorSpec &input : p.inputs)
     session->inputStorage_.emplace_back(input.byteSize());
   session->inputSet_.assign(p.inputs.size(), false);
+  if (p.numStreams > 1)
+    session->workers_ = std::make_unique<StreamWorkers>(p.numStreams);
   return session;
 }
 
@@ -98,7 +100,7 @@ Status Session::run() {
       outputs.push_back(const_cast<uint8_t *>(valueData(v)));
     return runStepOnCpu(p, step, inputs, outputs);
   };
-  return runSchedule(p, execute, &timings_);
+  return runSchedule(p, execute, &timings_, workers_.get());
 }
 
 const void *Session::outputData(size_t index) const {

@@ -83,6 +83,7 @@ struct TensorSpec {
 };
 
 struct Program;
+class StreamWorkers;
 
 /// A loaded, validated executable. Immutable and shareable between sessions.
 class Executable {
@@ -149,6 +150,7 @@ private:
   std::vector<std::vector<uint8_t>> inputStorage_;
   std::vector<bool> inputSet_;
   uint8_t *arena_ = nullptr;
+  std::unique_ptr<StreamWorkers> workers_;
   std::vector<StepTiming> timings_;
   const uint8_t *valueData(uint32_t value) const;
   friend class StepRunner;

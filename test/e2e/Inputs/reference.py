@@ -90,12 +90,12 @@ def resnet_block(rng):
 
 
 def transformer_block(rng):
-    x = rng.uniform(-1, 1, (1, 16, 32)).astype(np.float32)
+    x = rng.uniform(-1, 1, (1, 32, 64)).astype(np.float32)
     xd = x.astype(np.float64)
-    wq, wk, wv, wo = (weight((32, 32), s, 0.15) for s in (21, 22, 23, 24))
-    w1, w2 = weight((32, 64), 25, 0.15), weight((64, 32), 26, 0.1)
+    wq, wk, wv, wo = (weight((64, 64), s, 0.15) for s in (21, 22, 23, 24))
+    w1, w2 = weight((64, 128), 25, 0.15), weight((128, 64), 26, 0.1)
     q, k, v = xd @ wq, xd @ wk, xd @ wv
-    attn = softmax(q @ k.transpose(0, 2, 1) * f32(0.17677669529663687))
+    attn = softmax(q @ k.transpose(0, 2, 1) * 0.125)
     h1 = layer_norm(xd + (attn @ v) @ wo, 1.0, 0.0)
     y = layer_norm(h1 + gelu(h1 @ w1) @ w2, 1.0, 0.0)
     return {"x": x}, {"y": y}
