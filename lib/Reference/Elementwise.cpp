@@ -126,17 +126,38 @@ Tensor binary(BinaryKind kind, const Tensor &lhs, const Tensor &rhs) {
   Shape shape = broadcastShapes(lhs.shape, rhs.shape);
   DType dtype = isComparison(kind) ? DType::I1 : lhs.dtype;
   Tensor out = Tensor::zeros(dtype, shape);
-  std::vector<int64_t> ls = rowMajorStrides(lhs.shape);
-  std::vector<int64_t> rs = rowMajorStrides(rhs.shape);
-  int64_t k = 0;
-  for (IndexIterator it(shape); !it.done(); it.next(), ++k) {
-    int64_t a = broadcastOffset(lhs.shape, ls, it.index());
-    int64_t b = broadcastOffset(rhs.shape, rs, it.index());
+  int64_t n = out.numElements();
+  auto apply = [&](int64_t k, int64_t a, int64_t b) {
     if (lhs.isFloat())
       out.setDouble(k, applyBinary(kind, lhs.f[a], rhs.f[b]));
     else
       out.setInt(k, applyBinaryInt(kind, lhs.i[a], rhs.i[b]));
+  };
+  // Common cases without index arithmetic: equal shapes, and an operand
+  // that repeats along the leading dimensions (a bias, a scalar).
+  int64_t na = lhs.numElements(), nb = rhs.numElements();
+  bool lhsFull = na == n && lhs.shape.size() == shape.size();
+  bool rhsFull = nb == n && rhs.shape.size() == shape.size();
+  auto isSuffix = [&](const Shape &s) {
+    return s.size() <= shape.size() &&
+           std::equal(s.begin(), s.end(), shape.end() - s.size());
+  };
+  if (lhsFull && (rhsFull || (nb > 0 && isSuffix(rhs.shape)))) {
+    for (int64_t k = 0; k < n; ++k)
+      apply(k, k, k % nb);
+    return out;
   }
+  if (rhsFull && na > 0 && isSuffix(lhs.shape)) {
+    for (int64_t k = 0; k < n; ++k)
+      apply(k, k % na, k);
+    return out;
+  }
+  std::vector<int64_t> ls = rowMajorStrides(lhs.shape);
+  std::vector<int64_t> rs = rowMajorStrides(rhs.shape);
+  int64_t k = 0;
+  for (IndexIterator it(shape); !it.done(); it.next(), ++k)
+    apply(k, broadcastOffset(lhs.shape, ls, it.index()),
+          broadcastOffset(rhs.shape, rs, it.index()));
   return out;
 }
 

@@ -2,6 +2,7 @@
 
 #include "Scheduler.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 
@@ -115,7 +116,7 @@ Status runSchedule(const Program &program, const std::function<Status(size_t)> &
         double begin = micros();
         Status s = execute(index);
         double end = micros();
-        streamTimings[stream].push_back({step.name, static_cast<int>(stream), begin, end});
+        streamTimings[stream].push_back({index, step.name, static_cast<int>(stream), begin, end});
         if (!s) {
           std::lock_guard<std::mutex> lock(errorMutex);
           if (!failed.exchange(true))
@@ -144,6 +145,8 @@ Status runSchedule(const Program &program, const std::function<Status(size_t)> &
     timings->clear();
     for (auto &t : streamTimings)
       timings->insert(timings->end(), t.begin(), t.end());
+    std::sort(timings->begin(), timings->end(),
+              [](const StepTiming &a, const StepTiming &b) { return a.step < b.step; });
   }
   return failed ? firstError : Status::ok();
 }

@@ -77,6 +77,24 @@ TEST(Elementwise, BroadcastingBinary) {
   EXPECT_EQ(lt.i, (std::vector<int64_t>{1, 1, 0, 1, 0, 0}));
 }
 
+TEST(Elementwise, BroadcastFastPathsMatchExplicitBroadcast) {
+  // Suffix broadcasts on either side take a fast path; the general path
+  // handles the rest. All must equal broadcasting explicitly first.
+  Tensor a = random({2, 3, 4}, 11), bias = random({3, 4}, 12), row = random({4}, 13);
+  Tensor col = random({2, 1, 4}, 14), other = random({3, 1}, 15);
+  auto check = [](const Tensor &x, const Tensor &y) {
+    Shape shape = broadcastShapes(x.shape, y.shape);
+    Tensor expected = binary(BinaryKind::Sub, broadcastTo(x, shape), broadcastTo(y, shape));
+    expectNear(binary(BinaryKind::Sub, x, y), expected, 0);
+  };
+  check(a, bias);
+  check(bias, a);
+  check(row, a);
+  check(a, row);
+  check(col, other);
+  check(a, make(DType::F32, {}, {2.0}));
+}
+
 TEST(Elementwise, IntegerSemantics) {
   Tensor a = make(DType::I32, {4}, {7, -7, 5, INT32_MIN});
   Tensor b = make(DType::I32, {4}, {2, 2, 0, -1});

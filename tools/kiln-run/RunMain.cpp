@@ -288,7 +288,7 @@ int runMain(int argc, char **argv, std::shared_ptr<const rt::Executable> embedde
                            .count());
       const auto &timings = (*session)->lastTimings();
       for (size_t k = 0; k < timings.size(); ++k) {
-        std::string key = "#" + std::to_string(k) + " " + timings[k].name + " (stream " +
+        std::string key = "#" + std::to_string(timings[k].step) + " " + timings[k].name + " (stream " +
                           std::to_string(timings[k].stream) + ")";
         if (r == 0)
           order.push_back(key);

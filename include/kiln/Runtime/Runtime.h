@@ -123,6 +123,7 @@ struct SessionOptions {
 /// Wall-clock span of one step in the last run, in microseconds from the
 /// start of the run.
 struct StepTiming {
+  size_t step; ///< index in program order
   std::string name;
   int stream;
   double startUs;
