@@ -2,7 +2,8 @@
 //
 // The reference path decodes the step's inputs from memory (any dtype and
 // layout), evaluates its ops with the shared reference kernels and encodes
-// the results. Single-precision row-major matmuls take the OpenBLAS path.
+// the results. Single-precision row-major matmuls and convolutions take the
+// OpenBLAS path (convolution through im2col).
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,12 +61,83 @@ bool tryMatmulF32(const StepDesc &step, const Program &program,
   return true;
 }
 
+/// 2-D convolution as im2col + sgemm per image and group, for f32 NCHW
+/// (row-major) input, filter, bias and output.
+bool tryConv2dF32(const StepDesc &step, const Program &program,
+                  const std::vector<const uint8_t *> &inputs,
+                  const std::vector<uint8_t *> &outputs) {
+  if (step.ops.size() != 1 || step.ops[0].name != "kiln.conv2d" || step.yields.size() != 1 ||
+      step.yields[0] != step.inputs.size())
+    return false;
+  const OpDesc &op = step.ops[0];
+  for (uint32_t operand : op.operands)
+    if (!isRowMajorF32(program.values[step.inputs[operand]].type))
+      return false;
+  const TensorSpec &out = program.values[step.outputs[0]].type;
+  if (!isRowMajorF32(out))
+    return false;
+  auto ints = [&](const char *name, std::vector<int64_t> fallback) {
+    auto it = op.attrs.find(name);
+    return it == op.attrs.end() ? fallback : it->second.ints;
+  };
+  std::vector<int64_t> strides = ints("strides", {1, 1});
+  std::vector<int64_t> padding = ints("padding", {0, 0, 0, 0});
+  std::vector<int64_t> dilations = ints("dilations", {1, 1});
+  auto groupsIt = op.attrs.find("groups");
+  int64_t groups = groupsIt == op.attrs.end() ? 1 : groupsIt->second.i;
+  const ref::Shape &xs = program.values[step.inputs[op.operands[0]]].type.shape;
+  const ref::Shape &ws = program.values[step.inputs[op.operands[1]]].type.shape;
+  int64_t n = xs[0], c = xs[1], h = xs[2], w = xs[3];
+  int64_t o = ws[0], cg = ws[1], kh = ws[2], kw = ws[3];
+  int64_t oh = out.shape[2], ow = out.shape[3], og = o / groups;
+  int64_t rows = cg * kh * kw, cols = oh * ow;
+  const float *x = reinterpret_cast<const float *>(inputs[op.operands[0]]);
+  const float *filter = reinterpret_cast<const float *>(inputs[op.operands[1]]);
+  const float *bias =
+      op.operands.size() > 2 ? reinterpret_cast<const float *>(inputs[op.operands[2]]) : nullptr;
+  float *y = reinterpret_cast<float *>(outputs[0]);
+  // A 1x1, stride-1, unpadded convolution reads the image as the matrix.
+  bool direct = kh == 1 && kw == 1 && strides == std::vector<int64_t>{1, 1} &&
+                padding == std::vector<int64_t>{0, 0, 0, 0};
+  std::vector<float> columns(direct ? 0 : rows * cols);
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t g = 0; g < groups; ++g) {
+      const float *image = x + (b * c + g * cg) * h * w;
+      if (!direct) {
+        for (int64_t ci = 0; ci < cg; ++ci)
+          for (int64_t r = 0; r < kh; ++r)
+            for (int64_t s = 0; s < kw; ++s) {
+              float *row = columns.data() + ((ci * kh + r) * kw + s) * cols;
+              for (int64_t i = 0; i < oh; ++i) {
+                int64_t ih = i * strides[0] - padding[0] + r * dilations[0];
+                for (int64_t j = 0; j < ow; ++j) {
+                  int64_t iw = j * strides[1] - padding[1] + s * dilations[1];
+                  row[i * ow + j] = (ih < 0 || ih >= h || iw < 0 || iw >= w)
+                                        ? 0.0f
+                                        : image[(ci * h + ih) * w + iw];
+                }
+              }
+            }
+      }
+      float *result = y + (b * o + g * og) * cols;
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, og, cols, rows, 1.0f,
+                  filter + g * og * rows, rows, direct ? image : columns.data(), cols, 0.0f,
+                  result, cols);
+      if (bias)
+        for (int64_t oc = 0; oc < og; ++oc)
+          for (int64_t k = 0; k < cols; ++k)
+            result[oc * cols + k] += bias[g * og + oc];
+    }
+  return true;
+}
+
 } // namespace
 
 Status runStepOnCpu(const Program &program, const StepDesc &step,
                     const std::vector<const uint8_t *> &inputs,
                     const std::vector<uint8_t *> &outputs) {
-  if (tryMatmulF32(step, program, inputs, outputs))
+  if (tryMatmulF32(step, program, inputs, outputs) ||
+      tryConv2dF32(step, program, inputs, outputs))
     return Status::ok();
   std::vector<ref::Tensor> local;
   local.reserve(step.inputs.size() + step.ops.size());

@@ -19,6 +19,7 @@
 #include "gtest/gtest.h"
 
 #include <atomic>
+#include <functional>
 #include <chrono>
 #include <cstring>
 #include <random>
@@ -302,6 +303,95 @@ TEST_F(LoaderTest, HostileEditsAreRejectedOrHarmless) {
   }
   EXPECT_GT(rejected, 100);
   EXPECT_EQ(rejected + accepted, 3000);
+}
+
+} // namespace
+
+namespace {
+
+/// Runs a one-op model through the runtime (OpenBLAS paths included) and
+/// through the reference kernels, on random inputs, and compares.
+void checkAgainstReference(const std::string &decls, const std::string &expr,
+                           const std::vector<std::pair<std::string, ref::Shape>> &inputs,
+                           const std::function<ref::Tensor(const std::vector<ref::Tensor> &)> &reference) {
+  std::string source = decls + "y = " + expr + "\noutput y\n";
+  std::vector<uint8_t> kx = compile(source);
+  ASSERT_FALSE(kx.empty()) << source;
+  auto exe = rt::Executable::loadMemory(kx.data(), kx.size());
+  ASSERT_TRUE(exe) << exe.status().message();
+  auto session = rt::Session::create(*exe, {});
+  std::vector<ref::Tensor> refInputs;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    std::vector<float> data = randomFloats(ref::numElements(inputs[k].second), 100 + k);
+    ASSERT_TRUE((*session)->setInput(k, data.data(), data.size() * 4));
+    ref::Tensor t = ref::Tensor::zeros(ref::DType::F64, inputs[k].second);
+    for (size_t e = 0; e < data.size(); ++e)
+      t.f[e] = data[e];
+    refInputs.push_back(t);
+  }
+  rt::Status s = (*session)->run();
+  ASSERT_TRUE(s) << s.message();
+  ref::Tensor expected = reference(refInputs);
+  const rt::TensorSpec &out = (*exe)->outputs()[0];
+  ASSERT_EQ(out.shape, expected.shape) << source;
+  const float *y = static_cast<const float *>((*session)->outputData(0));
+  for (int64_t k = 0; k < expected.numElements(); ++k)
+    ASSERT_NEAR(y[k], expected.f[k], 1e-4 + 1e-4 * std::abs(expected.f[k])) << source << " @" << k;
+}
+
+TEST(CpuKernels, MatmulVariantsMatchTheReference) {
+  struct Case { std::string decls, expr; ref::Shape a, b; bool ta, tb; };
+  std::vector<Case> cases = {
+      {"input a: f32[5, 7]\ninput b: f32[7, 3]\n", "matmul(a, b)", {5, 7}, {7, 3}, false, false},
+      {"input a: f32[7, 5]\ninput b: f32[3, 7]\n", "matmul(a, b, transpose_a=true, transpose_b=true)",
+       {7, 5}, {3, 7}, true, true},
+      {"input a: f32[4, 5, 7]\ninput b: f32[4, 7, 3]\n", "matmul(a, b)", {4, 5, 7}, {4, 7, 3}, false, false},
+      {"input a: f32[2, 4, 5, 7]\ninput b: f32[7, 3]\n", "matmul(a, b)", {2, 4, 5, 7}, {7, 3}, false, false},
+      // Batch broadcast on the left operand: not an OpenBLAS case, the reference path runs it.
+      {"input a: f32[5, 7]\ninput b: f32[4, 7, 3]\n", "matmul(a, b)", {5, 7}, {4, 7, 3}, false, false},
+  };
+  for (const Case &c : cases)
+    checkAgainstReference(c.decls, c.expr, {{"a", c.a}, {"b", c.b}},
+                          [&](const std::vector<ref::Tensor> &in) {
+                            return ref::matmul(in[0], in[1], c.ta, c.tb);
+                          });
+}
+
+TEST(CpuKernels, ConvolutionVariantsMatchTheReference) {
+  struct Case { std::string attrs; ref::Shape x, w; bool bias; ref::Conv2dParams p; };
+  auto params = [](int64_t stride, int64_t pad, int64_t dilation, int64_t groups) {
+    ref::Conv2dParams p;
+    p.strides[0] = p.strides[1] = stride;
+    p.padding[0] = p.padding[1] = p.padding[2] = p.padding[3] = pad;
+    p.dilations[0] = p.dilations[1] = dilation;
+    p.groups = groups;
+    return p;
+  };
+  std::vector<Case> cases = {
+      {"", {2, 3, 9, 9}, {4, 3, 3, 3}, false, params(1, 0, 1, 1)},
+      {", strides=[2, 2], padding=1", {1, 4, 10, 10}, {6, 4, 3, 3}, true, params(2, 1, 1, 1)},
+      {", dilations=[2, 2], padding=2", {1, 2, 8, 8}, {3, 2, 3, 3}, false, params(1, 2, 2, 1)},
+      {", groups=2, padding=1", {2, 4, 6, 6}, {6, 2, 3, 3}, true, params(1, 1, 1, 2)},
+      {"", {1, 8, 5, 5}, {4, 8, 1, 1}, true, params(1, 0, 1, 1)},
+  };
+  for (const Case &c : cases) {
+    auto shape = [](const ref::Shape &s) {
+      std::string t = "f32[";
+      for (size_t d = 0; d < s.size(); ++d)
+        t += (d ? ", " : "") + std::to_string(s[d]);
+      return t + "]";
+    };
+    std::string decls = "input x: " + shape(c.x) + "\ninput w: " + shape(c.w) + "\n";
+    std::vector<std::pair<std::string, ref::Shape>> inputs = {{"x", c.x}, {"w", c.w}};
+    if (c.bias) {
+      decls += "input b: f32[" + std::to_string(c.w[0]) + "]\n";
+      inputs.push_back({"b", {c.w[0]}});
+    }
+    checkAgainstReference(decls, std::string("conv2d(x, w") + (c.bias ? ", b" : "") + c.attrs + ")",
+                          inputs, [&](const std::vector<ref::Tensor> &in) {
+                            return ref::conv2d(in[0], in[1], c.bias ? &in[2] : nullptr, c.p);
+                          });
+  }
 }
 
 } // namespace
