@@ -2,9 +2,9 @@
 
 #include "KgOps.h"
 
+#include "kiln/Frontend/BuildOp.h"
 #include "kiln/IR/KilnOps.h"
 
-#include "mlir/IR/Verifier.h"
 
 #include <algorithm>
 
@@ -191,26 +191,12 @@ void KgCall::addLayout(llvm::StringRef name, llvm::StringRef opName) {
 
 namespace {
 
-/// Infers the result types (reporting shape, dtype, layout and device errors
-/// at the call), creates the op and verifies it.
+/// Builds the op of a call once its attributes are read.
 template <typename OpT>
 Operation *create(KgCall &call) {
   if (call.failed)
     return nullptr;
-  MLIRContext *context = call.builder.getContext();
-  SmallVector<Type, 1> types;
-  if (failed(OpT::inferReturnTypes(context, call.loc, ValueRange(call.operands),
-                                   DictionaryAttr::get(context, call.built),
-                                   OpaqueProperties(nullptr), RegionRange(),
-                                   types)))
-    return nullptr;
-  Operation *op = call.builder.create<OpT>(call.loc, types,
-                                           ValueRange(call.operands), call.built);
-  if (failed(mlir::verify(op))) {
-    op->erase();
-    return nullptr;
-  }
-  return op;
+  return buildOp<OpT>(call.builder, call.loc, call.operands, call.built);
 }
 
 /// ONNX-style slice: starts/ends/steps for the listed axes (default all),

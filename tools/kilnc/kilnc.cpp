@@ -4,7 +4,7 @@
 //                  [--emit=mlir|plan|kx] [--schedule=max-concurrency|min-memory]
 //                  [--max-streams=N] [--target=cpu] [-o FILE]
 //
-// Parses a model (.kg, or kiln IR in .mlir), runs the default graph
+// Parses a model (.kg, .onnx, or kiln IR in .mlir), runs the default graph
 // pipeline (and, for --emit=plan, the lowering to an execution plan) and
 // writes the resulting IR. Every diagnostic carries the
 // model file's file:line:col and shows the offending line.
@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Frontend/KgParser.h"
+#include "kiln/Frontend/OnnxImporter.h"
 #include "kiln/Exec/ExecOps.h"
 #include "kiln/IR/KilnDialect.h"
 #include "kiln/Lowering/Passes.h"
@@ -93,6 +94,10 @@ static cl::opt<unsigned> dumpElideLimit(
     "dump-elide-limit",
     cl::desc("In dumps, elide literals with more elements than this (0: never)"),
     cl::init(16), cl::cat(kilncCategory));
+static cl::list<std::string> inputShapes(
+    "input-shape",
+    cl::desc("Pin the shape of a model input whose dimensions are unknown (ONNX)"),
+    cl::value_desc("NAME=D0xD1x..."), cl::cat(kilncCategory));
 static cl::opt<bool> noOptimize("O0", cl::desc("Skip the graph pipeline"),
                                 cl::cat(kilncCategory));
 
@@ -177,6 +182,17 @@ int main(int argc, char **argv) {
                       func::FuncDialect>();
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  // ONNX nodes have no line numbers: name the model file and the node.
+  ScopedDiagnosticHandler nodeDiagnostics(&context, [](Diagnostic &diag) {
+    auto name = llvm::dyn_cast<NameLoc>(diag.getLocation());
+    auto file = name ? llvm::dyn_cast<FileLineColLoc>(name.getChildLoc()) : FileLineColLoc();
+    if (!file || file.getLine() != 0)
+      return failure(); // not an ONNX node: the source-manager handler prints it
+    llvm::errs() << file.getFilename() << ": " << name.getName() << ": "
+                 << (diag.getSeverity() == DiagnosticSeverity::Error ? "error: " : "note: ")
+                 << diag.str() << "\n";
+    return success();
+  });
 
   // Parse.
   OwningOpRef<ModuleOp> module;
@@ -189,7 +205,33 @@ int main(int argc, char **argv) {
     }
     sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
     module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  } else if (llvm::StringRef(inputFilename).ends_with(".onnx")) {
+    ::kiln::frontend::OnnxImportOptions options;
+    for (const std::string &pin : inputShapes) {
+      llvm::StringRef name, dims;
+      std::tie(name, dims) = llvm::StringRef(pin).rsplit('=');
+      std::vector<int64_t> shape;
+      bool ok = !name.empty() && !dims.empty();
+      llvm::SmallVector<llvm::StringRef> parts;
+      dims.split(parts, 'x');
+      for (llvm::StringRef part : parts) {
+        int64_t d;
+        ok &= !part.getAsInteger(10, d) && d >= 0;
+        shape.push_back(ok ? d : 0);
+      }
+      if (!ok) {
+        llvm::errs() << "kilnc: error: --input-shape takes NAME=D0xD1x..., got '" << pin << "'\n";
+        return 1;
+      }
+      options.inputShapes[name.str()] = shape;
+    }
+    module = ::kiln::frontend::importOnnxFile(inputFilename, &context, options);
   } else {
+    if (!inputShapes.empty()) {
+      llvm::errs() << "kilnc: error: --input-shape applies to ONNX models; a .kg model states "
+                      "its input shapes\n";
+      return 1;
+    }
     module = ::kiln::frontend::parseKgFile(inputFilename, sourceMgr, &context);
   }
   if (!module)

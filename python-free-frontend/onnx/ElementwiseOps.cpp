@@ -1,0 +1,257 @@
+//===- ElementwiseOps.cpp - ONNX elementwise ops --------------------------===//
+//
+// Direct maps onto kiln's elementwise ops, and decompositions of activations
+// (LeakyRelu, Elu, HardSigmoid, ...) into them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OnnxContext.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace kiln {
+namespace frontend {
+namespace onnx_import {
+
+namespace {
+
+template <typename OpT>
+Converter unary() {
+  return [](NodeContext &c) -> LogicalResult {
+    Value r = c.build<OpT>(c.input(0));
+    if (!r)
+      return failure();
+    c.results.push_back(r);
+    return success();
+  };
+}
+
+/// Before opset 7, binary ops broadcast only with broadcast=1, aligning B
+/// with A at `axis`; align B explicitly so kiln's NumPy rule applies.
+Value legacyBroadcast(NodeContext &c, Value a, Value b) {
+  if (c.opset >= 7 || c.attrInt("broadcast", 0) == 0 || !c.attr("axis"))
+    return b;
+  int64_t ra = c.rank(a), rb = c.rank(b);
+  int64_t axis = c.attrInt("axis", 0);
+  if (axis < 0)
+    axis += ra;
+  SmallVector<int64_t> shape(axis, 1);
+  llvm::append_range(shape, c.type(b).getShape());
+  while (static_cast<int64_t>(shape.size()) < ra)
+    shape.push_back(1);
+  if (static_cast<int64_t>(shape.size()) != ra || rb + axis > ra)
+    return b;
+  return c.reshape(b, shape);
+}
+
+template <typename OpT>
+Converter binary() {
+  return [](NodeContext &c) -> LogicalResult {
+    Value b = legacyBroadcast(c, c.input(0), c.input(1));
+    if (!b)
+      return failure();
+    Value r = c.build<OpT>({c.input(0), b});
+    if (!r)
+      return failure();
+    c.results.push_back(r);
+    return success();
+  };
+}
+
+/// Folds a variadic op (Min, Max, Sum) left to right.
+template <typename OpT>
+Converter variadic(bool mean = false) {
+  return [mean](NodeContext &c) -> LogicalResult {
+    if (c.numInputs() == 0)
+      return c.unsupportedBecause("no inputs");
+    Value acc = c.input(0);
+    for (size_t k = 1; k < c.numInputs() && acc; ++k)
+      acc = c.build<OpT>({acc, c.input(k)});
+    if (acc && mean)
+      acc = c.build<DivOp>({acc, c.scalarLike(acc, c.numInputs())});
+    if (!acc)
+      return failure();
+    c.results.push_back(acc);
+    return success();
+  };
+}
+
+/// cond ? a : b with scalars built on demand.
+Value where(NodeContext &c, Value cond, Value a, Value b) {
+  if (!cond || !a || !b)
+    return Value();
+  return c.build<SelectOp>({cond, a, b});
+}
+
+LogicalResult finish(NodeContext &c, Value v) {
+  if (!v)
+    return failure();
+  c.results.push_back(v);
+  return success();
+}
+
+bool isFloat(NodeContext &c, Value v) {
+  return llvm::isa<FloatType>(c.type(v).getElementType());
+}
+
+} // namespace
+
+void registerElementwiseConverters(ConverterMap &m) {
+  m["Neg"] = unary<NegOp>();
+  m["Abs"] = unary<AbsOp>();
+  m["Exp"] = unary<ExpOp>();
+  m["Log"] = unary<LogOp>();
+  m["Sqrt"] = unary<SqrtOp>();
+  m["Tanh"] = unary<TanhOp>();
+  m["Sigmoid"] = unary<SigmoidOp>();
+  m["Relu"] = unary<ReluOp>();
+  m["Erf"] = unary<ErfOp>();
+  m["Not"] = unary<NotOp>();
+
+  m["Add"] = binary<AddOp>();
+  m["Sub"] = binary<SubOp>();
+  m["Mul"] = binary<MulOp>();
+  m["Div"] = binary<DivOp>();
+  m["Equal"] = binary<EqOp>();
+  m["Less"] = binary<LtOp>();
+  m["LessOrEqual"] = binary<LeOp>();
+  m["Greater"] = binary<GtOp>();
+  m["GreaterOrEqual"] = binary<GeOp>();
+  m["And"] = binary<AndOp>();
+  m["Or"] = binary<OrOp>();
+  m["Xor"] = binary<NeOp>(); // on booleans, xor is inequality
+  m["Min"] = variadic<MinOp>();
+  m["Max"] = variadic<MaxOp>();
+  m["Sum"] = variadic<AddOp>();
+  m["Mean"] = variadic<AddOp>(/*mean=*/true);
+
+  m["Pow"] = [](NodeContext &c) -> LogicalResult {
+    Value x = c.input(0), y = c.input(1);
+    if (!isFloat(c, x))
+      return c.unsupportedBecause("integer base");
+    if (c.type(y).getElementType() != c.type(x).getElementType())
+      y = c.build<CastOp>(y, {c.named("to", TypeAttr::get(c.type(x).getElementType()))});
+    return finish(c, y ? c.build<PowOp>({x, y}) : Value());
+  };
+  m["Reciprocal"] = [](NodeContext &c) -> LogicalResult {
+    return finish(c, c.build<DivOp>({c.scalarLike(c.input(0), 1.0), c.input(0)}));
+  };
+  m["Where"] = [](NodeContext &c) -> LogicalResult {
+    return finish(c, where(c, c.input(0), c.input(1), c.input(2)));
+  };
+  m["Identity"] = [](NodeContext &c) -> LogicalResult { return finish(c, c.input(0)); };
+  m["Dropout"] = [](NodeContext &c) -> LogicalResult {
+    // Inference: the identity. A requested mask is all true.
+    if (c.numInputs() > 2 && c.input(2)) {
+      FailureOr<double> training = c.constantScalar(2);
+      if (failed(training) || *training != 0)
+        return c.unsupportedBecause("training mode");
+    }
+    c.results.push_back(c.input(0));
+    if (c.node.output_size() > 1 && !c.node.output(1).empty()) {
+      auto type = RankedTensorType::get(c.type(c.input(0)).getShape(), c.builder.getI1Type());
+      c.results.push_back(c.constant(DenseElementsAttr::get(type, true)));
+    }
+    return success();
+  };
+  m["Cast"] = [](NodeContext &c) -> LogicalResult {
+    Type to = elementTypeOf(c.builder.getContext(), c.attrInt("to", 0));
+    if (!to)
+      return c.unsupportedBecause("cast to " + dataTypeName(c.attrInt("to", 0)));
+    return finish(c, c.build<CastOp>(c.input(0), {c.named("to", TypeAttr::get(to))}));
+  };
+  m["CastLike"] = [](NodeContext &c) -> LogicalResult {
+    Type to = c.type(c.input(1)).getElementType();
+    return finish(c, c.build<CastOp>(c.input(0), {c.named("to", TypeAttr::get(to))}));
+  };
+  m["IsNaN"] = [](NodeContext &c) -> LogicalResult {
+    return finish(c, c.build<NeOp>({c.input(0), c.input(0)}));
+  };
+  m["Clip"] = [](NodeContext &c) -> LogicalResult {
+    Value x = c.input(0), lo, hi;
+    if (c.opset < 11) {
+      lo = c.scalarLike(x, c.attrFloat("min", -std::numeric_limits<float>::infinity()));
+      hi = c.scalarLike(x, c.attrFloat("max", std::numeric_limits<float>::infinity()));
+    } else {
+      lo = c.input(1);
+      hi = c.input(2);
+    }
+    Value r = x;
+    if (lo)
+      r = c.build<MaxOp>({r, lo});
+    if (r && hi)
+      r = c.build<MinOp>({r, hi});
+    return finish(c, r);
+  };
+  m["LeakyRelu"] = [](NodeContext &c) -> LogicalResult {
+    Value x = c.input(0), zero = c.scalarLike(x, 0);
+    Value scaled = c.build<MulOp>({x, c.scalarLike(x, c.attrFloat("alpha", 0.01f))});
+    return finish(c, where(c, c.build<LtOp>({x, zero}), scaled, x));
+  };
+  m["PRelu"] = [](NodeContext &c) -> LogicalResult {
+    Value x = c.input(0), zero = c.scalarLike(x, 0);
+    Value slope = legacyBroadcast(c, x, c.input(1));
+    Value scaled = c.build<MulOp>({x, slope});
+    return finish(c, where(c, c.build<LtOp>({x, zero}), scaled, x));
+  };
+  auto elu = [](NodeContext &c, Value x, double alpha) {
+    Value expm1 = c.build<SubOp>({c.build<ExpOp>(x), c.scalarLike(x, 1)});
+    Value negative = c.build<MulOp>({expm1, c.scalarLike(x, alpha)});
+    return where(c, c.build<GtOp>({x, c.scalarLike(x, 0)}), x, negative);
+  };
+  m["Elu"] = [elu](NodeContext &c) -> LogicalResult {
+    return finish(c, elu(c, c.input(0), c.attrFloat("alpha", 1.0f)));
+  };
+  m["Selu"] = [elu](NodeContext &c) -> LogicalResult {
+    Value x = c.input(0);
+    Value e = elu(c, x, c.attrFloat("alpha", 1.67326319217681884765625f));
+    return finish(c, e ? c.build<MulOp>({e, c.scalarLike(x, c.attrFloat("gamma", 1.05070102214813232421875f))})
+                       : Value());
+  };
+  m["Celu"] = [](NodeContext &c) -> LogicalResult {
+    Value x = c.input(0);
+    double alpha = c.attrFloat("alpha", 1.0f);
+    Value expm1 = c.build<SubOp>({c.build<ExpOp>(c.build<DivOp>({x, c.scalarLike(x, alpha)})),
+                                  c.scalarLike(x, 1)});
+    Value negative = c.build<MinOp>({c.build<MulOp>({expm1, c.scalarLike(x, alpha)}), c.scalarLike(x, 0)});
+    return finish(c, c.build<AddOp>({c.build<ReluOp>(x), negative}));
+  };
+  m["ThresholdedRelu"] = [](NodeContext &c) -> LogicalResult {
+    Value x = c.input(0);
+    Value above = c.build<GtOp>({x, c.scalarLike(x, c.attrFloat("alpha", 1.0f))});
+    return finish(c, where(c, above, x, c.build<MulOp>({x, c.scalarLike(x, 0)})));
+  };
+  m["HardSigmoid"] = [](NodeContext &c) -> LogicalResult {
+    Value x = c.input(0);
+    Value y = c.build<AddOp>({c.build<MulOp>({x, c.scalarLike(x, c.attrFloat("alpha", 0.2f))}),
+                              c.scalarLike(x, c.attrFloat("beta", 0.5f))});
+    return finish(c, c.build<MaxOp>({c.build<MinOp>({y, c.scalarLike(x, 1)}), c.scalarLike(x, 0)}));
+  };
+  m["HardSwish"] = [](NodeContext &c) -> LogicalResult {
+    Value x = c.input(0);
+    Value y = c.build<AddOp>({c.build<MulOp>({x, c.scalarLike(x, 1.0 / 6.0)}), c.scalarLike(x, 0.5)});
+    Value gate = c.build<MaxOp>({c.build<MinOp>({y, c.scalarLike(x, 1)}), c.scalarLike(x, 0)});
+    return finish(c, c.build<MulOp>({x, gate}));
+  };
+  m["Softplus"] = [](NodeContext &c) -> LogicalResult {
+    Value x = c.input(0);
+    return finish(c, c.build<LogOp>(c.build<AddOp>({c.build<ExpOp>(x), c.scalarLike(x, 1)})));
+  };
+  m["Softsign"] = [](NodeContext &c) -> LogicalResult {
+    Value x = c.input(0);
+    return finish(c, c.build<DivOp>({x, c.build<AddOp>({c.build<AbsOp>(x), c.scalarLike(x, 1)})}));
+  };
+  m["Mish"] = [](NodeContext &c) -> LogicalResult {
+    Value x = c.input(0);
+    Value softplus = c.build<LogOp>(c.build<AddOp>({c.build<ExpOp>(x), c.scalarLike(x, 1)}));
+    return finish(c, c.build<MulOp>({x, c.build<TanhOp>(softplus)}));
+  };
+}
+
+} // namespace onnx_import
+} // namespace frontend
+} // namespace kiln

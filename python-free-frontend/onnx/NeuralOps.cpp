@@ -1,0 +1,237 @@
+//===- NeuralOps.cpp - ONNX contractions, convolutions, pools, norms ------===//
+
+#include "OnnxContext.h"
+
+#include <numeric>
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace kiln {
+namespace frontend {
+namespace onnx_import {
+
+namespace {
+
+LogicalResult finish(NodeContext &c, Value v) {
+  if (!v)
+    return failure();
+  c.results.push_back(v);
+  return success();
+}
+
+DenseI64ArrayAttr ints(NodeContext &c, ArrayRef<int64_t> v) {
+  return c.builder.getDenseI64ArrayAttr(v);
+}
+
+/// Window attributes of Conv and the pools, normalised to 2-D: a 1-D op
+/// works on [N, C, 1, L]. Fills padding as [top, left, bottom, right].
+struct Window {
+  bool oneDimensional = false;
+  SmallVector<int64_t> kernel, strides, dilations, padding;
+};
+
+FailureOr<Window> window(NodeContext &c, Value x, ArrayRef<int64_t> kernel) {
+  Window w;
+  int64_t spatial = c.rank(x) - 2;
+  if (spatial != 1 && spatial != 2)
+    return c.unsupportedBecause(std::to_string(spatial) + "-D windows (only 1-D and 2-D)");
+  w.oneDimensional = spatial == 1;
+  auto read = [&](const char *name, int64_t fallback) {
+    auto v = c.attrInts(name);
+    return v ? SmallVector<int64_t>(v->begin(), v->end()) : SmallVector<int64_t>(spatial, fallback);
+  };
+  SmallVector<int64_t> strides = read("strides", 1), dilations = read("dilations", 1);
+  SmallVector<int64_t> pads(2 * spatial, 0);
+  if (auto p = c.attrInts("pads"))
+    pads.assign(p->begin(), p->end());
+  if (pads.size() != static_cast<size_t>(2 * spatial) || strides.size() != static_cast<size_t>(spatial) ||
+      dilations.size() != static_cast<size_t>(spatial) || kernel.size() != static_cast<size_t>(spatial)) {
+    emitError(c.loc) << "window attributes do not match the input's rank";
+    return failure();
+  }
+  std::string autoPad = c.attrString("auto_pad", "NOTSET");
+  ArrayRef<int64_t> in = c.type(x).getShape().drop_front(2);
+  if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    for (int64_t d = 0; d < spatial; ++d) {
+      int64_t out = (in[d] + strides[d] - 1) / strides[d];
+      int64_t total = std::max<int64_t>(0, (out - 1) * strides[d] + (kernel[d] - 1) * dilations[d] + 1 - in[d]);
+      int64_t small = total / 2, large = total - small;
+      pads[d] = autoPad == "SAME_UPPER" ? small : large;
+      pads[d + spatial] = autoPad == "SAME_UPPER" ? large : small;
+    }
+  } else if (autoPad == "VALID") {
+    std::fill(pads.begin(), pads.end(), 0);
+  } else if (autoPad != "NOTSET") {
+    emitError(c.loc) << "unknown auto_pad '" << autoPad << "'";
+    return failure();
+  }
+  if (w.oneDimensional) {
+    w.kernel = {1, kernel[0]};
+    w.strides = {1, strides[0]};
+    w.dilations = {1, dilations[0]};
+    w.padding = {0, pads[0], 0, pads[1]};
+  } else {
+    w.kernel.assign(kernel.begin(), kernel.end());
+    w.strides = strides;
+    w.dilations = dilations;
+    w.padding = pads;
+  }
+  return w;
+}
+
+/// [N, C, L] -> [N, C, 1, L] for 1-D windows.
+Value to2d(NodeContext &c, Value v) {
+  ArrayRef<int64_t> s = c.type(v).getShape();
+  return c.reshape(v, {s[0], s[1], 1, s[2]});
+}
+Value from2d(NodeContext &c, Value v) {
+  if (!v)
+    return v;
+  ArrayRef<int64_t> s = c.type(v).getShape();
+  return c.reshape(v, {s[0], s[1], s[3]});
+}
+
+template <typename OpT>
+LogicalResult pool(NodeContext &c) {
+  Value x = c.input(0);
+  auto kernel = c.attrInts("kernel_shape");
+  if (!kernel)
+    return c.unsupportedBecause("no kernel_shape");
+  if (c.attrInt("storage_order", 0) != 0)
+    return c.unsupportedBecause("column-major storage_order");
+  FailureOr<Window> w = window(c, x, *kernel);
+  if (failed(w))
+    return failure();
+  if (llvm::any_of(w->dilations, [](int64_t d) { return d != 1; }))
+    return c.unsupportedBecause("dilated pooling");
+  Value input = w->oneDimensional ? to2d(c, x) : x;
+  SmallVector<NamedAttribute> attrs = {
+      c.named("kernel", ints(c, w->kernel)), c.named("strides", ints(c, w->strides)),
+      c.named("padding", ints(c, w->padding)),
+      c.named("ceil_mode", c.builder.getBoolAttr(c.attrInt("ceil_mode", 0) != 0)),
+      c.named("count_include_pad", c.builder.getBoolAttr(c.attrInt("count_include_pad", 0) != 0))};
+  Value y = c.build<OpT>(input, attrs);
+  return finish(c, w->oneDimensional ? from2d(c, y) : y);
+}
+
+/// Softmax before opset 13 flattens to 2-D at `axis`.
+template <typename OpT>
+LogicalResult softmax(NodeContext &c) {
+  Value x = c.input(0);
+  int64_t rank = c.rank(x);
+  FailureOr<int64_t> axis = c.axis(c.attrInt("axis", c.opset < 13 ? 1 : -1), rank);
+  if (failed(axis))
+    return failure();
+  if (c.opset >= 13 || *axis == rank - 1)
+    return finish(c, c.build<OpT>(x, {c.named("axis", c.builder.getI64IntegerAttr(*axis))}));
+  ArrayRef<int64_t> s = c.type(x).getShape();
+  int64_t outer = std::accumulate(s.begin(), s.begin() + *axis, int64_t(1), std::multiplies<>());
+  int64_t inner = std::accumulate(s.begin() + *axis, s.end(), int64_t(1), std::multiplies<>());
+  Value flat = c.reshape(x, {outer, inner});
+  Value y = c.build<OpT>(flat, {c.named("axis", c.builder.getI64IntegerAttr(1))});
+  return finish(c, y ? c.reshape(y, s) : Value());
+}
+
+} // namespace
+
+void registerNeuralConverters(ConverterMap &m) {
+  m["MatMul"] = [](NodeContext &c) -> LogicalResult {
+    Value a = c.input(0), b = c.input(1);
+    bool vecA = c.rank(a) == 1, vecB = c.rank(b) == 1;
+    if (vecA)
+      a = c.reshape(a, {1, c.type(a).getDimSize(0)});
+    if (vecB)
+      b = c.reshape(b, {c.type(b).getDimSize(0), 1});
+    Value y = c.build<MatMulOp>({a, b});
+    if (!y)
+      return failure();
+    if (vecA || vecB) {
+      SmallVector<int64_t> shape(c.type(y).getShape());
+      if (vecB)
+        shape.erase(shape.end() - 1);
+      if (vecA)
+        shape.erase(shape.end() - (vecB ? 1 : 2));
+      y = c.reshape(y, shape);
+    }
+    return finish(c, y);
+  };
+  m["Gemm"] = [](NodeContext &c) -> LogicalResult {
+    Value a = c.input(0), b = c.input(1);
+    Value y = c.build<MatMulOp>({a, b}, {c.named("transpose_a", c.builder.getBoolAttr(c.attrInt("transA", 0))),
+                                         c.named("transpose_b", c.builder.getBoolAttr(c.attrInt("transB", 0)))});
+    float alpha = c.attrFloat("alpha", 1.0f), beta = c.attrFloat("beta", 1.0f);
+    if (y && alpha != 1.0f)
+      y = c.build<MulOp>({y, c.scalarLike(y, alpha)});
+    if (y && c.input(2) && beta != 0.0f) {
+      Value bias = c.input(2);
+      if (beta != 1.0f)
+        bias = c.build<MulOp>({bias, c.scalarLike(bias, beta)});
+      y = c.build<AddOp>({y, bias});
+    }
+    return finish(c, y);
+  };
+  m["Conv"] = [](NodeContext &c) -> LogicalResult {
+    Value x = c.input(0), w = c.input(1), bias = c.input(2);
+    ArrayRef<int64_t> ws = c.type(w).getShape();
+    SmallVector<int64_t> kernel(ws.drop_front(2));
+    FailureOr<Window> win = window(c, x, kernel);
+    if (failed(win))
+      return failure();
+    if (win->oneDimensional) {
+      x = to2d(c, x);
+      w = c.reshape(w, {ws[0], ws[1], 1, ws[2]});
+    }
+    SmallVector<Value> operands = {x, w};
+    if (bias)
+      operands.push_back(bias);
+    Value y = c.build<Conv2dOp>(operands, {c.named("strides", ints(c, win->strides)),
+                                           c.named("padding", ints(c, win->padding)),
+                                           c.named("dilations", ints(c, win->dilations)),
+                                           c.named("groups", c.builder.getI64IntegerAttr(c.attrInt("group", 1)))});
+    return finish(c, win->oneDimensional ? from2d(c, y) : y);
+  };
+  m["MaxPool"] = [](NodeContext &c) { return pool<MaxPool2dOp>(c); };
+  m["AveragePool"] = [](NodeContext &c) { return pool<AvgPool2dOp>(c); };
+  m["GlobalAveragePool"] = [](NodeContext &c) -> LogicalResult {
+    return finish(c, c.build<GlobalAvgPoolOp>(c.input(0)));
+  };
+  m["GlobalMaxPool"] = [](NodeContext &c) -> LogicalResult {
+    SmallVector<int64_t> axes;
+    for (int64_t d = 2; d < c.rank(c.input(0)); ++d)
+      axes.push_back(d);
+    return finish(c, c.build<ReduceMaxOp>(c.input(0), {c.named("axes", ints(c, axes)),
+                                                       c.named("keepdims", c.builder.getBoolAttr(true))}));
+  };
+  m["BatchNormalization"] = [](NodeContext &c) -> LogicalResult {
+    if (c.attrInt("training_mode", 0) != 0)
+      return c.unsupportedBecause("training mode");
+    if (c.opset < 9 && c.attrInt("spatial", 1) != 1)
+      return c.unsupportedBecause("spatial=0");
+    SmallVector<Value> operands(c.inputs.begin(), c.inputs.begin() + std::min<size_t>(5, c.numInputs()));
+    return finish(c, c.build<BatchNormOp>(operands, {c.named("epsilon", c.builder.getF64FloatAttr(c.attrFloat("epsilon", 1e-5f)))}));
+  };
+  m["LayerNormalization"] = [](NodeContext &c) -> LogicalResult {
+    Value x = c.input(0);
+    FailureOr<int64_t> axis = c.axis(c.attrInt("axis", -1), c.rank(x));
+    if (failed(axis))
+      return failure();
+    ArrayRef<int64_t> normalized = c.type(x).getShape().drop_front(*axis);
+    auto fit = [&](Value v) {
+      if (!v || c.type(v).getShape() == normalized)
+        return v;
+      return c.build<BroadcastOp>(v, {c.named("shape", ints(c, normalized))});
+    };
+    SmallVector<Value> operands = {x, fit(c.input(1))};
+    if (c.input(2))
+      operands.push_back(fit(c.input(2)));
+    return finish(c, c.build<LayerNormOp>(operands, {c.named("axis", c.builder.getI64IntegerAttr(*axis)),
+                                                     c.named("epsilon", c.builder.getF64FloatAttr(c.attrFloat("epsilon", 1e-5f)))}));
+  };
+  m["Softmax"] = [](NodeContext &c) { return softmax<SoftmaxOp>(c); };
+  m["LogSoftmax"] = [](NodeContext &c) { return softmax<LogSoftmaxOp>(c); };
+}
+
+} // namespace onnx_import
+} // namespace frontend
+} // namespace kiln

@@ -1,0 +1,149 @@
+//===- OnnxContext.cpp - helpers of the ONNX op converters ----------------===//
+
+#include "OnnxContext.h"
+
+#include "kiln/IR/ReferenceConversion.h"
+#include "kiln/Transforms/OpEvaluator.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace kiln {
+namespace frontend {
+namespace onnx_import {
+
+const onnx::AttributeProto *NodeContext::attr(const std::string &name) const {
+  for (const onnx::AttributeProto &a : node.attribute())
+    if (a.name() == name)
+      return &a;
+  return nullptr;
+}
+
+int64_t NodeContext::attrInt(const std::string &name, int64_t fallback) const {
+  const onnx::AttributeProto *a = attr(name);
+  return a ? a->i() : fallback;
+}
+
+float NodeContext::attrFloat(const std::string &name, float fallback) const {
+  const onnx::AttributeProto *a = attr(name);
+  return a ? a->f() : fallback;
+}
+
+std::string NodeContext::attrString(const std::string &name, const std::string &fallback) const {
+  const onnx::AttributeProto *a = attr(name);
+  return a ? a->s() : fallback;
+}
+
+std::optional<std::vector<int64_t>> NodeContext::attrInts(const std::string &name) const {
+  const onnx::AttributeProto *a = attr(name);
+  if (!a)
+    return std::nullopt;
+  return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+}
+
+Value NodeContext::constant(DenseElementsAttr value) {
+  auto plain = llvm::cast<RankedTensorType>(value.getType());
+  auto type = RankedTensorType::get(plain.getShape(), plain.getElementType(),
+                                    getDefaultEncoding(builder.getContext()));
+  return builder.create<ConstantOp>(loc, type, value).getResult();
+}
+
+Value NodeContext::scalarLike(Value like, double value) {
+  Type element = type(like).getElementType();
+  ::kiln::ref::Tensor t = ::kiln::ref::Tensor::zeros(*toReferenceDType(element), {});
+  t.setDouble(0, value);
+  return constant(toElementsAttr(t, RankedTensorType::get({}, element)));
+}
+
+Value NodeContext::constantI64(ArrayRef<int64_t> values, bool asVector) {
+  auto type = RankedTensorType::get(
+      asVector ? ArrayRef<int64_t>{static_cast<int64_t>(values.size())} : ArrayRef<int64_t>{},
+      builder.getI64Type());
+  return constant(DenseElementsAttr::get(type, values));
+}
+
+Value NodeContext::reshape(Value v, ArrayRef<int64_t> shape) {
+  if (type(v).getShape() == shape)
+    return v;
+  return build<ReshapeOp>(v, {named("shape", builder.getDenseI64ArrayAttr(shape))});
+}
+
+/// Evaluates `v` if its whole producing subgraph is constant.
+static FailureOr<DenseElementsAttr> fold(Value v, llvm::DenseMap<Value, DenseElementsAttr> &memo) {
+  if (auto it = memo.find(v); it != memo.end())
+    return it->second;
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return failure();
+  DenseElementsAttr result;
+  if (auto c = llvm::dyn_cast<ConstantOp>(def)) {
+    result = llvm::dyn_cast<DenseElementsAttr>(c.getValue());
+  } else if (auto w = llvm::dyn_cast<WeightOp>(def)) {
+    result = llvm::dyn_cast<DenseElementsAttr>(w.getValue());
+  } else {
+    SmallVector<ElementsAttr> operands;
+    for (Value operand : def->getOperands()) {
+      FailureOr<DenseElementsAttr> folded = fold(operand, memo);
+      if (failed(folded))
+        return failure();
+      operands.push_back(*folded);
+    }
+    FailureOr<DenseElementsAttr> evaluated = evaluateOp(def, operands);
+    if (failed(evaluated))
+      return failure();
+    result = *evaluated;
+  }
+  if (!result)
+    return failure();
+  memo[v] = result;
+  return result;
+}
+
+FailureOr<DenseElementsAttr> NodeContext::constantOf(Value v, size_t k) {
+  llvm::DenseMap<Value, DenseElementsAttr> memo;
+  FailureOr<DenseElementsAttr> value = v ? fold(v, memo) : FailureOr<DenseElementsAttr>(failure());
+  if (failed(value))
+    unsupported = "input #" + std::to_string(k) + " must be a constant (computed from "
+                  "initializers and static shapes)";
+  return value;
+}
+
+FailureOr<SmallVector<int64_t>> NodeContext::constantInts(size_t k) {
+  FailureOr<DenseElementsAttr> value = constantOf(input(k), k);
+  if (failed(value))
+    return failure();
+  if (!llvm::isa<IntegerType>(value->getElementType())) {
+    unsupported = "input #" + std::to_string(k) + " must hold integers";
+    return failure();
+  }
+  SmallVector<int64_t> out;
+  for (APInt v : value->getValues<APInt>())
+    out.push_back(v.getSExtValue());
+  return out;
+}
+
+FailureOr<double> NodeContext::constantScalar(size_t k) {
+  FailureOr<DenseElementsAttr> value = constantOf(input(k), k);
+  if (failed(value))
+    return failure();
+  if (value->getNumElements() != 1) {
+    unsupported = "input #" + std::to_string(k) + " must be a scalar";
+    return failure();
+  }
+  FailureOr<::kiln::ref::Tensor> t = toReferenceTensor(*value);
+  if (failed(t))
+    return failure();
+  return t->getDouble(0);
+}
+
+FailureOr<int64_t> NodeContext::axis(int64_t a, int64_t rank) {
+  if (a < -rank || a >= std::max<int64_t>(rank, 1)) {
+    emitError(loc) << "axis " << a << " is out of range for rank " << rank;
+    return failure();
+  }
+  return a < 0 ? a + rank : a;
+}
+
+} // namespace onnx_import
+} // namespace frontend
+} // namespace kiln

@@ -1,0 +1,114 @@
+//===- OnnxContext.h - state shared by the ONNX op converters ---*- C++ -*-===//
+
+#ifndef KILN_FRONTEND_ONNX_ONNXCONTEXT_H
+#define KILN_FRONTEND_ONNX_ONNXCONTEXT_H
+
+#include "kiln/Frontend/BuildOp.h"
+#include "kiln/IR/KilnOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+namespace kiln {
+namespace frontend {
+namespace onnx_import {
+
+/// The kiln element type of an ONNX TensorProto data type, or null.
+mlir::Type elementTypeOf(mlir::MLIRContext *context, int32_t dataType);
+/// A readable name of an ONNX data type ("UINT8").
+std::string dataTypeName(int32_t dataType);
+
+/// A TensorProto's contents as a dense literal; fails with `error` set.
+mlir::FailureOr<mlir::DenseElementsAttr> tensorToAttr(mlir::MLIRContext *context,
+                                                      const onnx::TensorProto &tensor,
+                                                      std::string &error);
+
+/// One node being converted.
+class NodeContext {
+public:
+  NodeContext(mlir::OpBuilder &builder, const onnx::NodeProto &node, int64_t opset,
+              mlir::Location loc, llvm::SmallVector<mlir::Value> inputs)
+      : builder(builder), node(node), opset(opset), loc(loc), inputs(std::move(inputs)) {}
+
+  mlir::OpBuilder &builder;
+  const onnx::NodeProto &node;
+  int64_t opset;
+  mlir::Location loc;
+  /// Null for omitted optional inputs.
+  llvm::SmallVector<mlir::Value> inputs;
+  llvm::SmallVector<mlir::Value> results;
+  /// Set when kiln cannot compile this node; the reason is reported.
+  std::string unsupported;
+
+  // Inputs.
+  size_t numInputs() const { return inputs.size(); }
+  mlir::Value input(size_t k) const { return k < inputs.size() ? inputs[k] : mlir::Value(); }
+  mlir::RankedTensorType type(mlir::Value v) const {
+    return llvm::cast<mlir::RankedTensorType>(v.getType());
+  }
+  int64_t rank(mlir::Value v) const { return type(v).getRank(); }
+
+  // Attributes.
+  const onnx::AttributeProto *attr(const std::string &name) const;
+  int64_t attrInt(const std::string &name, int64_t fallback) const;
+  float attrFloat(const std::string &name, float fallback) const;
+  std::string attrString(const std::string &name, const std::string &fallback) const;
+  std::optional<std::vector<int64_t>> attrInts(const std::string &name) const;
+
+  /// Marks the node unsupported; returns failure for `return unsupportedBecause(...)`.
+  mlir::LogicalResult unsupportedBecause(const std::string &reason) {
+    unsupported = reason;
+    return mlir::failure();
+  }
+
+  // Building.
+  /// Builds an op; null if an operand is null (an earlier build failed and
+  /// reported why) or if this one fails.
+  template <typename OpT>
+  mlir::Value build(mlir::ValueRange operands,
+                    llvm::ArrayRef<mlir::NamedAttribute> attrs = {}) {
+    for (mlir::Value v : operands)
+      if (!v)
+        return mlir::Value();
+    mlir::Operation *op = buildOp<OpT>(builder, loc, operands, attrs);
+    return op ? op->getResult(0) : mlir::Value();
+  }
+  mlir::NamedAttribute named(const char *name, mlir::Attribute value) {
+    return builder.getNamedAttr(name, value);
+  }
+  mlir::Value constant(mlir::DenseElementsAttr value);
+  /// A rank-0 constant of `like`'s element type (and device) holding `value`.
+  mlir::Value scalarLike(mlir::Value like, double value);
+  mlir::Value constantI64(llvm::ArrayRef<int64_t> values, bool asVector = true);
+  mlir::Value reshape(mlir::Value v, llvm::ArrayRef<int64_t> shape);
+
+  /// The value of `v` if it is (or folds to) a constant; else the node is
+  /// marked unsupported with "input #k must be a constant".
+  mlir::FailureOr<mlir::DenseElementsAttr> constantOf(mlir::Value v, size_t k);
+  mlir::FailureOr<llvm::SmallVector<int64_t>> constantInts(size_t k);
+  mlir::FailureOr<double> constantScalar(size_t k);
+
+  /// Normalizes a possibly negative axis for rank `rank`.
+  mlir::FailureOr<int64_t> axis(int64_t a, int64_t rank);
+};
+
+using Converter = std::function<mlir::LogicalResult(NodeContext &)>;
+using ConverterMap = std::unordered_map<std::string, Converter>;
+
+void registerElementwiseConverters(ConverterMap &map);
+void registerShapeConverters(ConverterMap &map);
+void registerNeuralConverters(ConverterMap &map);
+void registerReductionConverters(ConverterMap &map);
+
+} // namespace onnx_import
+} // namespace frontend
+} // namespace kiln
+
+#endif // KILN_FRONTEND_ONNX_ONNXCONTEXT_H

@@ -1,0 +1,291 @@
+//===- OnnxImporter.cpp - ONNX models to the Graph IR ---------------------===//
+//
+// Walks the graph's nodes in order (ONNX requires a topological order) and
+// converts each with the converter registered for its op type. A node kiln
+// cannot compile is recorded and its outputs poisoned, so one run reports
+// every unsupported node; anything else wrong with the model is an error at
+// once.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Frontend/OnnxImporter.h"
+
+#include "OnnxContext.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Verifier.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace kiln {
+namespace frontend {
+
+namespace {
+
+using namespace onnx_import;
+
+const ConverterMap &converters() {
+  static const ConverterMap map = [] {
+    ConverterMap m;
+    registerElementwiseConverters(m);
+    registerShapeConverters(m);
+    registerNeuralConverters(m);
+    registerReductionConverters(m);
+    return m;
+  }();
+  return map;
+}
+
+struct Unsupported {
+  std::string node, opType, reason;
+  int64_t opset;
+};
+
+class Importer {
+public:
+  Importer(const std::string &path, MLIRContext *context, const OnnxImportOptions &options)
+      : path(path), context(context), options(options), builder(context),
+        base(FileLineColLoc::get(context, path, 0, 0)) {}
+
+  OwningOpRef<ModuleOp> run();
+
+private:
+  LogicalResult fail(const Twine &message) {
+    emitError(base) << message;
+    return failure();
+  }
+  FailureOr<RankedTensorType> inputType(const onnx::ValueInfoProto &info);
+  LogicalResult convertNode(const onnx::NodeProto &node, size_t index);
+
+  std::string path;
+  MLIRContext *context;
+  const OnnxImportOptions &options;
+  OpBuilder builder;
+  Location base;
+  int64_t opset = 1;
+  std::unordered_map<std::string, Value> values;
+  std::set<std::string> poisoned;
+  std::vector<Unsupported> unsupported;
+};
+
+FailureOr<RankedTensorType> Importer::inputType(const onnx::ValueInfoProto &info) {
+  const std::string &name = info.name();
+  if (!info.type().has_tensor_type())
+    return fail("input '" + name + "' is not a tensor (sequence, map and optional inputs "
+                "are not supported)");
+  const onnx::TypeProto_Tensor &tensor = info.type().tensor_type();
+  Type element = elementTypeOf(context, tensor.elem_type());
+  if (!element)
+    return fail("input '" + name + "' has unsupported type " + dataTypeName(tensor.elem_type()));
+  auto pinned = options.inputShapes.find(name);
+  SmallVector<int64_t> shape;
+  if (pinned != options.inputShapes.end()) {
+    if (tensor.has_shape() && tensor.shape().dim_size() != static_cast<int>(pinned->second.size()))
+      return fail("--input-shape " + name + " gives " + Twine(pinned->second.size()) +
+                  " dimensions but the model's input has " + Twine(tensor.shape().dim_size()));
+    shape.assign(pinned->second.begin(), pinned->second.end());
+  } else {
+    if (!tensor.has_shape())
+      return fail("input '" + name + "' has no shape; pin it with --input-shape " + name +
+                  "=D0xD1x...");
+    for (int d = 0; d < tensor.shape().dim_size(); ++d) {
+      const onnx::TensorShapeProto_Dimension &dim = tensor.shape().dim(d);
+      if (!dim.has_dim_value() || dim.dim_value() < 0)
+        return fail("input '" + name + "' dimension " + Twine(d) +
+                    (dim.has_dim_param() ? " ('" + dim.dim_param() + "')" : std::string()) +
+                    " is unknown; pin it with --input-shape " + name + "=D0xD1x...");
+      shape.push_back(dim.dim_value());
+    }
+  }
+  int64_t count = 1;
+  for (int64_t d : shape)
+    if (d < 0 || __builtin_mul_overflow(count, d, &count) || count > (int64_t(1) << 40))
+      return fail("input '" + name + "' has an invalid shape");
+  return RankedTensorType::get(shape, element, getDefaultEncoding(context));
+}
+
+LogicalResult Importer::convertNode(const onnx::NodeProto &node, size_t index) {
+  std::string name = node.name().empty() ? "#" + std::to_string(index) : node.name();
+  Location loc = NameLoc::get(StringAttr::get(context, "node '" + name + "' (" +
+                                                           node.op_type() + ")"),
+                              base);
+  auto poison = [&] {
+    for (const std::string &out : node.output())
+      if (!out.empty())
+        poisoned.insert(out);
+  };
+  if (!node.domain().empty() && node.domain() != "ai.onnx") {
+    unsupported.push_back({name, node.op_type(), "domain '" + node.domain() + "' is not supported", opset});
+    poison();
+    return success();
+  }
+  SmallVector<Value> inputs;
+  for (const std::string &in : node.input()) {
+    if (in.empty()) {
+      inputs.push_back(Value());
+      continue;
+    }
+    auto it = values.find(in);
+    if (it != values.end()) {
+      inputs.push_back(it->second);
+      continue;
+    }
+    if (poisoned.count(in)) {
+      poison();
+      return success();
+    }
+    emitError(loc) << "uses '" << in << "', which no earlier node, input or initializer defines";
+    return failure();
+  }
+  auto converter = converters().find(node.op_type());
+  if (converter == converters().end()) {
+    unsupported.push_back({name, node.op_type(), "no converter for this op", opset});
+    poison();
+    return success();
+  }
+  NodeContext ctx(builder, node, opset, loc, inputs);
+  if (failed(converter->second(ctx))) {
+    if (ctx.unsupported.empty())
+      return failure(); // an error was reported at the node
+    unsupported.push_back({name, node.op_type(), ctx.unsupported, opset});
+    poison();
+    return success();
+  }
+  for (int k = 0; k < node.output_size(); ++k) {
+    const std::string &out = node.output(k);
+    if (out.empty())
+      continue;
+    if (static_cast<size_t>(k) >= ctx.results.size() || !ctx.results[k]) {
+      unsupported.push_back({name, node.op_type(), "output #" + std::to_string(k) + " is not supported", opset});
+      poison();
+      return success();
+    }
+    values[out] = ctx.results[k];
+  }
+  return success();
+}
+
+OwningOpRef<ModuleOp> Importer::run() {
+  context->loadDialect<KilnDialect, func::FuncDialect>();
+  std::ifstream file(path, std::ios::binary);
+  if (!file) {
+    (void)fail("cannot read model file '" + path + "'");
+    return nullptr;
+  }
+  std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  onnx::ModelProto model;
+  google::protobuf::io::ArrayInputStream stream(bytes.data(), bytes.size());
+  google::protobuf::io::CodedInputStream coded(&stream);
+  coded.SetTotalBytesLimit(INT32_MAX);
+  if (!model.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage()) {
+    (void)fail("not a valid ONNX model: the protobuf does not parse");
+    return nullptr;
+  }
+  for (const onnx::OperatorSetIdProto &set : model.opset_import())
+    if (set.domain().empty() || set.domain() == "ai.onnx")
+      opset = set.version();
+  const onnx::GraphProto &graph = model.graph();
+
+  OwningOpRef<ModuleOp> module = ModuleOp::create(base);
+  std::string funcName = graph.name().empty() ? "model" : graph.name();
+  for (char &c : funcName)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
+      c = '_';
+  auto func = func::FuncOp::create(base, funcName, builder.getFunctionType({}, {}));
+  module->push_back(func);
+  Block *body = func.addEntryBlock();
+  builder.setInsertionPointToEnd(body);
+
+  // Initializers become weights.
+  std::set<std::string> initialized;
+  for (const onnx::TensorProto &init : graph.initializer()) {
+    std::string error;
+    FailureOr<DenseElementsAttr> value = tensorToAttr(context, init, error);
+    if (failed(value)) {
+      (void)fail("initializer " + error);
+      return nullptr;
+    }
+    auto plain = llvm::cast<RankedTensorType>(value->getType());
+    auto type = RankedTensorType::get(plain.getShape(), plain.getElementType(),
+                                      getDefaultEncoding(context));
+    Location loc = NameLoc::get(StringAttr::get(context, "initializer '" + init.name() + "'"), base);
+    values[init.name()] = builder.create<WeightOp>(loc, type, builder.getStringAttr(init.name()), *value);
+    initialized.insert(init.name());
+  }
+  // Graph inputs that are not initializers become the function's arguments.
+  SmallVector<std::string> inputNames;
+  for (const onnx::ValueInfoProto &input : graph.input()) {
+    if (initialized.count(input.name()))
+      continue;
+    FailureOr<RankedTensorType> type = inputType(input);
+    if (failed(type))
+      return nullptr;
+    values[input.name()] = body->addArgument(*type, base);
+    inputNames.push_back(input.name());
+  }
+  for (const auto &[name, shape] : options.inputShapes)
+    if (!llvm::is_contained(inputNames, name)) {
+      (void)fail("--input-shape names '" + name + "', which is not an input of the model");
+      return nullptr;
+    }
+
+  for (int k = 0; k < graph.node_size(); ++k)
+    if (failed(convertNode(graph.node(k), k)))
+      return nullptr;
+
+  if (!unsupported.empty()) {
+    std::string message = std::to_string(unsupported.size()) + " node" +
+                          (unsupported.size() == 1 ? "" : "s") + " cannot be compiled:";
+    for (const Unsupported &u : unsupported)
+      message += "\n  node '" + u.node + "' (" + u.opType + ", opset " +
+                 std::to_string(u.opset) + "): " + u.reason;
+    (void)fail(message);
+    return nullptr;
+  }
+
+  SmallVector<Value> outputs;
+  SmallVector<std::string> outputNames;
+  for (const onnx::ValueInfoProto &output : graph.output()) {
+    auto it = values.find(output.name());
+    if (it == values.end()) {
+      (void)fail("graph output '" + output.name() + "' is never computed");
+      return nullptr;
+    }
+    outputs.push_back(it->second);
+    outputNames.push_back(output.name());
+  }
+  if (outputs.empty()) {
+    (void)fail("the graph has no outputs");
+    return nullptr;
+  }
+  builder.create<func::ReturnOp>(base, outputs);
+  SmallVector<Type> outputTypes;
+  for (Value v : outputs)
+    outputTypes.push_back(v.getType());
+  func.setFunctionType(builder.getFunctionType(body->getArgumentTypes(), outputTypes));
+  for (auto [i, name] : llvm::enumerate(inputNames))
+    func.setArgAttr(i, "kiln.name", builder.getStringAttr(name));
+  for (auto [i, name] : llvm::enumerate(outputNames))
+    func.setResultAttr(i, "kiln.name", builder.getStringAttr(name));
+  if (failed(verify(*module)))
+    return nullptr;
+  return module;
+}
+
+} // namespace
+
+OwningOpRef<ModuleOp> importOnnxFile(const std::string &path, MLIRContext *context,
+                                     const OnnxImportOptions &options) {
+  return Importer(path, context, options).run();
+}
+
+} // namespace frontend
+} // namespace kiln

@@ -1,0 +1,417 @@
+//===- ShapeOps.cpp - ONNX shape and data-movement ops --------------------===//
+//
+// Shapes are static after import, so Shape, Size, ConstantOfShape and Range
+// become constants, and ops that take shapes as inputs (Reshape, Expand,
+// Slice, Tile, Pad, Unsqueeze, ...) read them by folding their producers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OnnxContext.h"
+
+#include "kiln/IR/ReferenceConversion.h"
+
+#include <numeric>
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace kiln {
+namespace frontend {
+namespace onnx_import {
+
+namespace {
+
+LogicalResult finish(NodeContext &c, Value v) {
+  if (!v)
+    return failure();
+  c.results.push_back(v);
+  return success();
+}
+
+/// Axes from the attribute (older opsets) or from input #k (newer ones).
+FailureOr<SmallVector<int64_t>> axesOf(NodeContext &c, size_t k, int64_t inputOpset) {
+  if (c.opset < inputOpset) {
+    auto axes = c.attrInts("axes");
+    return axes ? SmallVector<int64_t>(axes->begin(), axes->end()) : SmallVector<int64_t>{};
+  }
+  if (!c.input(k))
+    return SmallVector<int64_t>{};
+  return c.constantInts(k);
+}
+
+} // namespace
+
+void registerShapeConverters(ConverterMap &m) {
+  m["Constant"] = [](NodeContext &c) -> LogicalResult {
+    MLIRContext *ctx = c.builder.getContext();
+    if (const onnx::AttributeProto *a = c.attr("value")) {
+      std::string error;
+      FailureOr<DenseElementsAttr> v = tensorToAttr(ctx, a->t(), error);
+      if (failed(v))
+        return c.unsupportedBecause(error);
+      return finish(c, c.constant(*v));
+    }
+    if (const onnx::AttributeProto *a = c.attr("value_float"))
+      return finish(c, c.constant(DenseElementsAttr::get(
+                           RankedTensorType::get({}, Float32Type::get(ctx)), a->f())));
+    if (const onnx::AttributeProto *a = c.attr("value_floats")) {
+      std::vector<float> v(a->floats().begin(), a->floats().end());
+      return finish(c, c.constant(DenseElementsAttr::get(
+                           RankedTensorType::get({static_cast<int64_t>(v.size())}, Float32Type::get(ctx)),
+                           ArrayRef<float>(v))));
+    }
+    if (const onnx::AttributeProto *a = c.attr("value_int"))
+      return finish(c, c.constantI64(a->i(), /*asVector=*/false));
+    if (const onnx::AttributeProto *a = c.attr("value_ints"))
+      return finish(c, c.constantI64(std::vector<int64_t>(a->ints().begin(), a->ints().end())));
+    return c.unsupportedBecause("constant of this kind (sparse or string)");
+  };
+  m["Shape"] = [](NodeContext &c) -> LogicalResult {
+    ArrayRef<int64_t> shape = c.type(c.input(0)).getShape();
+    int64_t rank = shape.size();
+    int64_t start = c.attrInt("start", 0), end = c.attrInt("end", rank);
+    start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
+    end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
+    return finish(c, c.constantI64(shape.slice(start, std::max<int64_t>(end - start, 0))));
+  };
+  m["Size"] = [](NodeContext &c) -> LogicalResult {
+    return finish(c, c.constantI64(c.type(c.input(0)).getNumElements(), /*asVector=*/false));
+  };
+  m["Reshape"] = [](NodeContext &c) -> LogicalResult {
+    SmallVector<int64_t> shape;
+    if (c.opset < 5) {
+      auto attr = c.attrInts("shape");
+      if (!attr)
+        return c.unsupportedBecause("no shape");
+      shape.assign(attr->begin(), attr->end());
+    } else {
+      FailureOr<SmallVector<int64_t>> s = c.constantInts(1);
+      if (failed(s))
+        return failure();
+      shape = *s;
+    }
+    ArrayRef<int64_t> in = c.type(c.input(0)).getShape();
+    bool allowZero = c.attrInt("allowzero", 0) != 0;
+    for (size_t d = 0; d < shape.size(); ++d)
+      if (shape[d] == 0 && !allowZero) {
+        if (d >= in.size())
+          return c.unsupportedBecause("0 in the shape copies a dimension the input lacks");
+        shape[d] = in[d];
+      }
+    return finish(c, c.build<ReshapeOp>(c.input(0), {c.named("shape", c.builder.getDenseI64ArrayAttr(shape))}));
+  };
+  m["Flatten"] = [](NodeContext &c) -> LogicalResult {
+    ArrayRef<int64_t> in = c.type(c.input(0)).getShape();
+    int64_t rank = in.size();
+    int64_t axis = c.attrInt("axis", 1);
+    if (axis < 0)
+      axis += rank;
+    if (axis < 0 || axis > rank)
+      return c.unsupportedBecause("axis out of range");
+    int64_t outer = std::accumulate(in.begin(), in.begin() + axis, int64_t(1), std::multiplies<>());
+    int64_t inner = std::accumulate(in.begin() + axis, in.end(), int64_t(1), std::multiplies<>());
+    return finish(c, c.reshape(c.input(0), {outer, inner}));
+  };
+  m["Squeeze"] = [](NodeContext &c) -> LogicalResult {
+    FailureOr<SmallVector<int64_t>> axes = axesOf(c, 1, 13);
+    if (failed(axes))
+      return failure();
+    ArrayRef<int64_t> in = c.type(c.input(0)).getShape();
+    int64_t rank = in.size();
+    SmallVector<bool> drop(rank, false);
+    if (axes->empty()) {
+      for (int64_t d = 0; d < rank; ++d)
+        drop[d] = in[d] == 1;
+    }
+    for (int64_t a : *axes) {
+      FailureOr<int64_t> n = c.axis(a, rank);
+      if (failed(n))
+        return failure();
+      if (in[*n] != 1) {
+        emitError(c.loc) << "cannot squeeze dimension " << *n << " of size " << in[*n];
+        return failure();
+      }
+      drop[*n] = true;
+    }
+    SmallVector<int64_t> shape;
+    for (int64_t d = 0; d < rank; ++d)
+      if (!drop[d])
+        shape.push_back(in[d]);
+    return finish(c, c.reshape(c.input(0), shape));
+  };
+  m["Unsqueeze"] = [](NodeContext &c) -> LogicalResult {
+    FailureOr<SmallVector<int64_t>> axes = axesOf(c, 1, 13);
+    if (failed(axes))
+      return failure();
+    ArrayRef<int64_t> in = c.type(c.input(0)).getShape();
+    int64_t rank = in.size() + axes->size();
+    SmallVector<bool> inserted(rank, false);
+    for (int64_t a : *axes) {
+      FailureOr<int64_t> n = c.axis(a, rank);
+      if (failed(n))
+        return failure();
+      inserted[*n] = true;
+    }
+    SmallVector<int64_t> shape;
+    size_t next = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      shape.push_back(inserted[d] ? 1 : in[next++]);
+    return finish(c, c.reshape(c.input(0), shape));
+  };
+  m["Transpose"] = [](NodeContext &c) -> LogicalResult {
+    int64_t rank = c.rank(c.input(0));
+    SmallVector<int64_t> perm;
+    if (auto p = c.attrInts("perm"))
+      perm.assign(p->begin(), p->end());
+    else
+      for (int64_t d = rank - 1; d >= 0; --d)
+        perm.push_back(d);
+    return finish(c, c.build<TransposeOp>(c.input(0), {c.named("perm", c.builder.getDenseI64ArrayAttr(perm))}));
+  };
+  m["Concat"] = [](NodeContext &c) -> LogicalResult {
+    SmallVector<Value> inputs;
+    for (Value v : c.inputs)
+      if (v)
+        inputs.push_back(v);
+    if (inputs.empty())
+      return c.unsupportedBecause("no inputs");
+    FailureOr<int64_t> axis = c.axis(c.attrInt("axis", 0), c.rank(inputs[0]));
+    if (failed(axis))
+      return failure();
+    return finish(c, c.build<ConcatOp>(inputs, {c.named("axis", c.builder.getI64IntegerAttr(*axis))}));
+  };
+  m["Gather"] = [](NodeContext &c) -> LogicalResult {
+    FailureOr<int64_t> axis = c.axis(c.attrInt("axis", 0), c.rank(c.input(0)));
+    if (failed(axis))
+      return failure();
+    return finish(c, c.build<GatherOp>({c.input(0), c.input(1)},
+                                       {c.named("axis", c.builder.getI64IntegerAttr(*axis))}));
+  };
+  m["Slice"] = [](NodeContext &c) -> LogicalResult {
+    ArrayRef<int64_t> in = c.type(c.input(0)).getShape();
+    int64_t rank = in.size();
+    SmallVector<int64_t> starts, ends, axes, steps;
+    if (c.opset < 10) {
+      auto s = c.attrInts("starts"), e = c.attrInts("ends"), a = c.attrInts("axes");
+      if (!s || !e)
+        return c.unsupportedBecause("no starts or ends");
+      starts.assign(s->begin(), s->end());
+      ends.assign(e->begin(), e->end());
+      if (a)
+        axes.assign(a->begin(), a->end());
+    } else {
+      FailureOr<SmallVector<int64_t>> s = c.constantInts(1), e = c.constantInts(2);
+      if (failed(s) || failed(e))
+        return failure();
+      starts = *s;
+      ends = *e;
+      if (c.input(3)) {
+        FailureOr<SmallVector<int64_t>> a = c.constantInts(3);
+        if (failed(a))
+          return failure();
+        axes = *a;
+      }
+      if (c.input(4)) {
+        FailureOr<SmallVector<int64_t>> st = c.constantInts(4);
+        if (failed(st))
+          return failure();
+        steps = *st;
+      }
+    }
+    if (axes.empty())
+      for (size_t k = 0; k < starts.size(); ++k)
+        axes.push_back(k);
+    if (steps.empty())
+      steps.assign(starts.size(), 1);
+    if (axes.size() != starts.size() || ends.size() != starts.size() || steps.size() != starts.size())
+      return c.unsupportedBecause("starts, ends, axes and steps differ in length");
+    SmallVector<int64_t> fullStarts(rank, 0), fullEnds(in), fullSteps(rank, 1);
+    for (size_t k = 0; k < axes.size(); ++k) {
+      FailureOr<int64_t> axis = c.axis(axes[k], rank);
+      if (failed(axis))
+        return failure();
+      int64_t dim = in[*axis], step = steps[k], start = starts[k], end = ends[k];
+      if (step == 0) {
+        emitError(c.loc) << "slice step must not be 0";
+        return failure();
+      }
+      // ONNX clamping: negative indices count from the end; out of range clamps.
+      if (start < 0)
+        start += dim;
+      if (end < 0)
+        end += dim;
+      if (step > 0) {
+        start = std::clamp<int64_t>(start, 0, dim);
+        end = std::clamp<int64_t>(end, 0, dim);
+      } else {
+        start = std::clamp<int64_t>(start, 0, dim - 1);
+        end = std::clamp<int64_t>(end, -1, dim - 1);
+      }
+      fullStarts[*axis] = start;
+      fullEnds[*axis] = end;
+      fullSteps[*axis] = step;
+    }
+    return finish(c, c.build<SliceOp>(c.input(0), {c.named("starts", c.builder.getDenseI64ArrayAttr(fullStarts)),
+                                                   c.named("ends", c.builder.getDenseI64ArrayAttr(fullEnds)),
+                                                   c.named("steps", c.builder.getDenseI64ArrayAttr(fullSteps))}));
+  };
+  m["Expand"] = [](NodeContext &c) -> LogicalResult {
+    FailureOr<SmallVector<int64_t>> shape = c.constantInts(1);
+    if (failed(shape))
+      return failure();
+    auto target = broadcastShapes(c.type(c.input(0)).getShape(), *shape);
+    if (!target) {
+      emitError(c.loc) << "cannot expand to the given shape";
+      return failure();
+    }
+    return finish(c, c.build<BroadcastOp>(c.input(0), {c.named("shape", c.builder.getDenseI64ArrayAttr(*target))}));
+  };
+  m["Tile"] = [](NodeContext &c) -> LogicalResult {
+    FailureOr<SmallVector<int64_t>> repeats = c.constantInts(1);
+    if (failed(repeats))
+      return failure();
+    ArrayRef<int64_t> in = c.type(c.input(0)).getShape();
+    if (repeats->size() != in.size())
+      return c.unsupportedBecause("repeats do not match the rank");
+    // [d0, d1] tiled [r0, r1]: reshape to [1, d0, 1, d1], broadcast to
+    // [r0, d0, r1, d1], reshape to [r0*d0, r1*d1].
+    SmallVector<int64_t> spread, broadcast, result;
+    for (size_t d = 0; d < in.size(); ++d) {
+      spread.append({1, in[d]});
+      broadcast.append({(*repeats)[d], in[d]});
+      result.push_back((*repeats)[d] * in[d]);
+    }
+    Value v = c.reshape(c.input(0), spread);
+    v = c.build<BroadcastOp>(v, {c.named("shape", c.builder.getDenseI64ArrayAttr(broadcast))});
+    return finish(c, v ? c.reshape(v, result) : Value());
+  };
+  m["ConstantOfShape"] = [](NodeContext &c) -> LogicalResult {
+    FailureOr<SmallVector<int64_t>> shape = c.constantInts(0);
+    if (failed(shape))
+      return failure();
+    MLIRContext *ctx = c.builder.getContext();
+    DenseElementsAttr element = DenseElementsAttr::get(RankedTensorType::get({1}, Float32Type::get(ctx)), 0.0f);
+    if (const onnx::AttributeProto *a = c.attr("value")) {
+      std::string error;
+      FailureOr<DenseElementsAttr> v = tensorToAttr(ctx, a->t(), error);
+      if (failed(v))
+        return c.unsupportedBecause(error);
+      element = *v;
+    }
+    for (int64_t d : *shape)
+      if (d < 0) {
+        emitError(c.loc) << "negative dimension in ConstantOfShape";
+        return failure();
+      }
+    auto type = RankedTensorType::get(*shape, element.getElementType());
+    return finish(c, c.constant(DenseElementsAttr::get(type, element.getValues<Attribute>()[0])));
+  };
+  m["Range"] = [](NodeContext &c) -> LogicalResult {
+    FailureOr<double> start = c.constantScalar(0), limit = c.constantScalar(1), delta = c.constantScalar(2);
+    if (failed(start) || failed(limit) || failed(delta))
+      return failure();
+    if (*delta == 0) {
+      emitError(c.loc) << "Range with delta 0";
+      return failure();
+    }
+    int64_t count = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((*limit - *start) / *delta)));
+    if (count > (int64_t(1) << 28))
+      return c.unsupportedBecause("range too long");
+    Type element = c.type(c.input(0)).getElementType();
+    ::kiln::ref::Tensor t = ::kiln::ref::Tensor::zeros(*toReferenceDType(element), {count});
+    for (int64_t k = 0; k < count; ++k)
+      t.setDouble(k, *start + k * *delta);
+    return finish(c, c.constant(toElementsAttr(t, RankedTensorType::get({count}, element))));
+  };
+  m["Split"] = [](NodeContext &c) -> LogicalResult {
+    ArrayRef<int64_t> in = c.type(c.input(0)).getShape();
+    FailureOr<int64_t> axis = c.axis(c.attrInt("axis", 0), in.size());
+    if (failed(axis))
+      return failure();
+    SmallVector<int64_t> sizes;
+    if (c.opset < 13) {
+      if (auto s = c.attrInts("split"))
+        sizes.assign(s->begin(), s->end());
+    } else if (c.input(1)) {
+      FailureOr<SmallVector<int64_t>> s = c.constantInts(1);
+      if (failed(s))
+        return failure();
+      sizes = *s;
+    }
+    int64_t parts = c.node.output_size(), dim = in[*axis];
+    if (sizes.empty()) {
+      if (parts == 0)
+        return c.unsupportedBecause("no outputs");
+      int64_t each = (dim + parts - 1) / parts;
+      for (int64_t k = 0; k < parts; ++k)
+        sizes.push_back(std::max<int64_t>(0, std::min(each, dim - k * each)));
+    }
+    int64_t offset = 0;
+    for (int64_t size : sizes) {
+      SmallVector<int64_t> starts(in.size(), 0), ends(in), steps(in.size(), 1);
+      starts[*axis] = offset;
+      ends[*axis] = offset + size;
+      offset += size;
+      Value part = c.build<SliceOp>(c.input(0), {c.named("starts", c.builder.getDenseI64ArrayAttr(starts)),
+                                                 c.named("ends", c.builder.getDenseI64ArrayAttr(ends)),
+                                                 c.named("steps", c.builder.getDenseI64ArrayAttr(steps))});
+      if (!part)
+        return failure();
+      c.results.push_back(part);
+    }
+    return success();
+  };
+  m["Pad"] = [](NodeContext &c) -> LogicalResult {
+    std::string mode = c.attrString("mode", "constant");
+    if (mode != "constant")
+      return c.unsupportedBecause("pad mode '" + mode + "'");
+    int64_t rank = c.rank(c.input(0));
+    SmallVector<int64_t> pads;
+    double value = 0;
+    if (c.opset < 11) {
+      auto p = c.attrInts(c.opset < 2 ? "paddings" : "pads");
+      if (!p)
+        return c.unsupportedBecause("no pads");
+      pads.assign(p->begin(), p->end());
+      value = c.attrFloat("value", 0.0f);
+    } else {
+      FailureOr<SmallVector<int64_t>> p = c.constantInts(1);
+      if (failed(p))
+        return failure();
+      pads = *p;
+      if (c.input(2)) {
+        FailureOr<double> v = c.constantScalar(2);
+        if (failed(v))
+          return failure();
+        value = *v;
+      }
+      if (c.input(3)) {
+        FailureOr<SmallVector<int64_t>> axes = c.constantInts(3);
+        if (failed(axes))
+          return failure();
+        SmallVector<int64_t> full(2 * rank, 0);
+        for (size_t k = 0; k < axes->size(); ++k) {
+          FailureOr<int64_t> a = c.axis((*axes)[k], rank);
+          if (failed(a))
+            return failure();
+          full[*a] = pads[k];
+          full[*a + rank] = pads[k + axes->size()];
+        }
+        pads = full;
+      }
+    }
+    if (static_cast<int64_t>(pads.size()) != 2 * rank)
+      return c.unsupportedBecause("pads do not match the rank");
+    for (int64_t p : pads)
+      if (p < 0)
+        return c.unsupportedBecause("negative pads");
+    SmallVector<int64_t> low(pads.begin(), pads.begin() + rank), high(pads.begin() + rank, pads.end());
+    return finish(c, c.build<PadOp>(c.input(0), {c.named("low", c.builder.getDenseI64ArrayAttr(low)),
+                                                 c.named("high", c.builder.getDenseI64ArrayAttr(high)),
+                                                 c.named("value", c.builder.getF64FloatAttr(value))}));
+  };
+}
+
+} // namespace onnx_import
+} // namespace frontend
+} // namespace kiln
