@@ -1,7 +1,8 @@
 //===- RunMain.cpp - the kiln-run command line ----------------------------===//
 //
-//   kiln-run EXE.kx [--device=auto|cpu] [--input NAME=FILE.npy | NAME=random[:SEED]]...
-//                   [--output-dir DIR] [--bench N] [--trace FILE.json] [--describe]
+//   kiln-run EXE.kx [--device=auto|cpu] [--input NAME=FILE.npy|FILE.pb|random[:SEED]]...
+//                   [--output-dir DIR] [--output-format=npy|pb] [--bench N]
+//                   [--trace FILE.json] [--describe]
 //
 // No LLVM here either: a standalone program is the runtime plus this file.
 //
@@ -11,6 +12,7 @@
 
 #include "kiln/Reference/Tensor.h"
 #include "kiln/Support/Npy.h"
+#include "kiln/Support/OnnxTensorFile.h"
 
 #include <algorithm>
 #include <chrono>
@@ -34,11 +36,13 @@ struct Options {
   int bench = 0;
   std::string trace;
   bool describe = false;
+  std::string outputFormat = "npy";
 };
 
 const char *kUsage =
-    "usage: %s%s [--device=auto|cpu] [--input NAME=FILE.npy | NAME=random[:SEED]]...\n"
-    "       [--output-dir DIR] [--bench N] [--trace FILE.json] [--describe]\n";
+    "usage: %s%s [--device=auto|cpu] [--input NAME=FILE.npy|FILE.pb|random[:SEED]]...\n"
+    "       [--output-dir DIR] [--output-format=npy|pb] [--bench N] [--trace FILE.json]\n"
+    "       [--describe]\n";
 
 int usageError(const char *argv0, bool embedded, const std::string &message) {
   std::fprintf(stderr, "%s: error: %s\n", argv0, message.c_str());
@@ -77,8 +81,13 @@ std::optional<int> parse(int argc, char **argv, bool embedded, Options &o) {
     } else if (value("--input", v)) {
       size_t eq = v.find('=');
       if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
-        return usageError(argv[0], embedded, "--input takes NAME=FILE.npy or NAME=random[:SEED]");
+        return usageError(argv[0], embedded,
+                          "--input takes NAME=FILE.npy, NAME=FILE.pb or NAME=random[:SEED]");
       o.inputs.push_back({v.substr(0, eq), v.substr(eq + 1)});
+    } else if (value("--output-format", v)) {
+      if (v != "npy" && v != "pb")
+        return usageError(argv[0], embedded, "--output-format takes npy or pb");
+      o.outputFormat = v;
     } else if (value("--output-dir", v)) {
       o.outputDir = v;
     } else if (value("--bench", v)) {
@@ -241,8 +250,10 @@ int runMain(int argc, char **argv, std::shared_ptr<const rt::Executable> embedde
       data = randomInput(spec, seed);
     } else {
       npy::Array array;
-      std::string message;
-      if (!npy::read(source, array, message))
+      std::string message, protoName;
+      bool isProto = source.size() > 3 && source.compare(source.size() - 3, 3, ".pb") == 0;
+      if (!(isProto ? onnxpb::read(source, array, protoName, message)
+                    : npy::read(source, array, message)))
         return error(message);
       if (array.dtype != spec.dtype || array.shape != spec.shape) {
         rt::TensorSpec got = spec;
@@ -321,8 +332,11 @@ int runMain(int argc, char **argv, std::shared_ptr<const rt::Executable> embedde
       ref::encodeTensor(t, {}, rowMajor.data());
     }
     std::string message;
-    std::string path = o.outputDir + "/" + safeFileName(spec.name) + ".npy";
-    if (!npy::write(path, spec.dtype, spec.shape, rowMajor.data(), message))
+    std::string path = o.outputDir + "/" + safeFileName(spec.name) + "." + o.outputFormat;
+    bool written = o.outputFormat == "pb"
+                       ? onnxpb::write(path, spec.name, spec.dtype, spec.shape, rowMajor.data(), message)
+                       : npy::write(path, spec.dtype, spec.shape, rowMajor.data(), message);
+    if (!written)
       return error(message);
   }
   return 0;
