@@ -12,6 +12,10 @@
 
 #include "OnnxContext.h"
 
+#include "kiln/Support/OnnxTensorFile.h"
+
+#include "kiln/IR/ReferenceConversion.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Verifier.h"
 
@@ -63,6 +67,7 @@ private:
     return failure();
   }
   FailureOr<RankedTensorType> inputType(const onnx::ValueInfoProto &info);
+  FailureOr<Value> inputConstant(const onnx::ValueInfoProto &info, const std::string &path);
   LogicalResult convertNode(const onnx::NodeProto &node, size_t index);
 
   std::string path;
@@ -110,6 +115,35 @@ FailureOr<RankedTensorType> Importer::inputType(const onnx::ValueInfoProto &info
     if (d < 0 || __builtin_mul_overflow(count, d, &count) || count > (int64_t(1) << 40))
       return fail("input '" + name + "' has an invalid shape");
   return RankedTensorType::get(shape, element, getDefaultEncoding(context));
+}
+
+FailureOr<Value> Importer::inputConstant(const onnx::ValueInfoProto &info,
+                                         const std::string &file) {
+  npy::Array array;
+  std::string name, error;
+  bool isProto = llvm::StringRef(file).ends_with(".pb");
+  if (!(isProto ? onnxpb::read(file, array, name, error) : npy::read(file, array, error)))
+    return fail("--input-value " + info.name() + ": " + error);
+  Type element = info.type().has_tensor_type()
+                     ? elementTypeOf(context, info.type().tensor_type().elem_type())
+                     : Type();
+  std::optional<::kiln::ref::DType> dtype = element ? toReferenceDType(element) : std::nullopt;
+  if (!dtype || *dtype != array.dtype)
+    return fail("--input-value " + info.name() + ": the file's dtype does not match the input");
+  auto type = RankedTensorType::get(array.shape, element);
+  DenseElementsAttr value;
+  if (element.isInteger(1)) {
+    SmallVector<bool> bits(array.data.begin(), array.data.end());
+    value = DenseElementsAttr::get(type, ArrayRef<bool>(bits));
+  } else if (array.data.empty()) {
+    value = DenseElementsAttr::get(type, ArrayRef<Attribute>{});
+  } else {
+    value = DenseElementsAttr::getFromRawBuffer(
+        type, ArrayRef<char>(reinterpret_cast<const char *>(array.data.data()), array.data.size()));
+  }
+  auto encoded = RankedTensorType::get(array.shape, element, getDefaultEncoding(context));
+  Location loc = NameLoc::get(StringAttr::get(context, "input '" + info.name() + "'"), base);
+  return builder.create<ConstantOp>(loc, encoded, value).getResult();
 }
 
 LogicalResult Importer::convertNode(const onnx::NodeProto &node, size_t index) {
@@ -222,15 +256,30 @@ OwningOpRef<ModuleOp> Importer::run() {
   }
   // Graph inputs that are not initializers become the function's arguments.
   SmallVector<std::string> inputNames;
+  std::set<std::string> specialized;
   for (const onnx::ValueInfoProto &input : graph.input()) {
     if (initialized.count(input.name()))
       continue;
+    auto value = options.inputValues.find(input.name());
+    if (value != options.inputValues.end()) {
+      FailureOr<Value> constant = inputConstant(input, value->second);
+      if (failed(constant))
+        return nullptr;
+      values[input.name()] = *constant;
+      specialized.insert(input.name());
+      continue;
+    }
     FailureOr<RankedTensorType> type = inputType(input);
     if (failed(type))
       return nullptr;
     values[input.name()] = body->addArgument(*type, base);
     inputNames.push_back(input.name());
   }
+  for (const auto &[name, path] : options.inputValues)
+    if (!specialized.count(name)) {
+      (void)fail("--input-value names '" + name + "', which is not an input of the model");
+      return nullptr;
+    }
   for (const auto &[name, shape] : options.inputShapes)
     if (!llvm::is_contained(inputNames, name)) {
       (void)fail("--input-shape names '" + name + "', which is not an input of the model");

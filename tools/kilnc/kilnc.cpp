@@ -98,6 +98,11 @@ static cl::list<std::string> inputShapes(
     "input-shape",
     cl::desc("Pin the shape of a model input whose dimensions are unknown (ONNX)"),
     cl::value_desc("NAME=D0xD1x..."), cl::cat(kilncCategory));
+static cl::list<std::string> inputValues(
+    "input-value",
+    cl::desc("Specialise the model to a constant value of an input, read from a .pb or .npy "
+             "file (ONNX; e.g. a shape or axes tensor that arrives as an input)"),
+    cl::value_desc("NAME=FILE"), cl::cat(kilncCategory));
 static cl::opt<bool> noOptimize("O0", cl::desc("Skip the graph pipeline"),
                                 cl::cat(kilncCategory));
 
@@ -225,11 +230,19 @@ int main(int argc, char **argv) {
       }
       options.inputShapes[name.str()] = shape;
     }
+    for (const std::string &pin : inputValues) {
+      auto [name, file] = llvm::StringRef(pin).split('=');
+      if (name.empty() || file.empty()) {
+        llvm::errs() << "kilnc: error: --input-value takes NAME=FILE, got '" << pin << "'\n";
+        return 1;
+      }
+      options.inputValues[name.str()] = file.str();
+    }
     module = ::kiln::frontend::importOnnxFile(inputFilename, &context, options);
   } else {
-    if (!inputShapes.empty()) {
-      llvm::errs() << "kilnc: error: --input-shape applies to ONNX models; a .kg model states "
-                      "its input shapes\n";
+    if (!inputShapes.empty() || !inputValues.empty()) {
+      llvm::errs() << "kilnc: error: --input-shape and --input-value apply to ONNX models; a "
+                      ".kg model states its inputs\n";
       return 1;
     }
     module = ::kiln::frontend::parseKgFile(inputFilename, sourceMgr, &context);

@@ -24,6 +24,10 @@ struct OnnxImportOptions {
   /// Shapes for inputs whose dimensions the model leaves unknown
   /// (kilnc --input-shape NAME=1x3x224x224).
   std::map<std::string, std::vector<int64_t>> inputShapes;
+  /// Inputs replaced by constants read from a .pb or .npy file
+  /// (kilnc --input-value NAME=FILE): the model is specialised to those
+  /// values, as when a shape or axes tensor arrives as an input.
+  std::map<std::string, std::string> inputValues;
 };
 
 /// Imports `path`. Diagnostics go to the context's engine; every node kiln
