@@ -26,6 +26,21 @@ double applyUnary(UnaryKind kind, double x) {
   case UnaryKind::Gelu: return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
   case UnaryKind::Erf: return std::erf(x);
   case UnaryKind::Not: return x == 0.0;
+  case UnaryKind::Floor: return std::floor(x);
+  case UnaryKind::Ceil: return std::ceil(x);
+  case UnaryKind::Round: return std::nearbyint(x); // the default mode: half to even
+  case UnaryKind::Sign: return x > 0 ? 1.0 : (x < 0 ? -1.0 : x); // keeps NaN and -0
+  case UnaryKind::Sin: return std::sin(x);
+  case UnaryKind::Cos: return std::cos(x);
+  case UnaryKind::Tan: return std::tan(x);
+  case UnaryKind::Asin: return std::asin(x);
+  case UnaryKind::Acos: return std::acos(x);
+  case UnaryKind::Atan: return std::atan(x);
+  case UnaryKind::Sinh: return std::sinh(x);
+  case UnaryKind::Cosh: return std::cosh(x);
+  case UnaryKind::Asinh: return std::asinh(x);
+  case UnaryKind::Acosh: return std::acosh(x);
+  case UnaryKind::Atanh: return std::atanh(x);
   }
   return x;
 }
@@ -36,6 +51,7 @@ int64_t applyUnaryInt(UnaryKind kind, int64_t x) {
   case UnaryKind::Abs: return x < 0 ? static_cast<int64_t>(0ull - static_cast<uint64_t>(x)) : x;
   case UnaryKind::Relu: return x > 0 ? x : 0;
   case UnaryKind::Not: return x == 0;
+  case UnaryKind::Sign: return x > 0 ? 1 : (x < 0 ? -1 : 0);
   default: return x; // float-only kinds are rejected by the verifier
   }
 }
@@ -72,6 +88,11 @@ double applyBinary(BinaryKind kind, double a, double b) {
   // NaN propagates through max and min, as in ONNX and NumPy.
   case BinaryKind::Max: return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b);
   case BinaryKind::Min: return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b);
+  case BinaryKind::FMod: return std::fmod(a, b);
+  case BinaryKind::Mod: {
+    double r = std::fmod(a, b);
+    return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+  }
   default: return static_cast<double>(*applyPredicate(kind, a, b));
   }
 }
@@ -102,6 +123,13 @@ int64_t applyBinaryInt(BinaryKind kind, int64_t a, int64_t b) {
   }
   case BinaryKind::Max: return std::max(a, b);
   case BinaryKind::Min: return std::min(a, b);
+  case BinaryKind::Mod:
+  case BinaryKind::FMod: {
+    if (b == 0 || (a == std::numeric_limits<int64_t>::min() && b == -1))
+      return 0;
+    int64_t r = a % b; // C++: the sign of the dividend
+    return kind == BinaryKind::Mod && r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
+  }
   default: return *applyPredicate(kind, a, b);
   }
 }

@@ -73,6 +73,21 @@ const std::unordered_map<std::string, Evaluator> &evaluators() {
     unaryOp("kiln.gelu", UnaryKind::Gelu);
     unaryOp("kiln.erf", UnaryKind::Erf);
     unaryOp("kiln.not", UnaryKind::Not);
+    unaryOp("kiln.floor", UnaryKind::Floor);
+    unaryOp("kiln.ceil", UnaryKind::Ceil);
+    unaryOp("kiln.round", UnaryKind::Round);
+    unaryOp("kiln.sin", UnaryKind::Sin);
+    unaryOp("kiln.cos", UnaryKind::Cos);
+    unaryOp("kiln.tan", UnaryKind::Tan);
+    unaryOp("kiln.asin", UnaryKind::Asin);
+    unaryOp("kiln.acos", UnaryKind::Acos);
+    unaryOp("kiln.atan", UnaryKind::Atan);
+    unaryOp("kiln.sinh", UnaryKind::Sinh);
+    unaryOp("kiln.cosh", UnaryKind::Cosh);
+    unaryOp("kiln.asinh", UnaryKind::Asinh);
+    unaryOp("kiln.acosh", UnaryKind::Acosh);
+    unaryOp("kiln.atanh", UnaryKind::Atanh);
+    unaryOp("kiln.sign", UnaryKind::Sign);
     binaryOp("kiln.add", BinaryKind::Add);
     binaryOp("kiln.sub", BinaryKind::Sub);
     binaryOp("kiln.mul", BinaryKind::Mul);
@@ -88,6 +103,9 @@ const std::unordered_map<std::string, Evaluator> &evaluators() {
     binaryOp("kiln.le", BinaryKind::Le);
     binaryOp("kiln.gt", BinaryKind::Gt);
     binaryOp("kiln.ge", BinaryKind::Ge);
+    m["kiln.mod"] = [](const OpAttrs &a, const Operands &in) {
+      return binary(intAttr(a, "fmod", 0) ? BinaryKind::FMod : BinaryKind::Mod, *in[0], *in[1]);
+    };
     reduceOp("kiln.reduce_sum", ReduceKind::Sum);
     reduceOp("kiln.reduce_mean", ReduceKind::Mean);
     reduceOp("kiln.reduce_max", ReduceKind::Max);

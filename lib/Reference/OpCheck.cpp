@@ -146,14 +146,14 @@ const std::unordered_map<std::string, Rule> &rules() {
   static const std::unordered_map<std::string, Rule> table = [] {
     std::unordered_map<std::string, Rule> m;
     for (const char *name : {"kiln.neg", "kiln.abs", "kiln.relu", "kiln.not", "kiln.transfer",
-                             "kiln.relayout"})
+                             "kiln.relayout", "kiln.sign"})
       m[name] = [](Checker &c) -> std::optional<TensorInfo> {
         if (!c.arity(1, 1))
           return std::nullopt;
         return c.in[0];
       };
     for (const char *name : {"kiln.exp", "kiln.log", "kiln.sqrt", "kiln.rsqrt", "kiln.tanh",
-                             "kiln.sigmoid", "kiln.gelu", "kiln.erf"})
+                             "kiln.sigmoid", "kiln.gelu", "kiln.erf", "kiln.floor", "kiln.ceil", "kiln.round", "kiln.sin", "kiln.cos", "kiln.tan", "kiln.asin", "kiln.acos", "kiln.atan", "kiln.sinh", "kiln.cosh", "kiln.asinh", "kiln.acosh", "kiln.atanh"})
       m[name] = [](Checker &c) -> std::optional<TensorInfo> {
         if (!c.arity(1, 1) || !c.isFloatOperand(0))
           return std::nullopt;
@@ -168,7 +168,7 @@ const std::unordered_map<std::string, Rule> &rules() {
       };
     for (const char *name : {"kiln.add", "kiln.sub", "kiln.mul", "kiln.div", "kiln.pow",
                              "kiln.max", "kiln.min", "kiln.and", "kiln.or", "kiln.eq", "kiln.ne",
-                             "kiln.lt", "kiln.le", "kiln.gt", "kiln.ge"}) {
+                             "kiln.lt", "kiln.le", "kiln.gt", "kiln.ge", "kiln.mod"}) {
       bool compare = std::string(name).size() == 7; // kiln.eq ... kiln.ge
       m[name] = [compare](Checker &c) -> std::optional<TensorInfo> {
         if (!c.arity(2, 2) || !c.sameDType(0, 1))

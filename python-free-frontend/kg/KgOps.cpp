@@ -308,6 +308,21 @@ llvm::StringMap<KgOpSpec> buildTable() {
   simple("gelu", 1, create<GeluOp>);
   simple("erf", 1, create<ErfOp>);
   simple("not", 1, create<NotOp>);
+  simple("floor", 1, create<FloorOp>);
+  simple("ceil", 1, create<CeilOp>);
+  simple("round", 1, create<RoundOp>);
+  simple("sin", 1, create<SinOp>);
+  simple("cos", 1, create<CosOp>);
+  simple("tan", 1, create<TanOp>);
+  simple("asin", 1, create<AsinOp>);
+  simple("acos", 1, create<AcosOp>);
+  simple("atan", 1, create<AtanOp>);
+  simple("sinh", 1, create<SinhOp>);
+  simple("cosh", 1, create<CoshOp>);
+  simple("asinh", 1, create<AsinhOp>);
+  simple("acosh", 1, create<AcoshOp>);
+  simple("atanh", 1, create<AtanhOp>);
+  simple("sign", 1, create<SignOp>);
   simple("add", 2, create<AddOp>);
   simple("sub", 2, create<SubOp>);
   simple("mul", 2, create<MulOp>);
@@ -327,6 +342,10 @@ llvm::StringMap<KgOpSpec> buildTable() {
   simple("where", 3, create<SelectOp>);
   simple("global_avg_pool", 1, create<GlobalAvgPoolOp>);
 
+  m["mod"] = {2, 2, {"fmod"}, [](KgCall &c) {
+                c.addBool("fmod", false);
+                return create<ModOp>(c);
+              }};
   m["cast"] = {1, 1, {"to"}, [](KgCall &c) {
                  c.addType("to");
                  return create<CastOp>(c);

@@ -111,6 +111,21 @@ void registerElementwiseConverters(ConverterMap &m) {
   m["Relu"] = unary<ReluOp>();
   m["Erf"] = unary<ErfOp>();
   m["Not"] = unary<NotOp>();
+  m["Floor"] = unary<FloorOp>();
+  m["Ceil"] = unary<CeilOp>();
+  m["Round"] = unary<RoundOp>();
+  m["Sin"] = unary<SinOp>();
+  m["Cos"] = unary<CosOp>();
+  m["Tan"] = unary<TanOp>();
+  m["Asin"] = unary<AsinOp>();
+  m["Acos"] = unary<AcosOp>();
+  m["Atan"] = unary<AtanOp>();
+  m["Sinh"] = unary<SinhOp>();
+  m["Cosh"] = unary<CoshOp>();
+  m["Asinh"] = unary<AsinhOp>();
+  m["Acosh"] = unary<AcoshOp>();
+  m["Atanh"] = unary<AtanhOp>();
+  m["Sign"] = unary<SignOp>();
 
   m["Add"] = binary<AddOp>();
   m["Sub"] = binary<SubOp>();
@@ -136,6 +151,12 @@ void registerElementwiseConverters(ConverterMap &m) {
     if (c.type(y).getElementType() != c.type(x).getElementType())
       y = c.build<CastOp>(y, {c.named("to", TypeAttr::get(c.type(x).getElementType()))});
     return finish(c, y ? c.build<PowOp>({x, y}) : Value());
+  };
+  m["Mod"] = [](NodeContext &c) -> LogicalResult {
+    bool fmod = c.attrInt("fmod", 0) != 0;
+    if (!fmod && isFloat(c, c.input(0)))
+      return c.unsupportedBecause("integer mod on floats"); // ONNX requires fmod=1 there
+    return finish(c, c.build<ModOp>({c.input(0), c.input(1)}, {c.named("fmod", c.builder.getBoolAttr(fmod))}));
   };
   m["Reciprocal"] = [](NodeContext &c) -> LogicalResult {
     return finish(c, c.build<DivOp>({c.scalarLike(c.input(0), 1.0), c.input(0)}));

@@ -185,3 +185,29 @@ func.func @too_costly() -> tensor<1024x1024xf32, #kiln.enc<row_major, cpu>> {
   %0 = kiln.matmul %a, %a : (tensor<1024x1024xf32, #kiln.enc<row_major, cpu>>, tensor<1024x1024xf32, #kiln.enc<row_major, cpu>>) -> tensor<1024x1024xf32, #kiln.enc<row_major, cpu>>
   return %0 : tensor<1024x1024xf32, #kiln.enc<row_major, cpu>>
 }
+
+// -----
+
+// Remainders: mod takes the divisor's sign (Python's %), fmod the
+// dividend's (C's fmod); integer x mod 0 is 0. Rounding is half to even.
+// CHECK-LABEL: func.func @remainders_and_rounding
+// CHECK-DAG: kiln.constant dense<[2, -2, 1, 0]> : tensor<4xi32>
+// CHECK-DAG: kiln.constant dense<[-1, 1, 1, 0]> : tensor<4xi32>
+// CHECK-DAG: kiln.constant dense<[5.000000e-01, -1.500000e+00]> : tensor<2xf32>
+// CHECK-DAG: kiln.constant dense<[2.000000e+00, -2.000000e+00, 4.000000e+00, -0.000000e+00]> : tensor<4xf32>
+// CHECK-DAG: kiln.constant dense<[1.000000e+00, -1.000000e+00, 0.000000e+00, 1.000000e+00]> : tensor<4xf32>
+func.func @remainders_and_rounding() {
+  %a = kiln.constant dense<[-7, 7, 7, 5]> : tensor<4xi32> : tensor<4xi32, #kiln.enc<row_major, cpu>>
+  %b = kiln.constant dense<[3, -3, 3, 0]> : tensor<4xi32> : tensor<4xi32, #kiln.enc<row_major, cpu>>
+  %0 = kiln.mod %a, %b : (tensor<4xi32, #kiln.enc<row_major, cpu>>, tensor<4xi32, #kiln.enc<row_major, cpu>>) -> tensor<4xi32, #kiln.enc<row_major, cpu>>
+  %1 = kiln.mod %a, %b {fmod = true} : (tensor<4xi32, #kiln.enc<row_major, cpu>>, tensor<4xi32, #kiln.enc<row_major, cpu>>) -> tensor<4xi32, #kiln.enc<row_major, cpu>>
+  %x = kiln.constant dense<[-7.5, -7.5]> : tensor<2xf32> : tensor<2xf32, #kiln.enc<row_major, cpu>>
+  %y = kiln.constant dense<[2.0, -2.0]> : tensor<2xf32> : tensor<2xf32, #kiln.enc<row_major, cpu>>
+  %2 = kiln.mod %x, %y : (tensor<2xf32, #kiln.enc<row_major, cpu>>, tensor<2xf32, #kiln.enc<row_major, cpu>>) -> tensor<2xf32, #kiln.enc<row_major, cpu>>
+  %r = kiln.constant dense<[2.5, -2.5, 3.5, -0.5]> : tensor<4xf32> : tensor<4xf32, #kiln.enc<row_major, cpu>>
+  %3 = kiln.round %r : (tensor<4xf32, #kiln.enc<row_major, cpu>>) -> tensor<4xf32, #kiln.enc<row_major, cpu>>
+  %s = kiln.constant dense<[3.0, -0.25, 0.0, 9.0]> : tensor<4xf32> : tensor<4xf32, #kiln.enc<row_major, cpu>>
+  %4 = kiln.sign %s : (tensor<4xf32, #kiln.enc<row_major, cpu>>) -> tensor<4xf32, #kiln.enc<row_major, cpu>>
+  "test.use"(%0, %1, %2, %3, %4) : (tensor<4xi32, #kiln.enc<row_major, cpu>>, tensor<4xi32, #kiln.enc<row_major, cpu>>, tensor<2xf32, #kiln.enc<row_major, cpu>>, tensor<4xf32, #kiln.enc<row_major, cpu>>, tensor<4xf32, #kiln.enc<row_major, cpu>>) -> ()
+  return
+}

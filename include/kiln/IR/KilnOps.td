@@ -78,6 +78,21 @@ def Kiln_ReluOp    : Kiln_UnaryOp<"relu", Kiln_Tensor, "Elementwise max(x, 0)">;
 def Kiln_GeluOp    : Kiln_UnaryOp<"gelu", Kiln_FloatTensor, "Elementwise GELU, exact (erf) form">;
 def Kiln_ErfOp     : Kiln_UnaryOp<"erf", Kiln_FloatTensor, "Elementwise error function">;
 def Kiln_NotOp     : Kiln_UnaryOp<"not", Kiln_BoolTensor, "Elementwise logical not"> { let hasFolder = 1; }
+def Kiln_FloorOp : Kiln_UnaryOp<"floor", Kiln_FloatTensor, "Elementwise round toward negative infinity">;
+def Kiln_CeilOp : Kiln_UnaryOp<"ceil", Kiln_FloatTensor, "Elementwise round toward positive infinity">;
+def Kiln_RoundOp : Kiln_UnaryOp<"round", Kiln_FloatTensor, "Elementwise round half to even">;
+def Kiln_SinOp : Kiln_UnaryOp<"sin", Kiln_FloatTensor, "Elementwise sine">;
+def Kiln_CosOp : Kiln_UnaryOp<"cos", Kiln_FloatTensor, "Elementwise cosine">;
+def Kiln_TanOp : Kiln_UnaryOp<"tan", Kiln_FloatTensor, "Elementwise tangent">;
+def Kiln_AsinOp : Kiln_UnaryOp<"asin", Kiln_FloatTensor, "Elementwise arcsine">;
+def Kiln_AcosOp : Kiln_UnaryOp<"acos", Kiln_FloatTensor, "Elementwise arccosine">;
+def Kiln_AtanOp : Kiln_UnaryOp<"atan", Kiln_FloatTensor, "Elementwise arctangent">;
+def Kiln_SinhOp : Kiln_UnaryOp<"sinh", Kiln_FloatTensor, "Elementwise hyperbolic sine">;
+def Kiln_CoshOp : Kiln_UnaryOp<"cosh", Kiln_FloatTensor, "Elementwise hyperbolic cosine">;
+def Kiln_AsinhOp : Kiln_UnaryOp<"asinh", Kiln_FloatTensor, "Elementwise inverse hyperbolic sine">;
+def Kiln_AcoshOp : Kiln_UnaryOp<"acosh", Kiln_FloatTensor, "Elementwise inverse hyperbolic cosine">;
+def Kiln_AtanhOp : Kiln_UnaryOp<"atanh", Kiln_FloatTensor, "Elementwise inverse hyperbolic tangent">;
+def Kiln_SignOp : Kiln_UnaryOp<"sign", Kiln_Tensor, "Elementwise -1, 0 or 1 by the sign of x">;
 
 //===----------------------------------------------------------------------===//
 // Elementwise binary, NumPy-style broadcasting
@@ -105,6 +120,9 @@ def Kiln_MaxOp : Kiln_BinaryOp<"max", Kiln_Tensor, "Elementwise maximum", [Commu
 def Kiln_MinOp : Kiln_BinaryOp<"min", Kiln_Tensor, "Elementwise minimum", [Commutative]> { let hasFolder = 1; }
 def Kiln_AndOp : Kiln_BinaryOp<"and", Kiln_BoolTensor, "Elementwise logical and", [Commutative]> { let hasFolder = 1; }
 def Kiln_OrOp  : Kiln_BinaryOp<"or", Kiln_BoolTensor, "Elementwise logical or", [Commutative]> { let hasFolder = 1; }
+def Kiln_ModOp : Kiln_BinaryOp<"mod", Kiln_Tensor, "Elementwise remainder: with the sign of the divisor, or of the dividend when fmod is set"> {
+  let arguments = (ins Kiln_Tensor:$lhs, Kiln_Tensor:$rhs, DefaultValuedAttr<BoolAttr, "false">:$fmod);
+}
 
 class Kiln_CompareOp<string mnemonic, string desc, list<Trait> traits = []>
     : Kiln_BinaryOp<mnemonic, Kiln_Tensor, desc, traits> {

@@ -16,12 +16,16 @@ namespace kiln {
 namespace ref {
 
 enum class UnaryKind {
-  Neg, Abs, Exp, Log, Sqrt, Rsqrt, Tanh, Sigmoid, Relu, Gelu, Erf, Not
+  Neg, Abs, Exp, Log, Sqrt, Rsqrt, Tanh, Sigmoid, Relu, Gelu, Erf, Not,
+  Floor, Ceil, Round, Sign, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh,
+  Acosh, Atanh
 };
 Tensor unary(UnaryKind kind, const Tensor &x);
 
 enum class BinaryKind {
-  Add, Sub, Mul, Div, Pow, Max, Min, And, Or, Eq, Ne, Lt, Le, Gt, Ge
+  Add, Sub, Mul, Div, Pow, Max, Min, And, Or, Eq, Ne, Lt, Le, Gt, Ge,
+  Mod,  ///< remainder with the sign of the divisor (Python's %)
+  FMod, ///< remainder with the sign of the dividend (C's fmod)
 };
 /// NumPy-broadcasting binary op; comparisons produce i1.
 Tensor binary(BinaryKind kind, const Tensor &lhs, const Tensor &rhs);
