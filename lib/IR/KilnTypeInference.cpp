@@ -549,6 +549,32 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *, OptLoc loc,
   return success();
 }
 
+LogicalResult GatherElementsOp::inferReturnTypes(MLIRContext *, OptLoc loc,
+                                                 Adaptor adaptor,
+                                                 SmallVectorImpl<Type> &results) {
+  SmallVector<Value, 2> operands{adaptor.getData(), adaptor.getIndices()};
+  FailureOr<TensorEncodingAttr> enc = commonDevice(loc, operands);
+  if (failed(enc) || failed(requireAttr(loc, adaptor.getAxisAttr(), "axis")))
+    return failure();
+  RankedTensorType data = tensorType(adaptor.getData());
+  RankedTensorType indices = tensorType(adaptor.getIndices());
+  if (!indices.getElementType().isInteger(32) && !indices.getElementType().isInteger(64))
+    return fail(loc, "gather_elements indices must be i32 or i64");
+  int64_t axis = adaptor.getAxis();
+  if (failed(checkAxis(loc, axis, data.getRank())))
+    return failure();
+  if (indices.getRank() != data.getRank())
+    return fail(loc, "gather_elements indices must have the data's rank");
+  for (int64_t d = 0; d < data.getRank(); ++d)
+    if (d != axis && indices.getDimSize(d) > data.getDimSize(d))
+      return fail(loc, "gather_elements indices " + shapeString(indices.getShape()) +
+                           " exceed the data " + shapeString(data.getShape()) +
+                           " outside the axis");
+  results.push_back(RankedTensorType::get(indices.getShape(), data.getElementType(),
+                                          encodingWith(*enc, {})));
+  return success();
+}
+
 LogicalResult TransferOp::inferReturnTypes(MLIRContext *, OptLoc loc,
                                            Adaptor adaptor,
                                            SmallVectorImpl<Type> &results) {

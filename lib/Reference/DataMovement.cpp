@@ -130,5 +130,24 @@ Tensor gather(const Tensor &data, const Tensor &indices, int64_t axis) {
   return out;
 }
 
+Tensor gatherElements(const Tensor &data, const Tensor &indices, int64_t axis) {
+  Tensor out = Tensor::zeros(data.dtype, indices.shape);
+  std::vector<int64_t> strides = rowMajorStrides(data.shape);
+  int64_t extent = data.shape[axis];
+  int64_t k = 0;
+  for (IndexIterator it(indices.shape); !it.done(); it.next(), ++k) {
+    int64_t index = indices.i[k];
+    if (index < 0)
+      index += extent;
+    if (index < 0 || index >= extent)
+      continue;
+    int64_t from = 0;
+    for (size_t d = 0; d < data.shape.size(); ++d)
+      from += (static_cast<int64_t>(d) == axis ? index : it.index()[d]) * strides[d];
+    out.copyElement(k, data, from);
+  }
+  return out;
+}
+
 } // namespace ref
 } // namespace kiln

@@ -146,6 +146,9 @@ const std::unordered_map<std::string, Evaluator> &evaluators() {
     m["kiln.gather"] = [](const OpAttrs &a, const Operands &in) {
       return gather(*in[0], *in[1], intAttr(a, "axis", 0));
     };
+    m["kiln.gather_elements"] = [](const OpAttrs &a, const Operands &in) {
+      return gatherElements(*in[0], *in[1], intAttr(a, "axis", 0));
+    };
     // Transfers and relayouts keep the logical value.
     m["kiln.transfer"] = [](const OpAttrs &, const Operands &in) { return *in[0]; };
     m["kiln.relayout"] = [](const OpAttrs &, const Operands &in) { return *in[0]; };

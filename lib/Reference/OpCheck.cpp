@@ -308,6 +308,22 @@ const std::unordered_map<std::string, Rule> &rules() {
       shape.insert(shape.end(), data.begin() + axis + 1, data.end());
       return TensorInfo{c.in[0].dtype, shape};
     };
+    m["kiln.gather_elements"] = [](Checker &c) -> std::optional<TensorInfo> {
+      if (!c.arity(2, 2))
+        return std::nullopt;
+      int64_t axis = c.integer("axis", std::nullopt);
+      const Shape &data = c.in[0].shape, &indices = c.in[1].shape;
+      if (!c.axis(axis, data.size()))
+        return std::nullopt;
+      if (c.in[1].dtype != DType::I32 && c.in[1].dtype != DType::I64)
+        return c.fail("indices must be i32 or i64"), std::nullopt;
+      if (indices.size() != data.size())
+        return c.fail("indices must have the data's rank"), std::nullopt;
+      for (size_t d = 0; d < data.size(); ++d)
+        if (static_cast<int64_t>(d) != axis && indices[d] > data[d])
+          return c.fail("indices exceed the data outside the axis"), std::nullopt;
+      return TensorInfo{c.in[0].dtype, indices};
+    };
     for (const char *name : {"kiln.reduce_sum", "kiln.reduce_mean", "kiln.reduce_max",
                              "kiln.reduce_min", "kiln.reduce_prod"})
       m[name] = [](Checker &c) -> std::optional<TensorInfo> {

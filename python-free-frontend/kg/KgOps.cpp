@@ -381,6 +381,10 @@ llvm::StringMap<KgOpSpec> buildTable() {
                    c.addAxis("axis", 0);
                    return create<GatherOp>(c);
                  }};
+  m["gather_elements"] = {2, 2, {"axis"}, [](KgCall &c) {
+                            c.addAxis("axis", 0);
+                            return create<GatherElementsOp>(c);
+                          }};
   m["transfer"] = {1, 1, {"to"}, [](KgCall &c) {
                      c.addDevice("to");
                      return create<TransferOp>(c);

@@ -146,11 +146,14 @@ void registerElementwiseConverters(ConverterMap &m) {
 
   m["Pow"] = [](NodeContext &c) -> LogicalResult {
     Value x = c.input(0), y = c.input(1);
-    if (!isFloat(c, x))
-      return c.unsupportedBecause("integer base");
-    if (c.type(y).getElementType() != c.type(x).getElementType())
-      y = c.build<CastOp>(y, {c.named("to", TypeAttr::get(c.type(x).getElementType()))});
-    return finish(c, y ? c.build<PowOp>({x, y}) : Value());
+    Type element = c.type(x).getElementType();
+    // Integer powers are computed in f64 (exact for results below 2^53).
+    Type computed = isFloat(c, x) ? element : c.builder.getF64Type();
+    auto to = [&](Value v, Type t) {
+      return c.type(v).getElementType() == t ? v : c.build<CastOp>(v, {c.named("to", TypeAttr::get(t))});
+    };
+    Value r = c.build<PowOp>({to(x, computed), to(y, computed)});
+    return finish(c, r ? to(r, element) : r);
   };
   m["Mod"] = [](NodeContext &c) -> LogicalResult {
     bool fmod = c.attrInt("fmod", 0) != 0;

@@ -211,23 +211,6 @@ void registerNeuralConverters(ConverterMap &m) {
     SmallVector<Value> operands(c.inputs.begin(), c.inputs.begin() + std::min<size_t>(5, c.numInputs()));
     return finish(c, c.build<BatchNormOp>(operands, {c.named("epsilon", c.builder.getF64FloatAttr(c.attrFloat("epsilon", 1e-5f)))}));
   };
-  m["LayerNormalization"] = [](NodeContext &c) -> LogicalResult {
-    Value x = c.input(0);
-    FailureOr<int64_t> axis = c.axis(c.attrInt("axis", -1), c.rank(x));
-    if (failed(axis))
-      return failure();
-    ArrayRef<int64_t> normalized = c.type(x).getShape().drop_front(*axis);
-    auto fit = [&](Value v) {
-      if (!v || c.type(v).getShape() == normalized)
-        return v;
-      return c.build<BroadcastOp>(v, {c.named("shape", ints(c, normalized))});
-    };
-    SmallVector<Value> operands = {x, fit(c.input(1))};
-    if (c.input(2))
-      operands.push_back(fit(c.input(2)));
-    return finish(c, c.build<LayerNormOp>(operands, {c.named("axis", c.builder.getI64IntegerAttr(*axis)),
-                                                     c.named("epsilon", c.builder.getF64FloatAttr(c.attrFloat("epsilon", 1e-5f)))}));
-  };
   m["Softmax"] = [](NodeContext &c) { return softmax<SoftmaxOp>(c); };
   m["LogSoftmax"] = [](NodeContext &c) { return softmax<LogSoftmaxOp>(c); };
 }

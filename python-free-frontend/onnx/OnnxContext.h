@@ -106,6 +106,7 @@ void registerElementwiseConverters(ConverterMap &map);
 void registerShapeConverters(ConverterMap &map);
 void registerNeuralConverters(ConverterMap &map);
 void registerReductionConverters(ConverterMap &map);
+void registerCompositeConverters(ConverterMap &map);
 
 } // namespace onnx_import
 } // namespace frontend

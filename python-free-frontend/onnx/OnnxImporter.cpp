@@ -43,6 +43,7 @@ const ConverterMap &converters() {
     registerShapeConverters(m);
     registerNeuralConverters(m);
     registerReductionConverters(m);
+    registerCompositeConverters(m);
     return m;
   }();
   return map;

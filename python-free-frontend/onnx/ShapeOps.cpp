@@ -187,6 +187,13 @@ void registerShapeConverters(ConverterMap &m) {
     return finish(c, c.build<GatherOp>({c.input(0), c.input(1)},
                                        {c.named("axis", c.builder.getI64IntegerAttr(*axis))}));
   };
+  m["GatherElements"] = [](NodeContext &c) -> LogicalResult {
+    FailureOr<int64_t> axis = c.axis(c.attrInt("axis", 0), c.rank(c.input(0)));
+    if (failed(axis))
+      return failure();
+    return finish(c, c.build<GatherElementsOp>({c.input(0), c.input(1)},
+                                               {c.named("axis", c.builder.getI64IntegerAttr(*axis))}));
+  };
   m["Slice"] = [](NodeContext &c) -> LogicalResult {
     ArrayRef<int64_t> in = c.type(c.input(0)).getShape();
     int64_t rank = in.size();

@@ -240,3 +240,15 @@ TEST(Pooling, CeilModeAndPaddingCounts) {
 }
 
 } // namespace
+
+namespace {
+TEST(DataMovement, GatherElementsPicksPerElement) {
+  // ONNX's example: data [[1, 2], [3, 4]], indices [[0, 0], [1, 0]], axis 1.
+  Tensor data = make(DType::F32, {2, 2}, {1, 2, 3, 4});
+  Tensor indices = make(DType::I64, {2, 2}, {0, 0, 1, 0});
+  expectNear(gatherElements(data, indices, 1), make(DType::F32, {2, 2}, {1, 1, 4, 3}), 0);
+  // Axis 0, negative index, fewer rows than the data.
+  Tensor rows = make(DType::I64, {1, 2}, {-1, 0});
+  expectNear(gatherElements(data, rows, 0), make(DType::F32, {1, 2}, {3, 2}), 0);
+}
+} // namespace

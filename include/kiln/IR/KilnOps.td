@@ -214,6 +214,17 @@ def Kiln_GatherOp : Kiln_InferredOp<"gather"> {
   let results = (outs Kiln_Tensor:$result);
 }
 
+def Kiln_GatherElementsOp : Kiln_InferredOp<"gather_elements"> {
+  let summary = "Pick data elements along an axis with per-element indices (ONNX GatherElements)";
+  let description = [{
+    result[i...] = data[i... with coordinate `axis` replaced by
+    indices[i...]]. Indices have the data's rank and, outside `axis`, no
+    larger extents; the result has the indices' shape.
+  }];
+  let arguments = (ins Kiln_Tensor:$data, Kiln_IndexTensor:$indices, I64Attr:$axis);
+  let results = (outs Kiln_Tensor:$result);
+}
+
 def Kiln_TransferOp : Kiln_InferredOp<"transfer"> {
   let summary = "Copy a tensor to another device";
   let description = [{

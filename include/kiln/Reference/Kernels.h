@@ -44,6 +44,9 @@ Tensor pad(const Tensor &x, const std::vector<int64_t> &low,
 /// ONNX Gather; negative indices count from the end, out-of-range indices
 /// produce zeros.
 Tensor gather(const Tensor &data, const Tensor &indices, int64_t axis);
+/// ONNX GatherElements; negative indices count from the end, out-of-range
+/// indices produce zeros.
+Tensor gatherElements(const Tensor &data, const Tensor &indices, int64_t axis);
 
 enum class ReduceKind { Sum, Mean, Max, Min, Prod };
 Tensor reduce(ReduceKind kind, const Tensor &x,

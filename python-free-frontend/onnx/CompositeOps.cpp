@@ -1,0 +1,337 @@
+//===- CompositeOps.cpp - ONNX ops decomposed into kiln ops ---------------===//
+//
+// Ops with no kiln op of their own, written in terms of kiln ops: losses
+// (NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss), masks from static
+// shapes (Trilu, EyeLike, Hardmax, OneHot), layout shuffles
+// (DepthToSpace, SpaceToDepth), normalisations and CumSum.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OnnxContext.h"
+
+#include "kiln/IR/ReferenceConversion.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace kiln {
+namespace frontend {
+namespace onnx_import {
+
+namespace {
+
+LogicalResult finish(NodeContext &c, Value v) {
+  if (!v)
+    return failure();
+  c.results.push_back(v);
+  return success();
+}
+
+DenseI64ArrayAttr ints(NodeContext &c, ArrayRef<int64_t> v) {
+  return c.builder.getDenseI64ArrayAttr(v);
+}
+
+Value cast(NodeContext &c, Value v, Type to) {
+  if (!v || c.type(v).getElementType() == to)
+    return v;
+  return c.build<CastOp>(v, {c.named("to", TypeAttr::get(to))});
+}
+
+Value transpose(NodeContext &c, Value v, ArrayRef<int64_t> perm) {
+  return c.build<TransposeOp>(v, {c.named("perm", ints(c, perm))});
+}
+
+/// A constant of `shape` and `element` type with value f(index).
+Value generated(NodeContext &c, ArrayRef<int64_t> shape, Type element,
+                const std::function<double(ArrayRef<int64_t>)> &f) {
+  ::kiln::ref::Tensor t = ::kiln::ref::Tensor::zeros(*toReferenceDType(element), shape);
+  int64_t k = 0;
+  for (::kiln::ref::IndexIterator it(::kiln::ref::Shape(shape.begin(), shape.end())); !it.done();
+       it.next(), ++k)
+    t.setDouble(k, f(it.index()));
+  return c.constant(toElementsAttr(t, RankedTensorType::get(shape, element)));
+}
+
+/// The shape of `v` with 1 everywhere except `axis`.
+SmallVector<int64_t> alongAxis(int64_t rank, int64_t axis, int64_t extent) {
+  SmallVector<int64_t> shape(rank, 1);
+  shape[axis] = extent;
+  return shape;
+}
+
+/// NegativeLogLikelihoodLoss on log-probabilities [N, C, d...] and targets
+/// [N, d...].
+Value nllLoss(NodeContext &c, Value logProb, Value target, Value weight) {
+  if (!logProb || !target)
+    return Value();
+  std::string reduction = c.attrString("reduction", "mean");
+  Type element = c.type(logProb).getElementType();
+  SmallVector<int64_t> targetShape(c.type(target).getShape());
+  Value valid;
+  if (const onnx::AttributeProto *ignore = c.attr("ignore_index")) {
+    Value ignored = c.constantI64(ignore->i(), /*asVector=*/false);
+    ignored = cast(c, ignored, c.type(target).getElementType());
+    valid = c.build<NeOp>({target, ignored});
+    // Ignored positions may hold any index: point them at class 0.
+    target = c.build<SelectOp>({valid, target, c.build<MulOp>({target, c.scalarLike(target, 0)})});
+  }
+  SmallVector<int64_t> picked(targetShape);
+  picked.insert(picked.begin() + 1, 1);
+  Value index = c.reshape(target, picked);
+  Value loss = c.build<NegOp>(c.build<GatherElementsOp>({logProb, index},
+                                                        {c.named("axis", c.builder.getI64IntegerAttr(1))}));
+  loss = loss ? c.reshape(loss, targetShape) : loss;
+  Value w;
+  if (weight)
+    w = c.build<GatherOp>({weight, target}, {c.named("axis", c.builder.getI64IntegerAttr(0))});
+  if (valid) {
+    Value mask = cast(c, valid, element);
+    w = w ? c.build<MulOp>({w, mask}) : mask;
+  }
+  if (w)
+    loss = c.build<MulOp>({loss, w});
+  if (!loss || reduction == "none")
+    return loss;
+  SmallVector<int64_t> all;
+  for (int64_t d = 0; d < c.rank(loss); ++d)
+    all.push_back(d);
+  auto sum = [&](Value v) { return c.build<ReduceSumOp>(v, {c.named("axes", ints(c, all))}); };
+  if (reduction == "sum")
+    return sum(loss);
+  if (reduction != "mean") {
+    emitError(c.loc) << "unknown reduction '" << reduction << "'";
+    return Value();
+  }
+  if (!w)
+    return c.build<ReduceMeanOp>(loss, {c.named("axes", ints(c, all))});
+  return c.build<DivOp>({sum(loss), sum(w)});
+}
+
+/// Normalises over `axes`, returning (y, mean, inverse standard deviation).
+std::tuple<Value, Value, Value> normalize(NodeContext &c, Value x, ArrayRef<int64_t> axes,
+                                          double epsilon) {
+  auto mean = [&](Value v) {
+    return c.build<ReduceMeanOp>(v, {c.named("axes", ints(c, axes)),
+                                     c.named("keepdims", c.builder.getBoolAttr(true))});
+  };
+  Value mu = mean(x);
+  Value centred = c.build<SubOp>({x, mu});
+  Value variance = mean(c.build<MulOp>({centred, centred}));
+  Value inv = c.build<RsqrtOp>(c.build<AddOp>({variance, c.scalarLike(x, epsilon)}));
+  return {c.build<MulOp>({centred, inv}), mu, inv};
+}
+
+} // namespace
+
+void registerCompositeConverters(ConverterMap &m) {
+  m["NegativeLogLikelihoodLoss"] = [](NodeContext &c) -> LogicalResult {
+    return finish(c, nllLoss(c, c.input(0), c.input(1), c.input(2)));
+  };
+  m["SoftmaxCrossEntropyLoss"] = [](NodeContext &c) -> LogicalResult {
+    Value logProb = c.build<LogSoftmaxOp>(c.input(0), {c.named("axis", c.builder.getI64IntegerAttr(1))});
+    if (failed(finish(c, nllLoss(c, logProb, c.input(1), c.input(2)))))
+      return failure();
+    c.results.push_back(logProb);
+    return success();
+  };
+  m["Trilu"] = [](NodeContext &c) -> LogicalResult {
+    Value x = c.input(0);
+    int64_t rank = c.rank(x);
+    if (rank < 2)
+      return c.unsupportedBecause("input of rank < 2");
+    int64_t k = 0;
+    if (c.input(1)) {
+      FailureOr<double> kk = c.constantScalar(1);
+      if (failed(kk))
+        return failure();
+      k = static_cast<int64_t>(*kk);
+    }
+    bool upper = c.attrInt("upper", 1) != 0;
+    ArrayRef<int64_t> s = c.type(x).getShape();
+    Value mask = generated(c, {s[rank - 2], s[rank - 1]}, c.builder.getI1Type(), [&](ArrayRef<int64_t> i) {
+      int64_t diagonal = i[1] - i[0];
+      return upper ? diagonal >= k : diagonal <= k;
+    });
+    return finish(c, c.build<SelectOp>({mask, x, c.scalarLike(x, 0)}));
+  };
+  m["EyeLike"] = [](NodeContext &c) -> LogicalResult {
+    ArrayRef<int64_t> s = c.type(c.input(0)).getShape();
+    if (s.size() != 2)
+      return c.unsupportedBecause("input of rank other than 2");
+    Type element = c.type(c.input(0)).getElementType();
+    if (c.attr("dtype") && !(element = elementTypeOf(c.builder.getContext(), c.attrInt("dtype", 1))))
+      return c.unsupportedBecause("dtype " + dataTypeName(c.attrInt("dtype", 1)));
+    int64_t k = c.attrInt("k", 0);
+    return finish(c, generated(c, s, element, [&](ArrayRef<int64_t> i) { return i[1] - i[0] == k; }));
+  };
+  m["Hardmax"] = [](NodeContext &c) -> LogicalResult {
+    Value x = c.input(0);
+    int64_t rank = c.rank(x);
+    ArrayRef<int64_t> shape = c.type(x).getShape();
+    FailureOr<int64_t> axis = c.axis(c.attrInt("axis", c.opset < 13 ? 1 : -1), rank);
+    if (failed(axis))
+      return failure();
+    Value in = x;
+    int64_t a = *axis;
+    if (c.opset < 13) { // coerced to 2-D at the axis
+      int64_t outer = 1, inner = 1;
+      for (int64_t d = 0; d < rank; ++d)
+        (d < a ? outer : inner) *= shape[d];
+      in = c.reshape(x, {outer, inner});
+      a = 1;
+    }
+    int64_t inRank = c.rank(in), extent = c.type(in).getDimSize(a);
+    Value index = c.build<ArgMaxOp>(in, {c.named("axis", c.builder.getI64IntegerAttr(a)),
+                                         c.named("keepdims", c.builder.getBoolAttr(true))});
+    Value iota = generated(c, alongAxis(inRank, a, extent), c.builder.getI64Type(),
+                           [&](ArrayRef<int64_t> i) { return static_cast<double>(i[a]); });
+    Value y = cast(c, c.build<EqOp>({iota, index}), c.type(x).getElementType());
+    return finish(c, y ? c.reshape(y, shape) : y);
+  };
+  m["OneHot"] = [](NodeContext &c) -> LogicalResult {
+    Value indices = c.input(0), values = c.input(2);
+    FailureOr<double> depthValue = c.constantScalar(1);
+    if (failed(depthValue))
+      return failure();
+    int64_t depth = static_cast<int64_t>(*depthValue);
+    SmallVector<int64_t> shape(c.type(indices).getShape());
+    int64_t rank = shape.size() + 1;
+    FailureOr<int64_t> axis = c.axis(c.attrInt("axis", -1), rank);
+    if (failed(axis) || depth < 1)
+      return failed(axis) ? failure() : c.unsupportedBecause("depth < 1");
+    indices = cast(c, indices, c.builder.getI64Type());
+    Value wrapped = c.build<SelectOp>({c.build<LtOp>({indices, c.constantI64(0, false)}),
+                                       c.build<AddOp>({indices, c.constantI64(depth, false)}), indices});
+    SmallVector<int64_t> expanded(shape);
+    expanded.insert(expanded.begin() + *axis, 1);
+    Value iota = generated(c, alongAxis(rank, *axis, depth), c.builder.getI64Type(),
+                           [&](ArrayRef<int64_t> i) { return static_cast<double>(i[*axis]); });
+    Value hot = c.build<EqOp>({wrapped ? c.reshape(wrapped, expanded) : wrapped, iota});
+    auto pick = [&](int64_t k) {
+      Value v = c.build<SliceOp>(values, {c.named("starts", ints(c, {k})), c.named("ends", ints(c, {k + 1})),
+                                          c.named("steps", ints(c, {1}))});
+      return v ? c.reshape(v, {}) : v;
+    };
+    return finish(c, c.build<SelectOp>({hot, pick(1), pick(0)}));
+  };
+  m["IsInf"] = [](NodeContext &c) -> LogicalResult {
+    Value x = c.input(0);
+    double inf = std::numeric_limits<double>::infinity();
+    bool positive = c.attrInt("detect_positive", 1) != 0, negative = c.attrInt("detect_negative", 1) != 0;
+    Value pos = c.build<EqOp>({x, c.scalarLike(x, inf)}), neg = c.build<EqOp>({x, c.scalarLike(x, -inf)});
+    Value none = c.build<AndOp>({pos, c.build<NotOp>(pos)});
+    return finish(c, positive && negative ? c.build<OrOp>({pos, neg}) : positive ? pos : negative ? neg : none);
+  };
+  m["Shrink"] = [](NodeContext &c) -> LogicalResult {
+    Value x = c.input(0);
+    double lambd = c.attrFloat("lambd", 0.5f), bias = c.attrFloat("bias", 0.0f);
+    Value low = c.build<LtOp>({x, c.scalarLike(x, -lambd)}), high = c.build<GtOp>({x, c.scalarLike(x, lambd)});
+    Value zero = c.build<MulOp>({x, c.scalarLike(x, 0)});
+    Value y = c.build<SelectOp>({high, c.build<SubOp>({x, c.scalarLike(x, bias)}), zero});
+    return finish(c, c.build<SelectOp>({low, c.build<AddOp>({x, c.scalarLike(x, bias)}), y}));
+  };
+  m["DepthToSpace"] = [](NodeContext &c) -> LogicalResult {
+    Value x = c.input(0);
+    ArrayRef<int64_t> s = c.type(x).getShape();
+    int64_t b = c.attrInt("blocksize", 0);
+    if (s.size() != 4 || b < 1 || s[1] % (b * b))
+      return c.unsupportedBecause("blocksize does not divide the channels");
+    int64_t n = s[0], ch = s[1] / (b * b), h = s[2], w = s[3];
+    bool crd = c.attrString("mode", "DCR") == "CRD";
+    Value y = crd ? transpose(c, c.reshape(x, {n, ch, b, b, h, w}), {0, 1, 4, 2, 5, 3})
+                  : transpose(c, c.reshape(x, {n, b, b, ch, h, w}), {0, 3, 4, 1, 5, 2});
+    return finish(c, y ? c.reshape(y, {n, ch, h * b, w * b}) : y);
+  };
+  m["SpaceToDepth"] = [](NodeContext &c) -> LogicalResult {
+    Value x = c.input(0);
+    ArrayRef<int64_t> s = c.type(x).getShape();
+    int64_t b = c.attrInt("blocksize", 0);
+    if (s.size() != 4 || b < 1 || s[2] % b || s[3] % b)
+      return c.unsupportedBecause("blocksize does not divide the image");
+    int64_t n = s[0], ch = s[1], h = s[2] / b, w = s[3] / b;
+    Value y = transpose(c, c.reshape(x, {n, ch, h, b, w, b}), {0, 3, 5, 1, 2, 4});
+    return finish(c, y ? c.reshape(y, {n, ch * b * b, h, w}) : y);
+  };
+  m["InstanceNormalization"] = [](NodeContext &c) -> LogicalResult {
+    Value x = c.input(0);
+    int64_t rank = c.rank(x);
+    SmallVector<int64_t> spatial, param(rank, 1);
+    for (int64_t d = 2; d < rank; ++d)
+      spatial.push_back(d);
+    param[1] = c.type(x).getDimSize(1);
+    auto [y, mean, inv] = normalize(c, x, spatial, c.attrFloat("epsilon", 1e-5f));
+    Value scaled = c.build<MulOp>({y, c.reshape(c.input(1), param)});
+    return finish(c, c.build<AddOp>({scaled, c.reshape(c.input(2), param)}));
+  };
+  m["CumSum"] = [](NodeContext &c) -> LogicalResult {
+    Value x = c.input(0);
+    int64_t rank = c.rank(x);
+    FailureOr<double> axisValue = c.constantScalar(1);
+    if (failed(axisValue))
+      return failure();
+    FailureOr<int64_t> axis = c.axis(static_cast<int64_t>(*axisValue), rank);
+    if (failed(axis))
+      return failure();
+    bool exclusive = c.attrInt("exclusive", 0) != 0, reverse = c.attrInt("reverse", 0) != 0;
+    int64_t n = c.type(x).getDimSize(*axis);
+    // Move the axis last, multiply by a triangular matrix of ones, move back.
+    SmallVector<int64_t> perm;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != *axis)
+        perm.push_back(d);
+    perm.push_back(*axis);
+    SmallVector<int64_t> inverse(rank);
+    for (int64_t d = 0; d < rank; ++d)
+      inverse[perm[d]] = d;
+    Value moved = transpose(c, x, perm);
+    Value triangle = generated(c, {n, n}, c.type(x).getElementType(), [&](ArrayRef<int64_t> i) {
+      int64_t from = i[0], to = i[1];
+      return reverse ? (exclusive ? from > to : from >= to) : (exclusive ? from < to : from <= to);
+    });
+    Value summed = c.build<MatMulOp>({moved, triangle});
+    return finish(c, transpose(c, summed, inverse));
+  };
+  m["LayerNormalization"] = [](NodeContext &c) -> LogicalResult {
+    Value x = c.input(0);
+    int64_t rank = c.rank(x);
+    FailureOr<int64_t> axis = c.axis(c.attrInt("axis", -1), rank);
+    if (failed(axis))
+      return failure();
+    double epsilon = c.attrFloat("epsilon", 1e-5f);
+    bool extraOutputs = false;
+    for (int k = 1; k < c.node.output_size(); ++k)
+      extraOutputs |= !c.node.output(k).empty();
+    ArrayRef<int64_t> normalized = c.type(x).getShape().drop_front(*axis);
+    if (!extraOutputs) { // one fused op
+      auto fit = [&](Value v) {
+        if (!v || c.type(v).getShape() == normalized)
+          return v;
+        return c.build<BroadcastOp>(v, {c.named("shape", ints(c, normalized))});
+      };
+      SmallVector<Value> operands = {x, fit(c.input(1))};
+      if (c.input(2))
+        operands.push_back(fit(c.input(2)));
+      return finish(c, c.build<LayerNormOp>(operands, {c.named("axis", c.builder.getI64IntegerAttr(*axis)),
+                                                       c.named("epsilon", c.builder.getF64FloatAttr(epsilon))}));
+    }
+    // Mean and inverse standard deviation are wanted too: decompose.
+    SmallVector<int64_t> axes;
+    for (int64_t d = *axis; d < rank; ++d)
+      axes.push_back(d);
+    auto [y, mean, inv] = normalize(c, x, axes, epsilon);
+    y = c.build<MulOp>({y, c.input(1)});
+    if (c.input(2))
+      y = c.build<AddOp>({y, c.input(2)});
+    if (failed(finish(c, y)))
+      return failure();
+    c.results.push_back(mean);
+    c.results.push_back(inv);
+    return success();
+  };
+}
+
+} // namespace onnx_import
+} // namespace frontend
+} // namespace kiln
