@@ -285,11 +285,16 @@ void registerCompositeConverters(ConverterMap &m) {
     SmallVector<int64_t> inverse(rank);
     for (int64_t d = 0; d < rank; ++d)
       inverse[perm[d]] = d;
-    Value moved = transpose(c, x, perm);
+    // triangle[from, to] = 1 where element `from` adds into output `to`.
     Value triangle = generated(c, {n, n}, c.type(x).getElementType(), [&](ArrayRef<int64_t> i) {
       int64_t from = i[0], to = i[1];
       return reverse ? (exclusive ? from > to : from >= to) : (exclusive ? from < to : from <= to);
     });
+    if (rank == 1) { // matmul wants a matrix: sum the row [1, n]
+      Value summed = c.build<MatMulOp>({c.reshape(x, {1, n}), triangle});
+      return finish(c, summed ? c.reshape(summed, {n}) : summed);
+    }
+    Value moved = transpose(c, x, perm);
     Value summed = c.build<MatMulOp>({moved, triangle});
     return finish(c, transpose(c, summed, inverse));
   };

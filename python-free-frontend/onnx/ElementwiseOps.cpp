@@ -219,6 +219,13 @@ void registerElementwiseConverters(ConverterMap &m) {
   m["PRelu"] = [](NodeContext &c) -> LogicalResult {
     Value x = c.input(0), zero = c.scalarLike(x, 0);
     Value slope = legacyBroadcast(c, x, c.input(1));
+    // Before opset 7 a 1-D slope of C values is per channel (dimension 1).
+    if (slope && c.opset < 7 && c.rank(slope) == 1 && c.rank(x) > 2 &&
+        c.type(slope).getDimSize(0) == c.type(x).getDimSize(1) && c.type(x).getDimSize(1) != 1) {
+      SmallVector<int64_t> shape(c.rank(x) - 1, 1);
+      shape[0] = c.type(x).getDimSize(1);
+      slope = c.reshape(slope, shape);
+    }
     Value scaled = c.build<MulOp>({x, slope});
     return finish(c, where(c, c.build<LtOp>({x, zero}), scaled, x));
   };

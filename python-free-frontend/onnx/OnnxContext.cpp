@@ -103,8 +103,10 @@ FailureOr<DenseElementsAttr> NodeContext::constantOf(Value v, size_t k) {
   llvm::DenseMap<Value, DenseElementsAttr> memo;
   FailureOr<DenseElementsAttr> value = v ? fold(v, memo) : FailureOr<DenseElementsAttr>(failure());
   if (failed(value))
-    unsupported = "input #" + std::to_string(k) + " must be a constant (computed from "
-                  "initializers and static shapes)";
+    unsupported = "input #" + std::to_string(k) +
+                  (static_cast<int>(k) < node.input_size() ? " ('" + node.input(k) + "')" : "") +
+                  " must be a constant (computed from initializers and static shapes); if it is "
+                  "a model input, give its value with --input-value";
   return value;
 }
 

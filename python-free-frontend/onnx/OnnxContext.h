@@ -107,6 +107,7 @@ void registerShapeConverters(ConverterMap &map);
 void registerNeuralConverters(ConverterMap &map);
 void registerReductionConverters(ConverterMap &map);
 void registerCompositeConverters(ConverterMap &map);
+void registerResizeConverters(ConverterMap &map);
 
 } // namespace onnx_import
 } // namespace frontend

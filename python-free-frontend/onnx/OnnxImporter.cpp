@@ -44,6 +44,7 @@ const ConverterMap &converters() {
     registerNeuralConverters(m);
     registerReductionConverters(m);
     registerCompositeConverters(m);
+    registerResizeConverters(m);
     return m;
   }();
   return map;

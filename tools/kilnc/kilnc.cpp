@@ -193,7 +193,7 @@ int main(int argc, char **argv) {
     auto file = name ? llvm::dyn_cast<FileLineColLoc>(name.getChildLoc()) : FileLineColLoc();
     if (!file || file.getLine() != 0)
       return failure(); // not an ONNX node: the source-manager handler prints it
-    llvm::errs() << file.getFilename() << ": " << name.getName() << ": "
+    llvm::errs() << file.getFilename().getValue() << ": " << name.getName().getValue() << ": "
                  << (diag.getSeverity() == DiagnosticSeverity::Error ? "error: " : "note: ")
                  << diag.str() << "\n";
     return success();

@@ -1,0 +1,273 @@
+//===- ResizeOps.cpp - ONNX Resize and ConvTranspose ----------------------===//
+//
+// Resize is separable: along each resized axis, every output coordinate maps
+// to a few input coordinates with fixed weights (1 for nearest, 2 for linear,
+// 4 for cubic). Shapes are static, so the indices and weights are constants:
+// each axis becomes gathers, multiplications by weight vectors and sums.
+//
+// ConvTranspose is a convolution of the input with zeros inserted between
+// its elements (the stride), padded, with the filter flipped and its
+// channel dimensions swapped.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OnnxContext.h"
+
+#include "kiln/IR/ReferenceConversion.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace kiln {
+namespace frontend {
+namespace onnx_import {
+
+namespace {
+
+LogicalResult finish(NodeContext &c, Value v) {
+  if (!v)
+    return failure();
+  c.results.push_back(v);
+  return success();
+}
+
+DenseI64ArrayAttr ints(NodeContext &c, ArrayRef<int64_t> v) { return c.builder.getDenseI64ArrayAttr(v); }
+
+Value vectorConstant(NodeContext &c, ArrayRef<double> values, Type element,
+                     int64_t rank, int64_t axis) {
+  SmallVector<int64_t> shape(rank, 1);
+  shape[axis] = values.size();
+  ::kiln::ref::Tensor t =
+      ::kiln::ref::Tensor::zeros(*toReferenceDType(element), ::kiln::ref::Shape(shape.begin(), shape.end()));
+  for (size_t k = 0; k < values.size(); ++k)
+    t.setDouble(k, values[k]);
+  return c.constant(toElementsAttr(t, RankedTensorType::get(shape, element)));
+}
+
+/// The input coordinate of output coordinate `o` along an axis.
+double sourceCoordinate(const std::string &mode, double o, int64_t in, int64_t out, double scale) {
+  if (mode == "asymmetric")
+    return o / scale;
+  if (mode == "align_corners")
+    return out == 1 ? 0.0 : o * (in - 1) / double(out - 1);
+  if (mode == "pytorch_half_pixel")
+    return out > 1 ? (o + 0.5) / scale - 0.5 : 0.0;
+  if (mode == "tf_half_pixel_for_nearest")
+    return (o + 0.5) / scale;
+  return (o + 0.5) / scale - 0.5; // half_pixel
+}
+
+double cubicWeight(double t, double a) {
+  t = std::fabs(t);
+  if (t <= 1)
+    return ((a + 2) * t - (a + 3)) * t * t + 1;
+  if (t < 2)
+    return ((a * t - 5 * a) * t + 8 * a) * t - 4 * a;
+  return 0;
+}
+
+} // namespace
+
+void registerResizeConverters(ConverterMap &m) {
+  auto resize = [](NodeContext &c) -> LogicalResult {
+    Value x = c.input(0);
+    ArrayRef<int64_t> in = c.type(x).getShape();
+    int64_t rank = in.size();
+    std::string mode = c.attrString("mode", "nearest");
+    std::string transform = c.attrString("coordinate_transformation_mode",
+                                         c.opset < 11 ? "asymmetric" : "half_pixel");
+    std::string nearest = c.attrString("nearest_mode", "round_prefer_floor");
+    double a = c.attrFloat("cubic_coeff_a", -0.75f);
+    bool excludeOutside = c.attrInt("exclude_outside", 0) != 0;
+    if (transform == "tf_crop_and_resize")
+      return c.unsupportedBecause("tf_crop_and_resize");
+    if (mode != "nearest" && mode != "linear" && mode != "cubic")
+      return c.unsupportedBecause("mode '" + mode + "'");
+    // Scales or sizes: an attribute before opset 10, inputs after.
+    SmallVector<double> scales;
+    SmallVector<int64_t> sizes;
+    if (c.opset < 10 || c.node.op_type() == "Upsample") {
+      if (c.opset < 9 && c.node.op_type() == "Upsample") {
+        auto s = c.attr("scales");
+        if (s)
+          for (float v : s->floats())
+            scales.push_back(v);
+      } else {
+        FailureOr<DenseElementsAttr> s = c.constantOf(c.input(1), 1);
+        if (failed(s))
+          return failure();
+        for (APFloat v : s->getValues<APFloat>())
+          scales.push_back(v.convertToDouble());
+      }
+    } else {
+      size_t scalesInput = c.opset < 11 ? 1 : 2, sizesInput = scalesInput + 1;
+      Value scalesValue = c.input(scalesInput);
+      bool haveScales = scalesValue && c.type(scalesValue).getNumElements() > 0;
+      if (haveScales) {
+        FailureOr<DenseElementsAttr> s = c.constantOf(scalesValue, scalesInput);
+        if (failed(s))
+          return failure();
+        for (APFloat v : s->getValues<APFloat>())
+          scales.push_back(v.convertToDouble());
+      } else if (c.input(sizesInput)) {
+        FailureOr<SmallVector<int64_t>> s = c.constantInts(sizesInput);
+        if (failed(s))
+          return failure();
+        sizes = *s;
+      }
+    }
+    if (!sizes.empty()) {
+      if (static_cast<int64_t>(sizes.size()) != rank)
+        return c.unsupportedBecause("sizes do not match the rank");
+      for (int64_t d = 0; d < rank; ++d)
+        scales.push_back(double(sizes[d]) / in[d]);
+    } else {
+      if (static_cast<int64_t>(scales.size()) != rank)
+        return c.unsupportedBecause("scales do not match the rank");
+      for (int64_t d = 0; d < rank; ++d)
+        sizes.push_back(static_cast<int64_t>(std::floor(in[d] * scales[d])));
+    }
+    Type element = c.type(x).getElementType();
+    if (!llvm::isa<FloatType>(element))
+      return c.unsupportedBecause("integer data");
+    Value y = x;
+    for (int64_t d = 0; d < rank && y; ++d) {
+      if (sizes[d] == in[d] && scales[d] == 1.0)
+        continue;
+      int64_t n = in[d], out = sizes[d];
+      // Taps: for each of up to 4 input positions, an index and a weight.
+      int taps = mode == "nearest" ? 1 : mode == "linear" ? 2 : 4;
+      std::vector<std::vector<int64_t>> index(taps, std::vector<int64_t>(out));
+      std::vector<std::vector<double>> weight(taps, std::vector<double>(out, 0.0));
+      for (int64_t o = 0; o < out; ++o) {
+        double s = sourceCoordinate(transform, o, n, out, scales[d]);
+        if (mode == "nearest") {
+          double r;
+          if (nearest == "floor")
+            r = std::floor(s);
+          else if (nearest == "ceil")
+            r = std::ceil(s);
+          else if (nearest == "round_prefer_ceil")
+            r = std::floor(s + 0.5);
+          else // round_prefer_floor: halves go down
+            r = (s - std::floor(s) == 0.5) ? std::floor(s) : std::round(s);
+          index[0][o] = std::clamp<int64_t>(static_cast<int64_t>(r), 0, n - 1);
+          weight[0][o] = 1.0;
+        } else if (mode == "linear") {
+          s = std::clamp(s, 0.0, double(n - 1));
+          int64_t lo = static_cast<int64_t>(std::floor(s));
+          int64_t hi = std::min<int64_t>(lo + 1, n - 1);
+          double t = s - lo;
+          index[0][o] = lo, weight[0][o] = 1 - t;
+          index[1][o] = hi, weight[1][o] = t;
+        } else {
+          int64_t base = static_cast<int64_t>(std::floor(s));
+          double t = s - base, total = 0;
+          for (int k = 0; k < 4; ++k) {
+            int64_t i = base - 1 + k;
+            double w = cubicWeight(t - (k - 1), a);
+            if (excludeOutside && (i < 0 || i >= n))
+              w = 0;
+            index[k][o] = std::clamp<int64_t>(i, 0, n - 1);
+            weight[k][o] = w;
+            total += w;
+          }
+          if (excludeOutside && total != 0)
+            for (int k = 0; k < 4; ++k)
+              weight[k][o] /= total;
+        }
+      }
+      Value sum;
+      for (int k = 0; k < taps && y; ++k) {
+        Value indices = c.constant(DenseElementsAttr::get(
+            RankedTensorType::get({out}, c.builder.getI64Type()), ArrayRef<int64_t>(index[k])));
+        Value picked = c.build<GatherOp>({y, indices}, {c.named("axis", c.builder.getI64IntegerAttr(d))});
+        if (taps > 1)
+          picked = c.build<MulOp>({picked, vectorConstant(c, weight[k], element, rank, d)});
+        sum = sum ? c.build<AddOp>({sum, picked}) : picked;
+      }
+      y = sum;
+    }
+    return finish(c, y);
+  };
+  m["Resize"] = resize;
+  m["Upsample"] = resize;
+
+  m["ConvTranspose"] = [](NodeContext &c) -> LogicalResult {
+    Value x = c.input(0), w = c.input(1), bias = c.input(2);
+    ArrayRef<int64_t> xs = c.type(x).getShape(), ws = c.type(w).getShape();
+    if (xs.size() != 4)
+      return c.unsupportedBecause(std::to_string(xs.size() - 2) + "-D transposed convolution (only 2-D)");
+    int64_t groups = c.attrInt("group", 1);
+    int64_t cin = ws[0], coutPerGroup = ws[1], kh = ws[2], kw = ws[3];
+    auto read = [&](const char *name, SmallVector<int64_t> fallback) {
+      auto v = c.attrInts(name);
+      return v ? SmallVector<int64_t>(v->begin(), v->end()) : fallback;
+    };
+    SmallVector<int64_t> strides = read("strides", {1, 1}), dilations = read("dilations", {1, 1});
+    SmallVector<int64_t> pads = read("pads", {0, 0, 0, 0}), outputPadding = read("output_padding", {0, 0});
+    std::string autoPad = c.attrString("auto_pad", "NOTSET");
+    SmallVector<int64_t> kernel = {kh, kw};
+    // Total padding from output_shape or auto_pad, split as ONNX says.
+    auto outputShape = c.attrInts("output_shape");
+    if (outputShape || autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+      for (int64_t d = 0; d < 2; ++d) {
+        int64_t target = outputShape ? (*outputShape)[outputShape->size() - 2 + d] : xs[2 + d] * strides[d];
+        int64_t total = strides[d] * (xs[2 + d] - 1) + outputPadding[d] + ((kernel[d] - 1) * dilations[d] + 1) - target;
+        total = std::max<int64_t>(total, 0);
+        bool lower = autoPad == "SAME_LOWER";
+        pads[d] = lower ? total - total / 2 : total / 2;
+        pads[d + 2] = total - pads[d];
+      }
+    }
+    // Insert stride - 1 zeros between input elements.
+    Value up = x;
+    int64_t h = xs[2], wd = xs[3];
+    if (strides[0] > 1 || strides[1] > 1) {
+      up = c.reshape(x, {xs[0], xs[1], h, 1, wd, 1});
+      up = c.build<PadOp>(up, {c.named("low", ints(c, {0, 0, 0, 0, 0, 0})),
+                               c.named("high", ints(c, {0, 0, 0, strides[0] - 1, 0, strides[1] - 1}))});
+      up = c.reshape(up, {xs[0], xs[1], h * strides[0], wd * strides[1]});
+      int64_t uh = (h - 1) * strides[0] + 1, uw = (wd - 1) * strides[1] + 1;
+      up = c.build<SliceOp>(up, {c.named("starts", ints(c, {0, 0, 0, 0})),
+                                 c.named("ends", ints(c, {xs[0], xs[1], uh, uw})),
+                                 c.named("steps", ints(c, {1, 1, 1, 1}))});
+    }
+    // Full padding, less the requested pads, plus output_padding at the end.
+    SmallVector<int64_t> low(4, 0), high(4, 0);
+    SmallVector<int64_t> cropLow(4, 0), cropHigh(4, 0);
+    for (int64_t d = 0; d < 2; ++d) {
+      int64_t full = (kernel[d] - 1) * dilations[d];
+      int64_t begin = full - pads[d], end = full - pads[d + 2] + outputPadding[d];
+      if (begin >= 0) low[2 + d] = begin; else cropLow[2 + d] = -begin;
+      if (end >= 0) high[2 + d] = end; else cropHigh[2 + d] = -end;
+    }
+    up = c.build<PadOp>(up, {c.named("low", ints(c, low)), c.named("high", ints(c, high))});
+    if (up && llvm::any_of(llvm::concat<int64_t>(cropLow, cropHigh), [](int64_t v) { return v > 0; })) {
+      ArrayRef<int64_t> us = c.type(up).getShape();
+      SmallVector<int64_t> ends(us);
+      for (int64_t d = 0; d < 4; ++d)
+        ends[d] -= cropHigh[d];
+      up = c.build<SliceOp>(up, {c.named("starts", ints(c, cropLow)), c.named("ends", ints(c, ends)),
+                                 c.named("steps", ints(c, {1, 1, 1, 1}))});
+    }
+    // Filter [Cin, Cout/g, kh, kw] -> [Cout, Cin/g, kh, kw], flipped.
+    Value f = c.reshape(w, {groups, cin / groups, coutPerGroup, kh, kw});
+    f = c.build<TransposeOp>(f, {c.named("perm", ints(c, {0, 2, 1, 3, 4}))});
+    f = c.reshape(f, {groups * coutPerGroup, cin / groups, kh, kw});
+    f = c.build<SliceOp>(f, {c.named("starts", ints(c, {0, 0, kh - 1, kw - 1})),
+                             c.named("ends", ints(c, {groups * coutPerGroup, cin / groups, -1, -1})),
+                             c.named("steps", ints(c, {1, 1, -1, -1}))});
+    SmallVector<Value> operands = {up, f};
+    if (bias)
+      operands.push_back(bias);
+    return finish(c, c.build<Conv2dOp>(operands, {c.named("dilations", ints(c, dilations)),
+                                                  c.named("groups", c.builder.getI64IntegerAttr(groups))}));
+  };
+}
+
+} // namespace onnx_import
+} // namespace frontend
+} // namespace kiln
