@@ -19,23 +19,36 @@ const onnx::AttributeProto *NodeContext::attr(const std::string &name) const {
   return nullptr;
 }
 
-int64_t NodeContext::attrInt(const std::string &name, int64_t fallback) const {
+const onnx::AttributeProto *
+NodeContext::typedAttr(const std::string &name,
+                       onnx::AttributeProto::AttributeType type) const {
   const onnx::AttributeProto *a = attr(name);
+  if (!a || a->type() == type || a->type() == onnx::AttributeProto::UNDEFINED)
+    return a;
+  if (attrError.empty())
+    attrError = "attribute '" + name + "' must be " +
+                onnx::AttributeProto_AttributeType_Name(type) + ", not " +
+                onnx::AttributeProto_AttributeType_Name(a->type());
+  return nullptr;
+}
+
+int64_t NodeContext::attrInt(const std::string &name, int64_t fallback) const {
+  const onnx::AttributeProto *a = typedAttr(name, onnx::AttributeProto::INT);
   return a ? a->i() : fallback;
 }
 
 float NodeContext::attrFloat(const std::string &name, float fallback) const {
-  const onnx::AttributeProto *a = attr(name);
+  const onnx::AttributeProto *a = typedAttr(name, onnx::AttributeProto::FLOAT);
   return a ? a->f() : fallback;
 }
 
 std::string NodeContext::attrString(const std::string &name, const std::string &fallback) const {
-  const onnx::AttributeProto *a = attr(name);
+  const onnx::AttributeProto *a = typedAttr(name, onnx::AttributeProto::STRING);
   return a ? a->s() : fallback;
 }
 
 std::optional<std::vector<int64_t>> NodeContext::attrInts(const std::string &name) const {
-  const onnx::AttributeProto *a = attr(name);
+  const onnx::AttributeProto *a = typedAttr(name, onnx::AttributeProto::INTS);
   if (!a)
     return std::nullopt;
   return std::vector<int64_t>(a->ints().begin(), a->ints().end());

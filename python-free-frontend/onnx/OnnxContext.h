@@ -46,6 +46,8 @@ public:
   llvm::SmallVector<mlir::Value> results;
   /// Set when kiln cannot compile this node; the reason is reported.
   std::string unsupported;
+  /// Set when an attribute has the wrong type; the node is in error.
+  mutable std::string attrError;
 
   // Inputs.
   size_t numInputs() const { return inputs.size(); }
@@ -57,6 +59,10 @@ public:
 
   // Attributes.
   const onnx::AttributeProto *attr(const std::string &name) const;
+  /// The attribute if present with type `type` (or untyped); records an
+  /// error and returns null for another type.
+  const onnx::AttributeProto *typedAttr(const std::string &name,
+                                        onnx::AttributeProto::AttributeType type) const;
   int64_t attrInt(const std::string &name, int64_t fallback) const;
   float attrFloat(const std::string &name, float fallback) const;
   std::string attrString(const std::string &name, const std::string &fallback) const;

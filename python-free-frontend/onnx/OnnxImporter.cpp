@@ -188,7 +188,12 @@ LogicalResult Importer::convertNode(const onnx::NodeProto &node, size_t index) {
     return success();
   }
   NodeContext ctx(builder, node, opset, loc, inputs);
-  if (failed(converter->second(ctx))) {
+  LogicalResult converted = converter->second(ctx);
+  if (!ctx.attrError.empty()) {
+    emitError(loc) << ctx.attrError;
+    return failure();
+  }
+  if (failed(converted)) {
     if (ctx.unsupported.empty())
       return failure(); // an error was reported at the node
     unsupported.push_back({name, node.op_type(), ctx.unsupported, opset});
