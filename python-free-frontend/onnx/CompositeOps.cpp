@@ -11,6 +11,7 @@
 
 #include "kiln/IR/ReferenceConversion.h"
 
+#include <cmath>
 #include <limits>
 
 using namespace mlir;
@@ -334,6 +335,202 @@ void registerCompositeConverters(ConverterMap &m) {
     c.results.push_back(mean);
     c.results.push_back(inv);
     return success();
+  };
+}
+
+namespace {
+
+/// Gathers along `axis` with constant indices.
+Value gatherConstant(NodeContext &c, Value v, int64_t axis, ArrayRef<int64_t> indices) {
+  Value index = c.constant(DenseElementsAttr::get(
+      RankedTensorType::get({static_cast<int64_t>(indices.size())}, c.builder.getI64Type()), indices));
+  return c.build<GatherOp>({v, index}, {c.named("axis", c.builder.getI64IntegerAttr(axis))});
+}
+
+} // namespace
+
+/// Ops computed from constants built at import: window functions, and
+/// gathers with constant index vectors (Compress, reflect/edge Pad,
+/// GatherND, ReverseSequence); and LRN. Registered after the shape
+/// converters, whose constant Pad it extends.
+void registerGatherBasedConverters(ConverterMap &m) {
+  // Window functions of a constant size: constants.
+  auto window = [](const char *kind) {
+    return [kind](NodeContext &c) -> LogicalResult {
+      FailureOr<double> sizeValue = c.constantScalar(0);
+      if (failed(sizeValue))
+        return failure();
+      int64_t size = static_cast<int64_t>(*sizeValue);
+      if (size < 0 || size > (1 << 24))
+        return c.unsupportedBecause("window size out of range");
+      Type element = elementTypeOf(c.builder.getContext(), c.attrInt("output_datatype", 1));
+      if (!element)
+        return c.unsupportedBecause("output type");
+      bool periodic = c.attrInt("periodic", 1) != 0;
+      double n = periodic ? size : size - 1;
+      std::string k = kind;
+      return finish(c, generated(c, {size}, element, [&](ArrayRef<int64_t> i) {
+        double t = 2 * M_PI * i[0] / n;
+        if (k == "hann")
+          return 0.5 - 0.5 * std::cos(t);
+        if (k == "hamming")
+          return 25.0 / 46 - (1 - 25.0 / 46) * std::cos(t);
+        return 0.42 - 0.5 * std::cos(t) + 0.08 * std::cos(2 * t);
+      }));
+    };
+  };
+  m["HannWindow"] = window("hann");
+  m["HammingWindow"] = window("hamming");
+  m["BlackmanWindow"] = window("blackman");
+
+  // Compress with a constant condition: a gather of the selected positions.
+  m["Compress"] = [](NodeContext &c) -> LogicalResult {
+    FailureOr<DenseElementsAttr> condition = c.constantOf(c.input(1), 1);
+    if (failed(condition))
+      return failure();
+    Value x = c.input(0);
+    std::optional<int64_t> axisAttr;
+    if (c.attr("axis"))
+      axisAttr = c.attrInt("axis", 0);
+    if (!axisAttr) {
+      x = c.reshape(x, {c.type(x).getNumElements()});
+      axisAttr = 0;
+    }
+    FailureOr<int64_t> axis = c.axis(*axisAttr, c.rank(x));
+    if (failed(axis))
+      return failure();
+    SmallVector<int64_t> selected;
+    int64_t k = 0, extent = c.type(x).getDimSize(*axis);
+    for (bool keep : condition->getValues<bool>()) {
+      if (keep && k < extent)
+        selected.push_back(k);
+      ++k;
+    }
+    return finish(c, gatherConstant(c, x, *axis, selected));
+  };
+
+  // Reflect and edge padding: per padded axis, a gather of mirrored or
+  // clamped source positions.
+  m["Pad"] = [constantPad = m["Pad"]](NodeContext &c) -> LogicalResult {
+    std::string mode = c.attrString("mode", "constant");
+    if (mode == "constant")
+      return constantPad(c);
+    if (mode != "reflect" && mode != "edge")
+      return c.unsupportedBecause("pad mode '" + mode + "'");
+    Value x = c.input(0);
+    int64_t rank = c.rank(x);
+    SmallVector<int64_t> pads;
+    if (c.opset < 11) {
+      auto p = c.attrInts(c.opset < 2 ? "paddings" : "pads");
+      if (!p)
+        return c.unsupportedBecause("no pads");
+      pads.assign(p->begin(), p->end());
+    } else {
+      FailureOr<SmallVector<int64_t>> p = c.constantInts(1);
+      if (failed(p))
+        return failure();
+      pads = *p;
+    }
+    if (static_cast<int64_t>(pads.size()) != 2 * rank)
+      return c.unsupportedBecause("pads do not match the rank");
+    Value y = x;
+    for (int64_t d = 0; d < rank && y; ++d) {
+      int64_t lo = pads[d], hi = pads[d + rank], n = c.type(x).getDimSize(d);
+      if (lo == 0 && hi == 0)
+        continue;
+      if (lo < 0 || hi < 0 || n == 0 || (mode == "reflect" && (n < 2 || lo >= n || hi >= n)))
+        return c.unsupportedBecause("pads too large for " + mode + " padding");
+      SmallVector<int64_t> source;
+      for (int64_t o = -lo; o < n + hi; ++o) {
+        int64_t s = o;
+        if (mode == "edge")
+          s = std::clamp<int64_t>(o, 0, n - 1);
+        else if (o < 0)
+          s = -o;
+        else if (o >= n)
+          s = 2 * (n - 1) - o;
+        source.push_back(s);
+      }
+      y = gatherConstant(c, y, d, source);
+    }
+    return finish(c, y);
+  };
+
+  // GatherND: flatten the indexed leading dimensions and gather once with
+  // linear indices computed from the index tuples.
+  m["GatherND"] = [](NodeContext &c) -> LogicalResult {
+    Value data = c.input(0), indices = c.input(1);
+    if (c.attrInt("batch_dims", 0) != 0)
+      return c.unsupportedBecause("batch_dims");
+    ArrayRef<int64_t> ds = c.type(data).getShape(), is = c.type(indices).getShape();
+    int64_t k = is.back();
+    if (k < 1 || k > static_cast<int64_t>(ds.size()))
+      return c.unsupportedBecause("index tuples longer than the data's rank");
+    int64_t flat = 1;
+    SmallVector<double> strides(k);
+    for (int64_t d = k - 1; d >= 0; --d) {
+      strides[d] = flat;
+      flat *= ds[d];
+    }
+    SmallVector<int64_t> flatShape = {flat};
+    llvm::append_range(flatShape, ds.drop_front(k));
+    Value flattened = c.reshape(data, flatShape);
+    // Negative indices count from the end of their dimension.
+    Value idx = c.build<CastOp>(indices, {c.named("to", TypeAttr::get(c.builder.getI64Type()))});
+    Value dims = generated(c, {k}, c.builder.getI64Type(), [&](ArrayRef<int64_t> i) { return double(ds[i[0]]); });
+    idx = c.build<SelectOp>({c.build<LtOp>({idx, c.constantI64(0, false)}), c.build<AddOp>({idx, dims}), idx});
+    Value stride = generated(c, {k}, c.builder.getI64Type(), [&](ArrayRef<int64_t> i) { return strides[i[0]]; });
+    Value linear = c.build<ReduceSumOp>(c.build<MulOp>({idx, stride}),
+                                        {c.named("axes", c.builder.getDenseI64ArrayAttr({static_cast<int64_t>(is.size()) - 1}))});
+    return finish(c, c.build<GatherOp>({flattened, linear}, {c.named("axis", c.builder.getI64IntegerAttr(0))}));
+  };
+
+  // Local response normalisation across channels.
+  m["LRN"] = [](NodeContext &c) -> LogicalResult {
+    Value x = c.input(0);
+    int64_t size = c.attrInt("size", 1), rank = c.rank(x);
+    double alpha = c.attrFloat("alpha", 1e-4f), beta = c.attrFloat("beta", 0.75f),
+           bias = c.attrFloat("bias", 1.0f);
+    if (rank < 3 || size < 1)
+      return c.unsupportedBecause("input or size");
+    int64_t channels = c.type(x).getDimSize(1);
+    int64_t before = (size - 1) / 2, after = size - 1 - before;
+    SmallVector<int64_t> low(rank, 0), high(rank, 0);
+    low[1] = before;
+    high[1] = after;
+    Value square = c.build<MulOp>({x, x});
+    Value padded = c.build<PadOp>(square, {c.named("low", c.builder.getDenseI64ArrayAttr(low)),
+                                           c.named("high", c.builder.getDenseI64ArrayAttr(high))});
+    Value sum;
+    for (int64_t k = 0; k < size && padded; ++k) {
+      SmallVector<int64_t> starts(rank, 0), ends(c.type(padded).getShape()), steps(rank, 1);
+      starts[1] = k;
+      ends[1] = k + channels;
+      Value part = c.build<SliceOp>(padded, {c.named("starts", c.builder.getDenseI64ArrayAttr(starts)),
+                                             c.named("ends", c.builder.getDenseI64ArrayAttr(ends)),
+                                             c.named("steps", c.builder.getDenseI64ArrayAttr(steps))});
+      sum = sum ? c.build<AddOp>({sum, part}) : part;
+    }
+    Value scaled = c.build<AddOp>({c.build<MulOp>({sum, c.scalarLike(x, alpha / size)}), c.scalarLike(x, bias)});
+    return finish(c, c.build<DivOp>({x, c.build<PowOp>({scaled, c.scalarLike(x, beta)})}));
+  };
+
+  // ReverseSequence with constant lengths: gather_elements with constant
+  // reversed positions.
+  m["ReverseSequence"] = [](NodeContext &c) -> LogicalResult {
+    FailureOr<SmallVector<int64_t>> lengths = c.constantInts(1);
+    if (failed(lengths))
+      return failure();
+    Value x = c.input(0);
+    ArrayRef<int64_t> s = c.type(x).getShape();
+    int64_t timeAxis = c.attrInt("time_axis", 0), batchAxis = c.attrInt("batch_axis", 1);
+    if (s.size() < 2 || (timeAxis != 0 && timeAxis != 1) || batchAxis != 1 - timeAxis)
+      return c.unsupportedBecause("axes");
+    Value index = generated(c, s, c.builder.getI64Type(), [&](ArrayRef<int64_t> i) {
+      int64_t t = i[timeAxis], len = (*lengths)[i[batchAxis]];
+      return double(t < len ? len - 1 - t : t);
+    });
+    return finish(c, c.build<GatherElementsOp>({x, index}, {c.named("axis", c.builder.getI64IntegerAttr(timeAxis))}));
   };
 }
 

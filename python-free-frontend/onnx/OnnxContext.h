@@ -113,6 +113,7 @@ void registerShapeConverters(ConverterMap &map);
 void registerNeuralConverters(ConverterMap &map);
 void registerReductionConverters(ConverterMap &map);
 void registerCompositeConverters(ConverterMap &map);
+void registerGatherBasedConverters(ConverterMap &map);
 void registerResizeConverters(ConverterMap &map);
 
 } // namespace onnx_import

@@ -45,6 +45,7 @@ const ConverterMap &converters() {
     registerReductionConverters(m);
     registerCompositeConverters(m);
     registerResizeConverters(m);
+    registerGatherBasedConverters(m); // after the shape converters: extends Pad
     return m;
   }();
   return map;
