@@ -50,8 +50,10 @@ Value vectorConstant(NodeContext &c, ArrayRef<double> values, Type element,
 double sourceCoordinate(const std::string &mode, double o, int64_t in, int64_t out, double scale) {
   if (mode == "asymmetric")
     return o / scale;
-  if (mode == "align_corners")
-    return out == 1 ? 0.0 : o * (in - 1) / double(out - 1);
+  if (mode == "align_corners") { // with the unrounded output length in * scale, as ONNX does
+    double length = in * scale;
+    return length <= 1 ? 0.0 : o * (in - 1) / (length - 1);
+  }
   if (mode == "pytorch_half_pixel")
     return out > 1 ? (o + 0.5) / scale - 0.5 : 0.0;
   if (mode == "tf_half_pixel_for_nearest")
@@ -78,7 +80,9 @@ void registerResizeConverters(ConverterMap &m) {
     std::string mode = c.attrString("mode", "nearest");
     std::string transform = c.attrString("coordinate_transformation_mode",
                                          c.opset < 11 ? "asymmetric" : "half_pixel");
-    std::string nearest = c.attrString("nearest_mode", "round_prefer_floor");
+    // Upsample (before Resize existed) rounds nearest coordinates down.
+    std::string nearest = c.attrString("nearest_mode", c.node.op_type() == "Upsample" ? "floor"
+                                                                                     : "round_prefer_floor");
     double a = c.attrFloat("cubic_coeff_a", -0.75f);
     bool excludeOutside = c.attrInt("exclude_outside", 0) != 0;
     if (transform == "tf_crop_and_resize")
@@ -216,7 +220,8 @@ void registerResizeConverters(ConverterMap &m) {
       for (int64_t d = 0; d < 2; ++d) {
         int64_t target = outputShape ? (*outputShape)[outputShape->size() - 2 + d] : xs[2 + d] * strides[d];
         int64_t total = strides[d] * (xs[2 + d] - 1) + outputPadding[d] + ((kernel[d] - 1) * dilations[d] + 1) - target;
-        total = std::max<int64_t>(total, 0);
+        // A negative total (output_shape larger than the stride alone
+        // gives) becomes negative pads: extra output at the end.
         bool lower = autoPad == "SAME_LOWER";
         pads[d] = lower ? total - total / 2 : total / 2;
         pads[d + 2] = total - pads[d];
