@@ -115,6 +115,7 @@ void registerReductionConverters(ConverterMap &map);
 void registerCompositeConverters(ConverterMap &map);
 void registerGatherBasedConverters(ConverterMap &map);
 void registerResizeConverters(ConverterMap &map);
+void registerRecurrentConverters(ConverterMap &map);
 
 } // namespace onnx_import
 } // namespace frontend

@@ -45,6 +45,7 @@ const ConverterMap &converters() {
     registerReductionConverters(m);
     registerCompositeConverters(m);
     registerResizeConverters(m);
+    registerRecurrentConverters(m);
     registerGatherBasedConverters(m); // after the shape converters: extends Pad
     return m;
   }();
