@@ -2,6 +2,8 @@
 
 #include "OnnxContext.h"
 
+#include "kiln/Reference/Tensor.h"
+
 #include <numeric>
 
 using namespace mlir;
@@ -133,6 +135,69 @@ LogicalResult softmax(NodeContext &c) {
   return finish(c, y ? c.reshape(y, s) : Value());
 }
 
+/// A 3-D convolution as a sum over the filter's depth taps of 2-D
+/// convolutions of input depth slices, one output depth at a time.
+LogicalResult conv3d(NodeContext &c, Value x, Value w, Value bias) {
+  ArrayRef<int64_t> xs = c.type(x).getShape(), ws = c.type(w).getShape();
+  auto read = [&](const char *name, SmallVector<int64_t> fallback) {
+    auto v = c.attrInts(name);
+    return v ? SmallVector<int64_t>(v->begin(), v->end()) : fallback;
+  };
+  SmallVector<int64_t> strides = read("strides", {1, 1, 1}), dilations = read("dilations", {1, 1, 1});
+  SmallVector<int64_t> pads = read("pads", {0, 0, 0, 0, 0, 0});
+  std::string autoPad = c.attrString("auto_pad", "NOTSET");
+  if (autoPad != "NOTSET" && autoPad != "VALID")
+    return c.unsupportedBecause("3-D convolution with auto_pad " + autoPad);
+  if (autoPad == "VALID")
+    pads.assign(6, 0);
+  if (strides.size() != 3 || dilations.size() != 3 || pads.size() != 6) {
+    emitError(c.loc) << "window attributes do not match the input's rank";
+    return failure();
+  }
+  int64_t groups = c.attrInt("group", 1);
+  int64_t depth = xs[2], taps = ws[2];
+  int64_t outDepth = ::kiln::ref::windowOutputSize(depth, pads[0], pads[3], taps, strides[0], dilations[0], false);
+  if (outDepth < 1 || outDepth * taps > 4096)
+    return c.unsupportedBecause("3-D convolution of this size");
+  auto sliceAt = [&](Value v, int64_t k, ArrayRef<int64_t> shape4) {
+    ArrayRef<int64_t> s = c.type(v).getShape();
+    SmallVector<int64_t> starts(5, 0), ends(s), steps(5, 1);
+    starts[2] = k;
+    ends[2] = k + 1;
+    Value slice = c.build<SliceOp>(v, {c.named("starts", ints(c, starts)), c.named("ends", ints(c, ends)),
+                                       c.named("steps", ints(c, steps))});
+    return slice ? c.reshape(slice, shape4) : slice;
+  };
+  SmallVector<NamedAttribute> attrs = {
+      c.named("strides", ints(c, {strides[1], strides[2]})),
+      c.named("padding", ints(c, {pads[1], pads[2], pads[4], pads[5]})),
+      c.named("dilations", ints(c, {dilations[1], dilations[2]})),
+      c.named("groups", c.builder.getI64IntegerAttr(groups))};
+  SmallVector<Value> planes;
+  for (int64_t od = 0; od < outDepth; ++od) {
+    Value sum;
+    for (int64_t t = 0; t < taps; ++t) {
+      int64_t id = od * strides[0] - pads[0] + t * dilations[0];
+      if (id < 0 || id >= depth)
+        continue;
+      Value term = c.build<Conv2dOp>({sliceAt(x, id, {xs[0], xs[1], xs[3], xs[4]}),
+                                      sliceAt(w, t, {ws[0], ws[1], ws[3], ws[4]})}, attrs);
+      sum = sum ? c.build<AddOp>({sum, term}) : term;
+    }
+    if (!sum) // every tap falls in the padding: a zero plane
+      return c.unsupportedBecause("output planes made only of padding");
+    if (bias)
+      sum = c.build<AddOp>({sum, c.reshape(bias, {1, ws[0], 1, 1})});
+    if (!sum)
+      return failure();
+    ArrayRef<int64_t> ps = c.type(sum).getShape();
+    planes.push_back(c.reshape(sum, {ps[0], ps[1], 1, ps[2], ps[3]}));
+  }
+  Value y = planes.size() == 1 ? planes[0]
+                               : c.build<ConcatOp>(planes, {c.named("axis", c.builder.getI64IntegerAttr(2))});
+  return finish(c, y);
+}
+
 } // namespace
 
 void registerNeuralConverters(ConverterMap &m) {
@@ -174,6 +239,8 @@ void registerNeuralConverters(ConverterMap &m) {
   m["Conv"] = [](NodeContext &c) -> LogicalResult {
     Value x = c.input(0), w = c.input(1), bias = c.input(2);
     ArrayRef<int64_t> ws = c.type(w).getShape();
+    if (c.rank(x) == 5)
+      return conv3d(c, x, w, bias);
     SmallVector<int64_t> kernel(ws.drop_front(2));
     FailureOr<Window> win = window(c, x, kernel);
     if (failed(win))
