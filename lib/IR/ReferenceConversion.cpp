@@ -42,7 +42,7 @@ FailureOr<ref::Tensor> mlir::kiln::toReferenceTensor(ElementsAttr value) {
   case ref::DType::F16:
   case ref::DType::BF16:
     for (APFloat v : dense.getValues<APFloat>())
-      t.f[k++] = v.convertToDouble();
+      t.f[k++] = v.convertToFloat(); // exact: float holds every f16 and bf16 value
     break;
   case ref::DType::I1:
     for (bool v : dense.getValues<bool>())

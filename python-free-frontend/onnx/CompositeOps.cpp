@@ -23,17 +23,6 @@ namespace onnx_import {
 
 namespace {
 
-LogicalResult finish(NodeContext &c, Value v) {
-  if (!v)
-    return failure();
-  c.results.push_back(v);
-  return success();
-}
-
-DenseI64ArrayAttr ints(NodeContext &c, ArrayRef<int64_t> v) {
-  return c.builder.getDenseI64ArrayAttr(v);
-}
-
 Value cast(NodeContext &c, Value v, Type to) {
   if (!v || c.type(v).getElementType() == to)
     return v;
@@ -41,7 +30,7 @@ Value cast(NodeContext &c, Value v, Type to) {
 }
 
 Value transpose(NodeContext &c, Value v, ArrayRef<int64_t> perm) {
-  return c.build<TransposeOp>(v, {c.named("perm", ints(c, perm))});
+  return c.build<TransposeOp>(v, {c.named("perm", c.ints(perm))});
 }
 
 /// A constant of `shape` and `element` type with value f(index).
@@ -98,7 +87,7 @@ Value nllLoss(NodeContext &c, Value logProb, Value target, Value weight) {
   SmallVector<int64_t> all;
   for (int64_t d = 0; d < c.rank(loss); ++d)
     all.push_back(d);
-  auto sum = [&](Value v) { return c.build<ReduceSumOp>(v, {c.named("axes", ints(c, all))}); };
+  auto sum = [&](Value v) { return c.build<ReduceSumOp>(v, {c.named("axes", c.ints(all))}); };
   if (reduction == "sum")
     return sum(loss);
   if (reduction != "mean") {
@@ -106,7 +95,7 @@ Value nllLoss(NodeContext &c, Value logProb, Value target, Value weight) {
     return Value();
   }
   if (!w)
-    return c.build<ReduceMeanOp>(loss, {c.named("axes", ints(c, all))});
+    return c.build<ReduceMeanOp>(loss, {c.named("axes", c.ints(all))});
   return c.build<DivOp>({sum(loss), sum(w)});
 }
 
@@ -114,7 +103,7 @@ Value nllLoss(NodeContext &c, Value logProb, Value target, Value weight) {
 std::tuple<Value, Value, Value> normalize(NodeContext &c, Value x, ArrayRef<int64_t> axes,
                                           double epsilon) {
   auto mean = [&](Value v) {
-    return c.build<ReduceMeanOp>(v, {c.named("axes", ints(c, axes)),
+    return c.build<ReduceMeanOp>(v, {c.named("axes", c.ints(axes)),
                                      c.named("keepdims", c.builder.getBoolAttr(true))});
   };
   Value mu = mean(x);
@@ -128,11 +117,11 @@ std::tuple<Value, Value, Value> normalize(NodeContext &c, Value x, ArrayRef<int6
 
 void registerCompositeConverters(ConverterMap &m) {
   m["NegativeLogLikelihoodLoss"] = [](NodeContext &c) -> LogicalResult {
-    return finish(c, nllLoss(c, c.input(0), c.input(1), c.input(2)));
+    return c.finish(nllLoss(c, c.input(0), c.input(1), c.input(2)));
   };
   m["SoftmaxCrossEntropyLoss"] = [](NodeContext &c) -> LogicalResult {
     Value logProb = c.build<LogSoftmaxOp>(c.input(0), {c.named("axis", c.builder.getI64IntegerAttr(1))});
-    if (failed(finish(c, nllLoss(c, logProb, c.input(1), c.input(2)))))
+    if (failed(c.finish(nllLoss(c, logProb, c.input(1), c.input(2)))))
       return failure();
     c.results.push_back(logProb);
     return success();
@@ -155,7 +144,7 @@ void registerCompositeConverters(ConverterMap &m) {
       int64_t diagonal = i[1] - i[0];
       return upper ? diagonal >= k : diagonal <= k;
     });
-    return finish(c, c.build<SelectOp>({mask, x, c.scalarLike(x, 0)}));
+    return c.finish(c.build<SelectOp>({mask, x, c.scalarLike(x, 0)}));
   };
   m["EyeLike"] = [](NodeContext &c) -> LogicalResult {
     ArrayRef<int64_t> s = c.type(c.input(0)).getShape();
@@ -165,7 +154,7 @@ void registerCompositeConverters(ConverterMap &m) {
     if (c.attr("dtype") && !(element = elementTypeOf(c.builder.getContext(), c.attrInt("dtype", 1))))
       return c.unsupportedBecause("dtype " + dataTypeName(c.attrInt("dtype", 1)));
     int64_t k = c.attrInt("k", 0);
-    return finish(c, generated(c, s, element, [&](ArrayRef<int64_t> i) { return i[1] - i[0] == k; }));
+    return c.finish(generated(c, s, element, [&](ArrayRef<int64_t> i) { return i[1] - i[0] == k; }));
   };
   m["Hardmax"] = [](NodeContext &c) -> LogicalResult {
     Value x = c.input(0);
@@ -189,7 +178,7 @@ void registerCompositeConverters(ConverterMap &m) {
     Value iota = generated(c, alongAxis(inRank, a, extent), c.builder.getI64Type(),
                            [&](ArrayRef<int64_t> i) { return static_cast<double>(i[a]); });
     Value y = cast(c, c.build<EqOp>({iota, index}), c.type(x).getElementType());
-    return finish(c, y ? c.reshape(y, shape) : y);
+    return c.finish(y ? c.reshape(y, shape) : y);
   };
   m["OneHot"] = [](NodeContext &c) -> LogicalResult {
     Value indices = c.input(0), values = c.input(2);
@@ -211,11 +200,11 @@ void registerCompositeConverters(ConverterMap &m) {
                            [&](ArrayRef<int64_t> i) { return static_cast<double>(i[*axis]); });
     Value hot = c.build<EqOp>({wrapped ? c.reshape(wrapped, expanded) : wrapped, iota});
     auto pick = [&](int64_t k) {
-      Value v = c.build<SliceOp>(values, {c.named("starts", ints(c, {k})), c.named("ends", ints(c, {k + 1})),
-                                          c.named("steps", ints(c, {1}))});
+      Value v = c.build<SliceOp>(values, {c.named("starts", c.ints({k})), c.named("ends", c.ints({k + 1})),
+                                          c.named("steps", c.ints({1}))});
       return v ? c.reshape(v, {}) : v;
     };
-    return finish(c, c.build<SelectOp>({hot, pick(1), pick(0)}));
+    return c.finish(c.build<SelectOp>({hot, pick(1), pick(0)}));
   };
   m["IsInf"] = [](NodeContext &c) -> LogicalResult {
     Value x = c.input(0);
@@ -223,7 +212,7 @@ void registerCompositeConverters(ConverterMap &m) {
     bool positive = c.attrInt("detect_positive", 1) != 0, negative = c.attrInt("detect_negative", 1) != 0;
     Value pos = c.build<EqOp>({x, c.scalarLike(x, inf)}), neg = c.build<EqOp>({x, c.scalarLike(x, -inf)});
     Value none = c.build<AndOp>({pos, c.build<NotOp>(pos)});
-    return finish(c, positive && negative ? c.build<OrOp>({pos, neg}) : positive ? pos : negative ? neg : none);
+    return c.finish(positive && negative ? c.build<OrOp>({pos, neg}) : positive ? pos : negative ? neg : none);
   };
   m["Shrink"] = [](NodeContext &c) -> LogicalResult {
     Value x = c.input(0);
@@ -231,7 +220,7 @@ void registerCompositeConverters(ConverterMap &m) {
     Value low = c.build<LtOp>({x, c.scalarLike(x, -lambd)}), high = c.build<GtOp>({x, c.scalarLike(x, lambd)});
     Value zero = c.build<MulOp>({x, c.scalarLike(x, 0)});
     Value y = c.build<SelectOp>({high, c.build<SubOp>({x, c.scalarLike(x, bias)}), zero});
-    return finish(c, c.build<SelectOp>({low, c.build<AddOp>({x, c.scalarLike(x, bias)}), y}));
+    return c.finish(c.build<SelectOp>({low, c.build<AddOp>({x, c.scalarLike(x, bias)}), y}));
   };
   m["DepthToSpace"] = [](NodeContext &c) -> LogicalResult {
     Value x = c.input(0);
@@ -243,7 +232,7 @@ void registerCompositeConverters(ConverterMap &m) {
     bool crd = c.attrString("mode", "DCR") == "CRD";
     Value y = crd ? transpose(c, c.reshape(x, {n, ch, b, b, h, w}), {0, 1, 4, 2, 5, 3})
                   : transpose(c, c.reshape(x, {n, b, b, ch, h, w}), {0, 3, 4, 1, 5, 2});
-    return finish(c, y ? c.reshape(y, {n, ch, h * b, w * b}) : y);
+    return c.finish(y ? c.reshape(y, {n, ch, h * b, w * b}) : y);
   };
   m["SpaceToDepth"] = [](NodeContext &c) -> LogicalResult {
     Value x = c.input(0);
@@ -253,7 +242,7 @@ void registerCompositeConverters(ConverterMap &m) {
       return c.unsupportedBecause("blocksize does not divide the image");
     int64_t n = s[0], ch = s[1], h = s[2] / b, w = s[3] / b;
     Value y = transpose(c, c.reshape(x, {n, ch, h, b, w, b}), {0, 3, 5, 1, 2, 4});
-    return finish(c, y ? c.reshape(y, {n, ch * b * b, h, w}) : y);
+    return c.finish(y ? c.reshape(y, {n, ch * b * b, h, w}) : y);
   };
   m["InstanceNormalization"] = [](NodeContext &c) -> LogicalResult {
     Value x = c.input(0);
@@ -264,7 +253,7 @@ void registerCompositeConverters(ConverterMap &m) {
     param[1] = c.type(x).getDimSize(1);
     auto [y, mean, inv] = normalize(c, x, spatial, c.attrFloat("epsilon", 1e-5f));
     Value scaled = c.build<MulOp>({y, c.reshape(c.input(1), param)});
-    return finish(c, c.build<AddOp>({scaled, c.reshape(c.input(2), param)}));
+    return c.finish(c.build<AddOp>({scaled, c.reshape(c.input(2), param)}));
   };
   m["CumSum"] = [](NodeContext &c) -> LogicalResult {
     Value x = c.input(0);
@@ -293,11 +282,11 @@ void registerCompositeConverters(ConverterMap &m) {
     });
     if (rank == 1) { // matmul wants a matrix: sum the row [1, n]
       Value summed = c.build<MatMulOp>({c.reshape(x, {1, n}), triangle});
-      return finish(c, summed ? c.reshape(summed, {n}) : summed);
+      return c.finish(summed ? c.reshape(summed, {n}) : summed);
     }
     Value moved = transpose(c, x, perm);
     Value summed = c.build<MatMulOp>({moved, triangle});
-    return finish(c, transpose(c, summed, inverse));
+    return c.finish(transpose(c, summed, inverse));
   };
   m["LayerNormalization"] = [](NodeContext &c) -> LogicalResult {
     Value x = c.input(0);
@@ -314,12 +303,12 @@ void registerCompositeConverters(ConverterMap &m) {
       auto fit = [&](Value v) {
         if (!v || c.type(v).getShape() == normalized)
           return v;
-        return c.build<BroadcastOp>(v, {c.named("shape", ints(c, normalized))});
+        return c.build<BroadcastOp>(v, {c.named("shape", c.ints(normalized))});
       };
       SmallVector<Value> operands = {x, fit(c.input(1))};
       if (c.input(2))
         operands.push_back(fit(c.input(2)));
-      return finish(c, c.build<LayerNormOp>(operands, {c.named("axis", c.builder.getI64IntegerAttr(*axis)),
+      return c.finish(c.build<LayerNormOp>(operands, {c.named("axis", c.builder.getI64IntegerAttr(*axis)),
                                                        c.named("epsilon", c.builder.getF64FloatAttr(epsilon))}));
     }
     // Mean and inverse standard deviation are wanted too: decompose.
@@ -330,7 +319,7 @@ void registerCompositeConverters(ConverterMap &m) {
     y = c.build<MulOp>({y, c.input(1)});
     if (c.input(2))
       y = c.build<AddOp>({y, c.input(2)});
-    if (failed(finish(c, y)))
+    if (failed(c.finish(y)))
       return failure();
     c.results.push_back(mean);
     c.results.push_back(inv);
@@ -369,7 +358,7 @@ void registerGatherBasedConverters(ConverterMap &m) {
       bool periodic = c.attrInt("periodic", 1) != 0;
       double n = periodic ? size : size - 1;
       std::string k = kind;
-      return finish(c, generated(c, {size}, element, [&](ArrayRef<int64_t> i) {
+      return c.finish(generated(c, {size}, element, [&](ArrayRef<int64_t> i) {
         double t = 2 * M_PI * i[0] / n;
         if (k == "hann")
           return 0.5 - 0.5 * std::cos(t);
@@ -406,7 +395,7 @@ void registerGatherBasedConverters(ConverterMap &m) {
         selected.push_back(k);
       ++k;
     }
-    return finish(c, gatherConstant(c, x, *axis, selected));
+    return c.finish(gatherConstant(c, x, *axis, selected));
   };
 
   // Reflect and edge padding: per padded axis, a gather of mirrored or
@@ -453,7 +442,7 @@ void registerGatherBasedConverters(ConverterMap &m) {
       }
       y = gatherConstant(c, y, d, source);
     }
-    return finish(c, y);
+    return c.finish(y);
   };
 
   // GatherND: flatten the indexed leading dimensions and gather once with
@@ -482,7 +471,7 @@ void registerGatherBasedConverters(ConverterMap &m) {
     Value stride = generated(c, {k}, c.builder.getI64Type(), [&](ArrayRef<int64_t> i) { return strides[i[0]]; });
     Value linear = c.build<ReduceSumOp>(c.build<MulOp>({idx, stride}),
                                         {c.named("axes", c.builder.getDenseI64ArrayAttr({static_cast<int64_t>(is.size()) - 1}))});
-    return finish(c, c.build<GatherOp>({flattened, linear}, {c.named("axis", c.builder.getI64IntegerAttr(0))}));
+    return c.finish(c.build<GatherOp>({flattened, linear}, {c.named("axis", c.builder.getI64IntegerAttr(0))}));
   };
 
   // Local response normalisation across channels.
@@ -512,7 +501,7 @@ void registerGatherBasedConverters(ConverterMap &m) {
       sum = sum ? c.build<AddOp>({sum, part}) : part;
     }
     Value scaled = c.build<AddOp>({c.build<MulOp>({sum, c.scalarLike(x, alpha / size)}), c.scalarLike(x, bias)});
-    return finish(c, c.build<DivOp>({x, c.build<PowOp>({scaled, c.scalarLike(x, beta)})}));
+    return c.finish(c.build<DivOp>({x, c.build<PowOp>({scaled, c.scalarLike(x, beta)})}));
   };
 
   // ReverseSequence with constant lengths: gather_elements with constant
@@ -530,7 +519,7 @@ void registerGatherBasedConverters(ConverterMap &m) {
       int64_t t = i[timeAxis], len = (*lengths)[i[batchAxis]];
       return double(t < len ? len - 1 - t : t);
     });
-    return finish(c, c.build<GatherElementsOp>({x, index}, {c.named("axis", c.builder.getI64IntegerAttr(timeAxis))}));
+    return c.finish(c.build<GatherElementsOp>({x, index}, {c.named("axis", c.builder.getI64IntegerAttr(timeAxis))}));
   };
 }
 

@@ -87,13 +87,6 @@ Value where(NodeContext &c, Value cond, Value a, Value b) {
   return c.build<SelectOp>({cond, a, b});
 }
 
-LogicalResult finish(NodeContext &c, Value v) {
-  if (!v)
-    return failure();
-  c.results.push_back(v);
-  return success();
-}
-
 bool isFloat(NodeContext &c, Value v) {
   return llvm::isa<FloatType>(c.type(v).getElementType());
 }
@@ -153,21 +146,21 @@ void registerElementwiseConverters(ConverterMap &m) {
       return c.type(v).getElementType() == t ? v : c.build<CastOp>(v, {c.named("to", TypeAttr::get(t))});
     };
     Value r = c.build<PowOp>({to(x, computed), to(y, computed)});
-    return finish(c, r ? to(r, element) : r);
+    return c.finish(r ? to(r, element) : r);
   };
   m["Mod"] = [](NodeContext &c) -> LogicalResult {
     bool fmod = c.attrInt("fmod", 0) != 0;
     if (!fmod && isFloat(c, c.input(0)))
       return c.unsupportedBecause("integer mod on floats"); // ONNX requires fmod=1 there
-    return finish(c, c.build<ModOp>({c.input(0), c.input(1)}, {c.named("fmod", c.builder.getBoolAttr(fmod))}));
+    return c.finish(c.build<ModOp>({c.input(0), c.input(1)}, {c.named("fmod", c.builder.getBoolAttr(fmod))}));
   };
   m["Reciprocal"] = [](NodeContext &c) -> LogicalResult {
-    return finish(c, c.build<DivOp>({c.scalarLike(c.input(0), 1.0), c.input(0)}));
+    return c.finish(c.build<DivOp>({c.scalarLike(c.input(0), 1.0), c.input(0)}));
   };
   m["Where"] = [](NodeContext &c) -> LogicalResult {
-    return finish(c, where(c, c.input(0), c.input(1), c.input(2)));
+    return c.finish(where(c, c.input(0), c.input(1), c.input(2)));
   };
-  m["Identity"] = [](NodeContext &c) -> LogicalResult { return finish(c, c.input(0)); };
+  m["Identity"] = [](NodeContext &c) -> LogicalResult { return c.finish(c.input(0)); };
   m["Dropout"] = [](NodeContext &c) -> LogicalResult {
     // Inference: the identity. A requested mask is all true.
     if (c.numInputs() > 2 && c.input(2)) {
@@ -186,14 +179,14 @@ void registerElementwiseConverters(ConverterMap &m) {
     Type to = elementTypeOf(c.builder.getContext(), c.attrInt("to", 0));
     if (!to)
       return c.unsupportedBecause("cast to " + dataTypeName(c.attrInt("to", 0)));
-    return finish(c, c.build<CastOp>(c.input(0), {c.named("to", TypeAttr::get(to))}));
+    return c.finish(c.build<CastOp>(c.input(0), {c.named("to", TypeAttr::get(to))}));
   };
   m["CastLike"] = [](NodeContext &c) -> LogicalResult {
     Type to = c.type(c.input(1)).getElementType();
-    return finish(c, c.build<CastOp>(c.input(0), {c.named("to", TypeAttr::get(to))}));
+    return c.finish(c.build<CastOp>(c.input(0), {c.named("to", TypeAttr::get(to))}));
   };
   m["IsNaN"] = [](NodeContext &c) -> LogicalResult {
-    return finish(c, c.build<NeOp>({c.input(0), c.input(0)}));
+    return c.finish(c.build<NeOp>({c.input(0), c.input(0)}));
   };
   m["Clip"] = [](NodeContext &c) -> LogicalResult {
     Value x = c.input(0), lo, hi;
@@ -209,12 +202,12 @@ void registerElementwiseConverters(ConverterMap &m) {
       r = c.build<MaxOp>({r, lo});
     if (r && hi)
       r = c.build<MinOp>({r, hi});
-    return finish(c, r);
+    return c.finish(r);
   };
   m["LeakyRelu"] = [](NodeContext &c) -> LogicalResult {
     Value x = c.input(0), zero = c.scalarLike(x, 0);
     Value scaled = c.build<MulOp>({x, c.scalarLike(x, c.attrFloat("alpha", 0.01f))});
-    return finish(c, where(c, c.build<LtOp>({x, zero}), scaled, x));
+    return c.finish(where(c, c.build<LtOp>({x, zero}), scaled, x));
   };
   m["PRelu"] = [](NodeContext &c) -> LogicalResult {
     Value x = c.input(0), zero = c.scalarLike(x, 0);
@@ -227,7 +220,7 @@ void registerElementwiseConverters(ConverterMap &m) {
       slope = c.reshape(slope, shape);
     }
     Value scaled = c.build<MulOp>({x, slope});
-    return finish(c, where(c, c.build<LtOp>({x, zero}), scaled, x));
+    return c.finish(where(c, c.build<LtOp>({x, zero}), scaled, x));
   };
   auto elu = [](NodeContext &c, Value x, double alpha) {
     Value expm1 = c.build<SubOp>({c.build<ExpOp>(x), c.scalarLike(x, 1)});
@@ -235,12 +228,12 @@ void registerElementwiseConverters(ConverterMap &m) {
     return where(c, c.build<GtOp>({x, c.scalarLike(x, 0)}), x, negative);
   };
   m["Elu"] = [elu](NodeContext &c) -> LogicalResult {
-    return finish(c, elu(c, c.input(0), c.attrFloat("alpha", 1.0f)));
+    return c.finish(elu(c, c.input(0), c.attrFloat("alpha", 1.0f)));
   };
   m["Selu"] = [elu](NodeContext &c) -> LogicalResult {
     Value x = c.input(0);
     Value e = elu(c, x, c.attrFloat("alpha", 1.67326319217681884765625f));
-    return finish(c, e ? c.build<MulOp>({e, c.scalarLike(x, c.attrFloat("gamma", 1.05070102214813232421875f))})
+    return c.finish(e ? c.build<MulOp>({e, c.scalarLike(x, c.attrFloat("gamma", 1.05070102214813232421875f))})
                        : Value());
   };
   m["Celu"] = [](NodeContext &c) -> LogicalResult {
@@ -249,37 +242,37 @@ void registerElementwiseConverters(ConverterMap &m) {
     Value expm1 = c.build<SubOp>({c.build<ExpOp>(c.build<DivOp>({x, c.scalarLike(x, alpha)})),
                                   c.scalarLike(x, 1)});
     Value negative = c.build<MinOp>({c.build<MulOp>({expm1, c.scalarLike(x, alpha)}), c.scalarLike(x, 0)});
-    return finish(c, c.build<AddOp>({c.build<ReluOp>(x), negative}));
+    return c.finish(c.build<AddOp>({c.build<ReluOp>(x), negative}));
   };
   m["ThresholdedRelu"] = [](NodeContext &c) -> LogicalResult {
     Value x = c.input(0);
     Value above = c.build<GtOp>({x, c.scalarLike(x, c.attrFloat("alpha", 1.0f))});
-    return finish(c, where(c, above, x, c.build<MulOp>({x, c.scalarLike(x, 0)})));
+    return c.finish(where(c, above, x, c.build<MulOp>({x, c.scalarLike(x, 0)})));
   };
   m["HardSigmoid"] = [](NodeContext &c) -> LogicalResult {
     Value x = c.input(0);
     Value y = c.build<AddOp>({c.build<MulOp>({x, c.scalarLike(x, c.attrFloat("alpha", 0.2f))}),
                               c.scalarLike(x, c.attrFloat("beta", 0.5f))});
-    return finish(c, c.build<MaxOp>({c.build<MinOp>({y, c.scalarLike(x, 1)}), c.scalarLike(x, 0)}));
+    return c.finish(c.build<MaxOp>({c.build<MinOp>({y, c.scalarLike(x, 1)}), c.scalarLike(x, 0)}));
   };
   m["HardSwish"] = [](NodeContext &c) -> LogicalResult {
     Value x = c.input(0);
     Value y = c.build<AddOp>({c.build<MulOp>({x, c.scalarLike(x, 1.0 / 6.0)}), c.scalarLike(x, 0.5)});
     Value gate = c.build<MaxOp>({c.build<MinOp>({y, c.scalarLike(x, 1)}), c.scalarLike(x, 0)});
-    return finish(c, c.build<MulOp>({x, gate}));
+    return c.finish(c.build<MulOp>({x, gate}));
   };
   m["Softplus"] = [](NodeContext &c) -> LogicalResult {
     Value x = c.input(0);
-    return finish(c, c.build<LogOp>(c.build<AddOp>({c.build<ExpOp>(x), c.scalarLike(x, 1)})));
+    return c.finish(c.build<LogOp>(c.build<AddOp>({c.build<ExpOp>(x), c.scalarLike(x, 1)})));
   };
   m["Softsign"] = [](NodeContext &c) -> LogicalResult {
     Value x = c.input(0);
-    return finish(c, c.build<DivOp>({x, c.build<AddOp>({c.build<AbsOp>(x), c.scalarLike(x, 1)})}));
+    return c.finish(c.build<DivOp>({x, c.build<AddOp>({c.build<AbsOp>(x), c.scalarLike(x, 1)})}));
   };
   m["Mish"] = [](NodeContext &c) -> LogicalResult {
     Value x = c.input(0);
     Value softplus = c.build<LogOp>(c.build<AddOp>({c.build<ExpOp>(x), c.scalarLike(x, 1)}));
-    return finish(c, c.build<MulOp>({x, c.build<TanhOp>(softplus)}));
+    return c.finish(c.build<MulOp>({x, c.build<TanhOp>(softplus)}));
   };
 }
 

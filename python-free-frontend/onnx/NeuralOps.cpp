@@ -15,17 +15,6 @@ namespace onnx_import {
 
 namespace {
 
-LogicalResult finish(NodeContext &c, Value v) {
-  if (!v)
-    return failure();
-  c.results.push_back(v);
-  return success();
-}
-
-DenseI64ArrayAttr ints(NodeContext &c, ArrayRef<int64_t> v) {
-  return c.builder.getDenseI64ArrayAttr(v);
-}
-
 /// Window attributes of Conv and the pools, normalised to 2-D: a 1-D op
 /// works on [N, C, 1, L]. Fills padding as [top, left, bottom, right].
 struct Window {
@@ -109,12 +98,12 @@ LogicalResult pool(NodeContext &c) {
     return c.unsupportedBecause("dilated pooling");
   Value input = w->oneDimensional ? to2d(c, x) : x;
   SmallVector<NamedAttribute> attrs = {
-      c.named("kernel", ints(c, w->kernel)), c.named("strides", ints(c, w->strides)),
-      c.named("padding", ints(c, w->padding)),
+      c.named("kernel", c.ints(w->kernel)), c.named("strides", c.ints(w->strides)),
+      c.named("padding", c.ints(w->padding)),
       c.named("ceil_mode", c.builder.getBoolAttr(c.attrInt("ceil_mode", 0) != 0)),
       c.named("count_include_pad", c.builder.getBoolAttr(c.attrInt("count_include_pad", 0) != 0))};
   Value y = c.build<OpT>(input, attrs);
-  return finish(c, w->oneDimensional ? from2d(c, y) : y);
+  return c.finish(w->oneDimensional ? from2d(c, y) : y);
 }
 
 /// Softmax before opset 13 flattens to 2-D at `axis`.
@@ -126,13 +115,13 @@ LogicalResult softmax(NodeContext &c) {
   if (failed(axis))
     return failure();
   if (c.opset >= 13 || *axis == rank - 1)
-    return finish(c, c.build<OpT>(x, {c.named("axis", c.builder.getI64IntegerAttr(*axis))}));
+    return c.finish(c.build<OpT>(x, {c.named("axis", c.builder.getI64IntegerAttr(*axis))}));
   ArrayRef<int64_t> s = c.type(x).getShape();
   int64_t outer = std::accumulate(s.begin(), s.begin() + *axis, int64_t(1), std::multiplies<>());
   int64_t inner = std::accumulate(s.begin() + *axis, s.end(), int64_t(1), std::multiplies<>());
   Value flat = c.reshape(x, {outer, inner});
   Value y = c.build<OpT>(flat, {c.named("axis", c.builder.getI64IntegerAttr(1))});
-  return finish(c, y ? c.reshape(y, s) : Value());
+  return c.finish(y ? c.reshape(y, s) : Value());
 }
 
 /// A 3-D convolution as a sum over the filter's depth taps of 2-D
@@ -164,14 +153,14 @@ LogicalResult conv3d(NodeContext &c, Value x, Value w, Value bias) {
     SmallVector<int64_t> starts(5, 0), ends(s), steps(5, 1);
     starts[2] = k;
     ends[2] = k + 1;
-    Value slice = c.build<SliceOp>(v, {c.named("starts", ints(c, starts)), c.named("ends", ints(c, ends)),
-                                       c.named("steps", ints(c, steps))});
+    Value slice = c.build<SliceOp>(v, {c.named("starts", c.ints(starts)), c.named("ends", c.ints(ends)),
+                                       c.named("steps", c.ints(steps))});
     return slice ? c.reshape(slice, shape4) : slice;
   };
   SmallVector<NamedAttribute> attrs = {
-      c.named("strides", ints(c, {strides[1], strides[2]})),
-      c.named("padding", ints(c, {pads[1], pads[2], pads[4], pads[5]})),
-      c.named("dilations", ints(c, {dilations[1], dilations[2]})),
+      c.named("strides", c.ints({strides[1], strides[2]})),
+      c.named("padding", c.ints({pads[1], pads[2], pads[4], pads[5]})),
+      c.named("dilations", c.ints({dilations[1], dilations[2]})),
       c.named("groups", c.builder.getI64IntegerAttr(groups))};
   SmallVector<Value> planes;
   for (int64_t od = 0; od < outDepth; ++od) {
@@ -195,7 +184,7 @@ LogicalResult conv3d(NodeContext &c, Value x, Value w, Value bias) {
   }
   Value y = planes.size() == 1 ? planes[0]
                                : c.build<ConcatOp>(planes, {c.named("axis", c.builder.getI64IntegerAttr(2))});
-  return finish(c, y);
+  return c.finish(y);
 }
 
 } // namespace
@@ -219,7 +208,7 @@ void registerNeuralConverters(ConverterMap &m) {
         shape.erase(shape.end() - (vecB ? 1 : 2));
       y = c.reshape(y, shape);
     }
-    return finish(c, y);
+    return c.finish(y);
   };
   m["Gemm"] = [](NodeContext &c) -> LogicalResult {
     Value a = c.input(0), b = c.input(1);
@@ -234,7 +223,7 @@ void registerNeuralConverters(ConverterMap &m) {
         bias = c.build<MulOp>({bias, c.scalarLike(bias, beta)});
       y = c.build<AddOp>({y, bias});
     }
-    return finish(c, y);
+    return c.finish(y);
   };
   m["Conv"] = [](NodeContext &c) -> LogicalResult {
     Value x = c.input(0), w = c.input(1), bias = c.input(2);
@@ -252,22 +241,22 @@ void registerNeuralConverters(ConverterMap &m) {
     SmallVector<Value> operands = {x, w};
     if (bias)
       operands.push_back(bias);
-    Value y = c.build<Conv2dOp>(operands, {c.named("strides", ints(c, win->strides)),
-                                           c.named("padding", ints(c, win->padding)),
-                                           c.named("dilations", ints(c, win->dilations)),
+    Value y = c.build<Conv2dOp>(operands, {c.named("strides", c.ints(win->strides)),
+                                           c.named("padding", c.ints(win->padding)),
+                                           c.named("dilations", c.ints(win->dilations)),
                                            c.named("groups", c.builder.getI64IntegerAttr(c.attrInt("group", 1)))});
-    return finish(c, win->oneDimensional ? from2d(c, y) : y);
+    return c.finish(win->oneDimensional ? from2d(c, y) : y);
   };
   m["MaxPool"] = [](NodeContext &c) { return pool<MaxPool2dOp>(c); };
   m["AveragePool"] = [](NodeContext &c) { return pool<AvgPool2dOp>(c); };
   m["GlobalAveragePool"] = [](NodeContext &c) -> LogicalResult {
-    return finish(c, c.build<GlobalAvgPoolOp>(c.input(0)));
+    return c.finish(c.build<GlobalAvgPoolOp>(c.input(0)));
   };
   m["GlobalMaxPool"] = [](NodeContext &c) -> LogicalResult {
     SmallVector<int64_t> axes;
     for (int64_t d = 2; d < c.rank(c.input(0)); ++d)
       axes.push_back(d);
-    return finish(c, c.build<ReduceMaxOp>(c.input(0), {c.named("axes", ints(c, axes)),
+    return c.finish(c.build<ReduceMaxOp>(c.input(0), {c.named("axes", c.ints(axes)),
                                                        c.named("keepdims", c.builder.getBoolAttr(true))}));
   };
   m["BatchNormalization"] = [](NodeContext &c) -> LogicalResult {
@@ -276,7 +265,7 @@ void registerNeuralConverters(ConverterMap &m) {
     if (c.opset < 9 && c.attrInt("spatial", 1) != 1)
       return c.unsupportedBecause("spatial=0");
     SmallVector<Value> operands(c.inputs.begin(), c.inputs.begin() + std::min<size_t>(5, c.numInputs()));
-    return finish(c, c.build<BatchNormOp>(operands, {c.named("epsilon", c.builder.getF64FloatAttr(c.attrFloat("epsilon", 1e-5f)))}));
+    return c.finish(c.build<BatchNormOp>(operands, {c.named("epsilon", c.builder.getF64FloatAttr(c.attrFloat("epsilon", 1e-5f)))}));
   };
   m["Softmax"] = [](NodeContext &c) { return softmax<SoftmaxOp>(c); };
   m["LogSoftmax"] = [](NodeContext &c) { return softmax<LogSoftmaxOp>(c); };

@@ -89,6 +89,17 @@ public:
   mlir::NamedAttribute named(const char *name, mlir::Attribute value) {
     return builder.getNamedAttr(name, value);
   }
+  mlir::DenseI64ArrayAttr ints(llvm::ArrayRef<int64_t> values) {
+    return builder.getDenseI64ArrayAttr(values);
+  }
+  /// Records `v` as the next result; fails if it is null (an error was
+  /// reported when it was built).
+  mlir::LogicalResult finish(mlir::Value v) {
+    if (!v)
+      return mlir::failure();
+    results.push_back(v);
+    return mlir::success();
+  }
   mlir::Value constant(mlir::DenseElementsAttr value);
   /// A rank-0 constant of `like`'s element type (and device) holding `value`.
   mlir::Value scalarLike(mlir::Value like, double value);

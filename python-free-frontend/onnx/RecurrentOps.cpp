@@ -21,8 +21,6 @@ namespace {
 
 enum class Cell { RNN, GRU, LSTM };
 
-DenseI64ArrayAttr ints(NodeContext &c, ArrayRef<int64_t> v) { return c.builder.getDenseI64ArrayAttr(v); }
-
 /// v[..., from:to] along the last axis, or along `axis`.
 Value sliceAxis(NodeContext &c, Value v, int64_t axis, int64_t from, int64_t to) {
   if (!v)
@@ -31,8 +29,8 @@ Value sliceAxis(NodeContext &c, Value v, int64_t axis, int64_t from, int64_t to)
   SmallVector<int64_t> starts(s.size(), 0), ends(s), steps(s.size(), 1);
   starts[axis] = from;
   ends[axis] = to;
-  return c.build<SliceOp>(v, {c.named("starts", ints(c, starts)), c.named("ends", ints(c, ends)),
-                              c.named("steps", ints(c, steps))});
+  return c.build<SliceOp>(v, {c.named("starts", c.ints(starts)), c.named("ends", c.ints(ends)),
+                              c.named("steps", c.ints(steps))});
 }
 
 /// Takes index `k` of axis 0 and drops that axis.
@@ -60,10 +58,10 @@ LogicalResult recurrent(NodeContext &c, Cell cell) {
   // Batch-major (layout = 1): work time-major and transpose back at the end.
   bool batchMajor = c.attrInt("layout", 0) != 0;
   if (batchMajor)
-    x = c.build<TransposeOp>(x, {c.named("perm", ints(c, {1, 0, 2}))});
+    x = c.build<TransposeOp>(x, {c.named("perm", c.ints({1, 0, 2}))});
   auto stateInput = [&](size_t k) {
     Value v = c.numInputs() > k ? c.input(k) : Value();
-    return v && batchMajor ? c.build<TransposeOp>(v, {c.named("perm", ints(c, {1, 0, 2}))}) : v;
+    return v && batchMajor ? c.build<TransposeOp>(v, {c.named("perm", c.ints({1, 0, 2}))}) : v;
   };
   if (c.attr("clip") || c.attrInt("input_forget", 0) != 0)
     return c.unsupportedBecause("clip or input_forget");
@@ -184,7 +182,7 @@ LogicalResult recurrent(NodeContext &c, Cell cell) {
                              : c.build<ConcatOp>(parts, {c.named("axis", c.builder.getI64IntegerAttr(axis))});
   };
   auto batchFirst = [&](Value v, ArrayRef<int64_t> perm) {
-    return v && batchMajor ? c.build<TransposeOp>(v, {c.named("perm", ints(c, perm))}) : v;
+    return v && batchMajor ? c.build<TransposeOp>(v, {c.named("perm", c.ints(perm))}) : v;
   };
   c.results.push_back(batchFirst(join(ys, 1), {2, 0, 1, 3}));
   c.results.push_back(batchFirst(join(lastH, 0), {1, 0, 2}));

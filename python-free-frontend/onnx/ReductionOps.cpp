@@ -11,13 +11,6 @@ namespace onnx_import {
 
 namespace {
 
-LogicalResult finish(NodeContext &c, Value v) {
-  if (!v)
-    return failure();
-  c.results.push_back(v);
-  return success();
-}
-
 /// Reduces `x` with OpT over the node's axes (attribute, or input #1 from
 /// `inputOpset` on), honouring keepdims and noop_with_empty_axes.
 template <typename OpT>
@@ -55,7 +48,7 @@ Value reduce(NodeContext &c, Value x, int64_t inputOpset) {
 template <typename OpT>
 Converter plain(int64_t inputOpset = 18) {
   return [inputOpset](NodeContext &c) -> LogicalResult {
-    return finish(c, reduce<OpT>(c, c.input(0), inputOpset));
+    return c.finish(reduce<OpT>(c, c.input(0), inputOpset));
   };
 }
 
@@ -81,7 +74,7 @@ LogicalResult argReduce(NodeContext &c, Value x) {
                                       c.named("keepdims", c.builder.getBoolAttr(c.attrInt("keepdims", 1) != 0))});
   if (index && last)
     index = c.build<SubOp>({c.constantI64(dim - 1, /*asVector=*/false), index});
-  return finish(c, index);
+  return c.finish(index);
 }
 
 } // namespace
@@ -93,22 +86,22 @@ void registerReductionConverters(ConverterMap &m) {
   m["ReduceMin"] = plain<ReduceMinOp>();
   m["ReduceProd"] = plain<ReduceProdOp>();
   m["ReduceL1"] = [](NodeContext &c) -> LogicalResult {
-    return finish(c, reduce<ReduceSumOp>(c, c.build<AbsOp>(c.input(0)), 18));
+    return c.finish(reduce<ReduceSumOp>(c, c.build<AbsOp>(c.input(0)), 18));
   };
   m["ReduceL2"] = [](NodeContext &c) -> LogicalResult {
     Value x = c.input(0);
     Value sum = reduce<ReduceSumOp>(c, c.build<MulOp>({x, x}), 18);
-    return finish(c, c.build<SqrtOp>(sum));
+    return c.finish(c.build<SqrtOp>(sum));
   };
   m["ReduceSumSquare"] = [](NodeContext &c) -> LogicalResult {
     Value x = c.input(0);
-    return finish(c, reduce<ReduceSumOp>(c, c.build<MulOp>({x, x}), 18));
+    return c.finish(reduce<ReduceSumOp>(c, c.build<MulOp>({x, x}), 18));
   };
   m["ReduceLogSum"] = [](NodeContext &c) -> LogicalResult {
-    return finish(c, c.build<LogOp>(reduce<ReduceSumOp>(c, c.input(0), 18)));
+    return c.finish(c.build<LogOp>(reduce<ReduceSumOp>(c, c.input(0), 18)));
   };
   m["ReduceLogSumExp"] = [](NodeContext &c) -> LogicalResult {
-    return finish(c, c.build<LogOp>(reduce<ReduceSumOp>(c, c.build<ExpOp>(c.input(0)), 18)));
+    return c.finish(c.build<LogOp>(reduce<ReduceSumOp>(c, c.build<ExpOp>(c.input(0)), 18)));
   };
   m["ArgMax"] = [](NodeContext &c) { return argReduce(c, c.input(0)); };
   m["ArgMin"] = [](NodeContext &c) { return argReduce(c, c.build<NegOp>(c.input(0))); };

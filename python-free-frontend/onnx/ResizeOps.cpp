@@ -26,15 +26,6 @@ namespace onnx_import {
 
 namespace {
 
-LogicalResult finish(NodeContext &c, Value v) {
-  if (!v)
-    return failure();
-  c.results.push_back(v);
-  return success();
-}
-
-DenseI64ArrayAttr ints(NodeContext &c, ArrayRef<int64_t> v) { return c.builder.getDenseI64ArrayAttr(v); }
-
 Value vectorConstant(NodeContext &c, ArrayRef<double> values, Type element,
                      int64_t rank, int64_t axis) {
   SmallVector<int64_t> shape(rank, 1);
@@ -102,8 +93,10 @@ void registerResizeConverters(ConverterMap &m) {
         FailureOr<DenseElementsAttr> s = c.constantOf(c.input(1), 1);
         if (failed(s))
           return failure();
-        for (APFloat v : s->getValues<APFloat>())
-          scales.push_back(v.convertToDouble());
+        FailureOr<::kiln::ref::Tensor> values = toReferenceTensor(*s);
+        if (failed(values) || !values->isFloat())
+          return c.unsupportedBecause("scales must be floating-point");
+        scales.append(values->f.begin(), values->f.end());
       }
     } else {
       size_t scalesInput = c.opset < 11 ? 1 : 2, sizesInput = scalesInput + 1;
@@ -113,8 +106,10 @@ void registerResizeConverters(ConverterMap &m) {
         FailureOr<DenseElementsAttr> s = c.constantOf(scalesValue, scalesInput);
         if (failed(s))
           return failure();
-        for (APFloat v : s->getValues<APFloat>())
-          scales.push_back(v.convertToDouble());
+        FailureOr<::kiln::ref::Tensor> values = toReferenceTensor(*s);
+        if (failed(values) || !values->isFloat())
+          return c.unsupportedBecause("scales must be floating-point");
+        scales.append(values->f.begin(), values->f.end());
       } else if (c.input(sizesInput)) {
         FailureOr<SmallVector<int64_t>> s = c.constantInts(sizesInput);
         if (failed(s))
@@ -194,7 +189,7 @@ void registerResizeConverters(ConverterMap &m) {
       }
       y = sum;
     }
-    return finish(c, y);
+    return c.finish(y);
   };
   m["Resize"] = resize;
   m["Upsample"] = resize;
@@ -232,13 +227,13 @@ void registerResizeConverters(ConverterMap &m) {
     int64_t h = xs[2], wd = xs[3];
     if (strides[0] > 1 || strides[1] > 1) {
       up = c.reshape(x, {xs[0], xs[1], h, 1, wd, 1});
-      up = c.build<PadOp>(up, {c.named("low", ints(c, {0, 0, 0, 0, 0, 0})),
-                               c.named("high", ints(c, {0, 0, 0, strides[0] - 1, 0, strides[1] - 1}))});
+      up = c.build<PadOp>(up, {c.named("low", c.ints({0, 0, 0, 0, 0, 0})),
+                               c.named("high", c.ints({0, 0, 0, strides[0] - 1, 0, strides[1] - 1}))});
       up = c.reshape(up, {xs[0], xs[1], h * strides[0], wd * strides[1]});
       int64_t uh = (h - 1) * strides[0] + 1, uw = (wd - 1) * strides[1] + 1;
-      up = c.build<SliceOp>(up, {c.named("starts", ints(c, {0, 0, 0, 0})),
-                                 c.named("ends", ints(c, {xs[0], xs[1], uh, uw})),
-                                 c.named("steps", ints(c, {1, 1, 1, 1}))});
+      up = c.build<SliceOp>(up, {c.named("starts", c.ints({0, 0, 0, 0})),
+                                 c.named("ends", c.ints({xs[0], xs[1], uh, uw})),
+                                 c.named("steps", c.ints({1, 1, 1, 1}))});
     }
     // Full padding, less the requested pads, plus output_padding at the end.
     SmallVector<int64_t> low(4, 0), high(4, 0);
@@ -249,26 +244,26 @@ void registerResizeConverters(ConverterMap &m) {
       if (begin >= 0) low[2 + d] = begin; else cropLow[2 + d] = -begin;
       if (end >= 0) high[2 + d] = end; else cropHigh[2 + d] = -end;
     }
-    up = c.build<PadOp>(up, {c.named("low", ints(c, low)), c.named("high", ints(c, high))});
+    up = c.build<PadOp>(up, {c.named("low", c.ints(low)), c.named("high", c.ints(high))});
     if (up && llvm::any_of(llvm::concat<int64_t>(cropLow, cropHigh), [](int64_t v) { return v > 0; })) {
       ArrayRef<int64_t> us = c.type(up).getShape();
       SmallVector<int64_t> ends(us);
       for (int64_t d = 0; d < 4; ++d)
         ends[d] -= cropHigh[d];
-      up = c.build<SliceOp>(up, {c.named("starts", ints(c, cropLow)), c.named("ends", ints(c, ends)),
-                                 c.named("steps", ints(c, {1, 1, 1, 1}))});
+      up = c.build<SliceOp>(up, {c.named("starts", c.ints(cropLow)), c.named("ends", c.ints(ends)),
+                                 c.named("steps", c.ints({1, 1, 1, 1}))});
     }
     // Filter [Cin, Cout/g, kh, kw] -> [Cout, Cin/g, kh, kw], flipped.
     Value f = c.reshape(w, {groups, cin / groups, coutPerGroup, kh, kw});
-    f = c.build<TransposeOp>(f, {c.named("perm", ints(c, {0, 2, 1, 3, 4}))});
+    f = c.build<TransposeOp>(f, {c.named("perm", c.ints({0, 2, 1, 3, 4}))});
     f = c.reshape(f, {groups * coutPerGroup, cin / groups, kh, kw});
-    f = c.build<SliceOp>(f, {c.named("starts", ints(c, {0, 0, kh - 1, kw - 1})),
-                             c.named("ends", ints(c, {groups * coutPerGroup, cin / groups, -1, -1})),
-                             c.named("steps", ints(c, {1, 1, -1, -1}))});
+    f = c.build<SliceOp>(f, {c.named("starts", c.ints({0, 0, kh - 1, kw - 1})),
+                             c.named("ends", c.ints({groups * coutPerGroup, cin / groups, -1, -1})),
+                             c.named("steps", c.ints({1, 1, -1, -1}))});
     SmallVector<Value> operands = {up, f};
     if (bias)
       operands.push_back(bias);
-    return finish(c, c.build<Conv2dOp>(operands, {c.named("dilations", ints(c, dilations)),
+    return c.finish(c.build<Conv2dOp>(operands, {c.named("dilations", c.ints(dilations)),
                                                   c.named("groups", c.builder.getI64IntegerAttr(groups))}));
   };
 }

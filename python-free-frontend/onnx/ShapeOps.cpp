@@ -21,13 +21,6 @@ namespace onnx_import {
 
 namespace {
 
-LogicalResult finish(NodeContext &c, Value v) {
-  if (!v)
-    return failure();
-  c.results.push_back(v);
-  return success();
-}
-
 /// Axes from the attribute (older opsets) or from input #k (newer ones).
 FailureOr<SmallVector<int64_t>> axesOf(NodeContext &c, size_t k, int64_t inputOpset) {
   if (c.opset < inputOpset) {
@@ -49,21 +42,21 @@ void registerShapeConverters(ConverterMap &m) {
       FailureOr<DenseElementsAttr> v = tensorToAttr(ctx, a->t(), error);
       if (failed(v))
         return c.unsupportedBecause(error);
-      return finish(c, c.constant(*v));
+      return c.finish(c.constant(*v));
     }
     if (const onnx::AttributeProto *a = c.attr("value_float"))
-      return finish(c, c.constant(DenseElementsAttr::get(
+      return c.finish(c.constant(DenseElementsAttr::get(
                            RankedTensorType::get({}, Float32Type::get(ctx)), a->f())));
     if (const onnx::AttributeProto *a = c.attr("value_floats")) {
       std::vector<float> v(a->floats().begin(), a->floats().end());
-      return finish(c, c.constant(DenseElementsAttr::get(
+      return c.finish(c.constant(DenseElementsAttr::get(
                            RankedTensorType::get({static_cast<int64_t>(v.size())}, Float32Type::get(ctx)),
                            ArrayRef<float>(v))));
     }
     if (const onnx::AttributeProto *a = c.attr("value_int"))
-      return finish(c, c.constantI64(a->i(), /*asVector=*/false));
+      return c.finish(c.constantI64(a->i(), /*asVector=*/false));
     if (const onnx::AttributeProto *a = c.attr("value_ints"))
-      return finish(c, c.constantI64(std::vector<int64_t>(a->ints().begin(), a->ints().end())));
+      return c.finish(c.constantI64(std::vector<int64_t>(a->ints().begin(), a->ints().end())));
     return c.unsupportedBecause("constant of this kind (sparse or string)");
   };
   m["Shape"] = [](NodeContext &c) -> LogicalResult {
@@ -72,10 +65,10 @@ void registerShapeConverters(ConverterMap &m) {
     int64_t start = c.attrInt("start", 0), end = c.attrInt("end", rank);
     start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
     end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
-    return finish(c, c.constantI64(shape.slice(start, std::max<int64_t>(end - start, 0))));
+    return c.finish(c.constantI64(shape.slice(start, std::max<int64_t>(end - start, 0))));
   };
   m["Size"] = [](NodeContext &c) -> LogicalResult {
-    return finish(c, c.constantI64(c.type(c.input(0)).getNumElements(), /*asVector=*/false));
+    return c.finish(c.constantI64(c.type(c.input(0)).getNumElements(), /*asVector=*/false));
   };
   m["Reshape"] = [](NodeContext &c) -> LogicalResult {
     SmallVector<int64_t> shape;
@@ -98,7 +91,7 @@ void registerShapeConverters(ConverterMap &m) {
           return c.unsupportedBecause("0 in the shape copies a dimension the input lacks");
         shape[d] = in[d];
       }
-    return finish(c, c.build<ReshapeOp>(c.input(0), {c.named("shape", c.builder.getDenseI64ArrayAttr(shape))}));
+    return c.finish(c.build<ReshapeOp>(c.input(0), {c.named("shape", c.builder.getDenseI64ArrayAttr(shape))}));
   };
   m["Flatten"] = [](NodeContext &c) -> LogicalResult {
     ArrayRef<int64_t> in = c.type(c.input(0)).getShape();
@@ -110,7 +103,7 @@ void registerShapeConverters(ConverterMap &m) {
       return c.unsupportedBecause("axis out of range");
     int64_t outer = std::accumulate(in.begin(), in.begin() + axis, int64_t(1), std::multiplies<>());
     int64_t inner = std::accumulate(in.begin() + axis, in.end(), int64_t(1), std::multiplies<>());
-    return finish(c, c.reshape(c.input(0), {outer, inner}));
+    return c.finish(c.reshape(c.input(0), {outer, inner}));
   };
   m["Squeeze"] = [](NodeContext &c) -> LogicalResult {
     FailureOr<SmallVector<int64_t>> axes = axesOf(c, 1, 13);
@@ -137,7 +130,7 @@ void registerShapeConverters(ConverterMap &m) {
     for (int64_t d = 0; d < rank; ++d)
       if (!drop[d])
         shape.push_back(in[d]);
-    return finish(c, c.reshape(c.input(0), shape));
+    return c.finish(c.reshape(c.input(0), shape));
   };
   m["Unsqueeze"] = [](NodeContext &c) -> LogicalResult {
     FailureOr<SmallVector<int64_t>> axes = axesOf(c, 1, 13);
@@ -156,7 +149,7 @@ void registerShapeConverters(ConverterMap &m) {
     size_t next = 0;
     for (int64_t d = 0; d < rank; ++d)
       shape.push_back(inserted[d] ? 1 : in[next++]);
-    return finish(c, c.reshape(c.input(0), shape));
+    return c.finish(c.reshape(c.input(0), shape));
   };
   m["Transpose"] = [](NodeContext &c) -> LogicalResult {
     int64_t rank = c.rank(c.input(0));
@@ -166,7 +159,7 @@ void registerShapeConverters(ConverterMap &m) {
     else
       for (int64_t d = rank - 1; d >= 0; --d)
         perm.push_back(d);
-    return finish(c, c.build<TransposeOp>(c.input(0), {c.named("perm", c.builder.getDenseI64ArrayAttr(perm))}));
+    return c.finish(c.build<TransposeOp>(c.input(0), {c.named("perm", c.builder.getDenseI64ArrayAttr(perm))}));
   };
   m["Concat"] = [](NodeContext &c) -> LogicalResult {
     SmallVector<Value> inputs;
@@ -178,20 +171,20 @@ void registerShapeConverters(ConverterMap &m) {
     FailureOr<int64_t> axis = c.axis(c.attrInt("axis", 0), c.rank(inputs[0]));
     if (failed(axis))
       return failure();
-    return finish(c, c.build<ConcatOp>(inputs, {c.named("axis", c.builder.getI64IntegerAttr(*axis))}));
+    return c.finish(c.build<ConcatOp>(inputs, {c.named("axis", c.builder.getI64IntegerAttr(*axis))}));
   };
   m["Gather"] = [](NodeContext &c) -> LogicalResult {
     FailureOr<int64_t> axis = c.axis(c.attrInt("axis", 0), c.rank(c.input(0)));
     if (failed(axis))
       return failure();
-    return finish(c, c.build<GatherOp>({c.input(0), c.input(1)},
+    return c.finish(c.build<GatherOp>({c.input(0), c.input(1)},
                                        {c.named("axis", c.builder.getI64IntegerAttr(*axis))}));
   };
   m["GatherElements"] = [](NodeContext &c) -> LogicalResult {
     FailureOr<int64_t> axis = c.axis(c.attrInt("axis", 0), c.rank(c.input(0)));
     if (failed(axis))
       return failure();
-    return finish(c, c.build<GatherElementsOp>({c.input(0), c.input(1)},
+    return c.finish(c.build<GatherElementsOp>({c.input(0), c.input(1)},
                                                {c.named("axis", c.builder.getI64IntegerAttr(*axis))}));
   };
   m["Slice"] = [](NodeContext &c) -> LogicalResult {
@@ -258,7 +251,7 @@ void registerShapeConverters(ConverterMap &m) {
       fullEnds[*axis] = end;
       fullSteps[*axis] = step;
     }
-    return finish(c, c.build<SliceOp>(c.input(0), {c.named("starts", c.builder.getDenseI64ArrayAttr(fullStarts)),
+    return c.finish(c.build<SliceOp>(c.input(0), {c.named("starts", c.builder.getDenseI64ArrayAttr(fullStarts)),
                                                    c.named("ends", c.builder.getDenseI64ArrayAttr(fullEnds)),
                                                    c.named("steps", c.builder.getDenseI64ArrayAttr(fullSteps))}));
   };
@@ -271,7 +264,7 @@ void registerShapeConverters(ConverterMap &m) {
       emitError(c.loc) << "cannot expand to the given shape";
       return failure();
     }
-    return finish(c, c.build<BroadcastOp>(c.input(0), {c.named("shape", c.builder.getDenseI64ArrayAttr(*target))}));
+    return c.finish(c.build<BroadcastOp>(c.input(0), {c.named("shape", c.builder.getDenseI64ArrayAttr(*target))}));
   };
   m["Tile"] = [](NodeContext &c) -> LogicalResult {
     FailureOr<SmallVector<int64_t>> repeats = c.constantInts(1);
@@ -290,7 +283,7 @@ void registerShapeConverters(ConverterMap &m) {
     }
     Value v = c.reshape(c.input(0), spread);
     v = c.build<BroadcastOp>(v, {c.named("shape", c.builder.getDenseI64ArrayAttr(broadcast))});
-    return finish(c, v ? c.reshape(v, result) : Value());
+    return c.finish(v ? c.reshape(v, result) : Value());
   };
   m["ConstantOfShape"] = [](NodeContext &c) -> LogicalResult {
     FailureOr<SmallVector<int64_t>> shape = c.constantInts(0);
@@ -311,7 +304,7 @@ void registerShapeConverters(ConverterMap &m) {
         return failure();
       }
     auto type = RankedTensorType::get(*shape, element.getElementType());
-    return finish(c, c.constant(DenseElementsAttr::get(type, element.getValues<Attribute>()[0])));
+    return c.finish(c.constant(DenseElementsAttr::get(type, element.getValues<Attribute>()[0])));
   };
   m["Range"] = [](NodeContext &c) -> LogicalResult {
     FailureOr<double> start = c.constantScalar(0), limit = c.constantScalar(1), delta = c.constantScalar(2);
@@ -328,7 +321,7 @@ void registerShapeConverters(ConverterMap &m) {
     ::kiln::ref::Tensor t = ::kiln::ref::Tensor::zeros(*toReferenceDType(element), {count});
     for (int64_t k = 0; k < count; ++k)
       t.setDouble(k, *start + k * *delta);
-    return finish(c, c.constant(toElementsAttr(t, RankedTensorType::get({count}, element))));
+    return c.finish(c.constant(toElementsAttr(t, RankedTensorType::get({count}, element))));
   };
   m["Split"] = [](NodeContext &c) -> LogicalResult {
     ArrayRef<int64_t> in = c.type(c.input(0)).getShape();
@@ -413,7 +406,7 @@ void registerShapeConverters(ConverterMap &m) {
       if (p < 0)
         return c.unsupportedBecause("negative pads");
     SmallVector<int64_t> low(pads.begin(), pads.begin() + rank), high(pads.begin() + rank, pads.end());
-    return finish(c, c.build<PadOp>(c.input(0), {c.named("low", c.builder.getDenseI64ArrayAttr(low)),
+    return c.finish(c.build<PadOp>(c.input(0), {c.named("low", c.builder.getDenseI64ArrayAttr(low)),
                                                  c.named("high", c.builder.getDenseI64ArrayAttr(high)),
                                                  c.named("value", c.builder.getF64FloatAttr(value))}));
   };
