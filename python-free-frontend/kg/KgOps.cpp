@@ -249,17 +249,7 @@ Operation *buildSlice(KgCall &call) {
       return nullptr;
     }
     int64_t start = starts->list[i], end = ends->list[i];
-    if (start < 0)
-      start += dim;
-    if (end < 0)
-      end += dim;
-    if (step > 0) {
-      start = std::clamp<int64_t>(start, 0, dim);
-      end = std::clamp<int64_t>(end, 0, dim);
-    } else {
-      start = std::clamp<int64_t>(start, 0, dim - 1);
-      end = std::clamp<int64_t>(end, -1, dim - 1);
-    }
+    normalizeSliceBounds(dim, step, start, end);
     fullStarts[axis] = start;
     fullEnds[axis] = end;
     fullSteps[axis] = step;

@@ -235,18 +235,7 @@ void registerShapeConverters(ConverterMap &m) {
         emitError(c.loc) << "slice step must not be 0";
         return failure();
       }
-      // ONNX clamping: negative indices count from the end; out of range clamps.
-      if (start < 0)
-        start += dim;
-      if (end < 0)
-        end += dim;
-      if (step > 0) {
-        start = std::clamp<int64_t>(start, 0, dim);
-        end = std::clamp<int64_t>(end, 0, dim);
-      } else {
-        start = std::clamp<int64_t>(start, 0, dim - 1);
-        end = std::clamp<int64_t>(end, -1, dim - 1);
-      }
+      normalizeSliceBounds(dim, step, start, end);
       fullStarts[*axis] = start;
       fullEnds[*axis] = end;
       fullSteps[*axis] = step;

@@ -1,4 +1,4 @@
-//===- BuildOp.h - create kiln ops from frontends ---------------*- C++ -*-===//
+//===- BuildOp.h - helpers shared by the frontends --------------*- C++ -*-===//
 //
 // Frontends create ops generically: infer the result types (which reports
 // shape, dtype, layout and device errors at the op's location), create the
@@ -10,7 +10,10 @@
 #define KILN_FRONTEND_BUILDOP_H
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Verifier.h"
+
+#include <algorithm>
 
 namespace kiln {
 namespace frontend {
@@ -36,6 +39,23 @@ mlir::Operation *buildOp(mlir::OpBuilder &builder, mlir::Location loc,
     return nullptr;
   }
   return op;
+}
+
+/// ONNX (and .kg) slice bounds: negative indices count from the end of the
+/// dimension and out-of-range ones clamp, so that `kiln.slice` gets bounds
+/// in range. `step` must not be 0.
+inline void normalizeSliceBounds(int64_t dim, int64_t step, int64_t &start, int64_t &end) {
+  if (start < 0)
+    start += dim;
+  if (end < 0)
+    end += dim;
+  if (step > 0) {
+    start = std::clamp<int64_t>(start, 0, dim);
+    end = std::clamp<int64_t>(end, 0, dim);
+  } else {
+    start = std::clamp<int64_t>(start, 0, dim - 1);
+    end = std::clamp<int64_t>(end, -1, dim - 1);
+  }
 }
 
 } // namespace frontend
