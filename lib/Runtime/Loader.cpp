@@ -52,6 +52,13 @@ size_t sizeOf(const flatbuffers::Vector<T> *v) {
   return v ? v->size() : 0;
 }
 
+/// The FlatBuffers verifier checks a vector's length prefix but not the
+/// alignment of 8-byte elements; reading misaligned ones is undefined.
+template <typename T>
+bool isAligned(const flatbuffers::Vector<T> *v) {
+  return !v || v->size() == 0 || reinterpret_cast<uintptr_t>(v->data()) % alignof(T) == 0;
+}
+
 class ProgramBuilder {
 public:
   explicit ProgramBuilder(const kx::Executable &exe) : exe(exe) {}
@@ -70,6 +77,8 @@ Status ProgramBuilder::tensorSpec(const kx::TensorType *type, const std::string 
                                   TensorSpec &out) {
   if (!type)
     return Status::error(what + " has no type");
+  if (!isAligned(type->shape()) || !isAligned(type->dim_order()))
+    return Status::error(what + " has a misaligned shape");
   if (static_cast<uint8_t>(type->dtype()) > static_cast<uint8_t>(kx::DType::I1))
     return Status::error(what + " has an unknown dtype");
   if (static_cast<uint8_t>(type->device()) > static_cast<uint8_t>(kx::DeviceKind::CUDA) ||
@@ -204,7 +213,8 @@ Status ProgramBuilder::steps(Program &p) {
       if (o->attrs())
         for (const kx::Attr *a : *o->attrs()) {
           if (static_cast<uint8_t>(a->kind()) > static_cast<uint8_t>(kx::AttrKind::Type) ||
-              static_cast<uint8_t>(a->dtype()) > static_cast<uint8_t>(kx::DType::I1))
+              static_cast<uint8_t>(a->dtype()) > static_cast<uint8_t>(kx::DType::I1) ||
+              !isAligned(a->ints()))
             return Status::error(opWhat + " has a malformed attribute");
           ref::OpAttr attr;
           attr.kind = static_cast<ref::OpAttr::Kind>(a->kind());

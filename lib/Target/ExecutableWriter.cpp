@@ -81,7 +81,8 @@ FailureOr<flatbuffers::Offset<kx::Weight>> Writer::weight(Operation *op, StringR
       std::memcpy(data.data() + k * width, raw.data() + (dense.isSplat() ? 0 : k * width),
                   width);
   }
-  fbb.ForceVectorAlignment(data.size(), 1, 64);
+  // 32 bytes: the most FlatBuffers allows (FLATBUFFERS_MAX_ALIGNMENT), enough for AVX.
+  fbb.ForceVectorAlignment(data.size(), 1, 32);
   auto vec = fbb.CreateVector(data);
   return kx::CreateWeight(fbb, fbb.CreateString(name.str()), vec);
 }

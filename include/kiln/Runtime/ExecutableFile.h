@@ -20,7 +20,7 @@ namespace rt {
 constexpr char kFileMagic[8] = {'K', 'I', 'L', 'N', 'E', 'X', 'E', '\0'};
 /// Bumped whenever a change is not backward compatible.
 constexpr uint32_t kFormatVersion = 1;
-/// The payload starts 64 bytes in, so its 64-byte-aligned weights stay
+/// The payload starts 64 bytes in, so its 32-byte-aligned weights stay
 /// aligned when the file is mapped.
 constexpr uint32_t kHeaderSize = 64;
 
