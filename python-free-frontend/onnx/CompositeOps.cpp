@@ -11,8 +11,11 @@
 
 #include "kiln/IR/ReferenceConversion.h"
 
+
 #include <cmath>
 #include <limits>
+#include <map>
+#include <set>
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -111,6 +114,105 @@ std::tuple<Value, Value, Value> normalize(NodeContext &c, Value x, ArrayRef<int6
   Value variance = mean(c.build<MulOp>({centred, centred}));
   Value inv = c.build<RsqrtOp>(c.build<AddOp>({variance, c.scalarLike(x, epsilon)}));
   return {c.build<MulOp>({centred, inv}), mu, inv};
+}
+
+/// Einsum of one or two operands without repeated letters in an operand
+/// (no diagonals): letters only in one operand and not in the output are
+/// summed first; then batch letters (in both operands and the output),
+/// contracted letters (in both, not in the output) and free letters make a
+/// batched matmul, transposed into the output's order.
+LogicalResult einsum(NodeContext &c) {
+  std::string equation = c.attrString("equation", "");
+  equation.erase(std::remove(equation.begin(), equation.end(), ' '), equation.end());
+  if (equation.find("...") != std::string::npos)
+    return c.unsupportedBecause("ellipsis");
+  size_t arrow = equation.find("->");
+  std::string output;
+  if (arrow == std::string::npos) { // implicit: letters used once, alphabetically
+    std::map<char, int> uses;
+    for (char ch : equation)
+      if (ch != ',')
+        ++uses[ch];
+    for (auto [ch, n] : uses)
+      if (n == 1)
+        output += ch;
+    arrow = equation.size();
+  } else {
+    output = equation.substr(arrow + 2);
+  }
+  SmallVector<std::string> terms;
+  SmallVector<StringRef> pieces;
+  StringRef(equation).substr(0, arrow).split(pieces, ',');
+  for (StringRef piece : pieces)
+    terms.push_back(piece.str());
+  if (terms.empty() || terms.size() > 2 || terms.size() != c.numInputs())
+    return c.unsupportedBecause("more than two operands");
+  SmallVector<Value> values(c.inputs.begin(), c.inputs.end());
+  std::map<char, int64_t> extent;
+  for (size_t k = 0; k < terms.size(); ++k) {
+    if (static_cast<int64_t>(terms[k].size()) != c.rank(values[k]))
+      return c.unsupportedBecause("subscripts do not match the rank");
+    std::set<char> seen;
+    for (size_t d = 0; d < terms[k].size(); ++d) {
+      if (!seen.insert(terms[k][d]).second)
+        return c.unsupportedBecause("a repeated subscript (diagonal)");
+      extent[terms[k][d]] = c.type(values[k]).getDimSize(d);
+    }
+  }
+  auto sumOut = [&](size_t k, const std::string &keep) {
+    SmallVector<int64_t> axes;
+    std::string rest;
+    for (size_t d = 0; d < terms[k].size(); ++d) {
+      if (keep.find(terms[k][d]) == std::string::npos)
+        axes.push_back(d);
+      else
+        rest += terms[k][d];
+    }
+    if (!axes.empty())
+      values[k] = c.build<ReduceSumOp>(values[k], {c.named("axes", c.ints(axes))});
+    terms[k] = rest;
+  };
+  auto permuteTo = [&](Value v, const std::string &from, const std::string &to) {
+    SmallVector<int64_t> perm;
+    for (char ch : to)
+      perm.push_back(from.find(ch));
+    bool identity = true;
+    for (size_t d = 0; d < perm.size(); ++d)
+      identity &= perm[d] == static_cast<int64_t>(d);
+    return identity ? v : c.build<TransposeOp>(v, {c.named("perm", c.ints(perm))});
+  };
+  auto dims = [&](const std::string &letters) {
+    int64_t n = 1;
+    for (char ch : letters)
+      n *= extent[ch];
+    return n;
+  };
+  if (terms.size() == 1) {
+    sumOut(0, output);
+    return c.finish(permuteTo(values[0], terms[0], output));
+  }
+  sumOut(0, output + terms[1]);
+  sumOut(1, output + terms[0]);
+  std::string batch, contracted, leftFree, rightFree;
+  for (char ch : terms[0]) {
+    bool inRight = terms[1].find(ch) != std::string::npos, inOut = output.find(ch) != std::string::npos;
+    (inRight ? (inOut ? batch : contracted) : leftFree) += ch;
+  }
+  for (char ch : terms[1])
+    if (terms[0].find(ch) == std::string::npos)
+      rightFree += ch;
+  Value a = c.reshape(permuteTo(values[0], terms[0], batch + leftFree + contracted),
+                      {dims(batch), dims(leftFree), dims(contracted)});
+  Value b = c.reshape(permuteTo(values[1], terms[1], batch + contracted + rightFree),
+                      {dims(batch), dims(contracted), dims(rightFree)});
+  Value product = c.build<MatMulOp>({a, b});
+  std::string produced = batch + leftFree + rightFree;
+  SmallVector<int64_t> shape;
+  for (char ch : produced)
+    shape.push_back(extent[ch]);
+  if (!product)
+    return failure();
+  return c.finish(permuteTo(c.reshape(product, shape), produced, output));
 }
 
 } // namespace
@@ -255,6 +357,23 @@ void registerCompositeConverters(ConverterMap &m) {
     Value scaled = c.build<MulOp>({y, c.reshape(c.input(1), param)});
     return c.finish(c.build<AddOp>({scaled, c.reshape(c.input(2), param)}));
   };
+  m["MeanVarianceNormalization"] = [](NodeContext &c) -> LogicalResult {
+    Value x = c.input(0);
+    SmallVector<int64_t> axes;
+    if (auto a = c.attrInts("axes"))
+      for (int64_t axis : *a) {
+        FailureOr<int64_t> n = c.axis(axis, c.rank(x));
+        if (failed(n))
+          return failure();
+        axes.push_back(*n);
+      }
+    else
+      axes = {0, 2, 3};
+    llvm::sort(axes);
+    auto [y, mean, inv] = normalize(c, x, axes, 1e-9);
+    return c.finish(y);
+  };
+  m["Einsum"] = [](NodeContext &c) { return einsum(c); };
   m["CumSum"] = [](NodeContext &c) -> LogicalResult {
     Value x = c.input(0);
     int64_t rank = c.rank(x);
