@@ -575,6 +575,48 @@ LogicalResult GatherElementsOp::inferReturnTypes(MLIRContext *, OptLoc loc,
   return success();
 }
 
+LogicalResult ScatterElementsOp::inferReturnTypes(MLIRContext *, OptLoc loc,
+                                                  Adaptor adaptor,
+                                                  SmallVectorImpl<Type> &results) {
+  SmallVector<Value, 3> operands{adaptor.getData(), adaptor.getIndices(), adaptor.getUpdates()};
+  FailureOr<TensorEncodingAttr> enc = commonDevice(loc, operands);
+  if (failed(enc) || failed(requireAttr(loc, adaptor.getAxisAttr(), "axis")))
+    return failure();
+  RankedTensorType data = tensorType(adaptor.getData());
+  RankedTensorType indices = tensorType(adaptor.getIndices());
+  RankedTensorType updates = tensorType(adaptor.getUpdates());
+  if (!indices.getElementType().isInteger(32) && !indices.getElementType().isInteger(64))
+    return fail(loc, "scatter_elements indices must be i32 or i64");
+  if (failed(checkAxis(loc, adaptor.getAxis(), data.getRank())))
+    return failure();
+  if (indices.getShape() != updates.getShape() || indices.getRank() != data.getRank())
+    return fail(loc, "scatter_elements indices and updates must have one shape and the data's rank");
+  if (updates.getElementType() != data.getElementType())
+    return fail(loc, "scatter_elements updates must have the data's element type");
+  for (int64_t d = 0; d < data.getRank(); ++d)
+    if (d != adaptor.getAxis() && indices.getDimSize(d) > data.getDimSize(d))
+      return fail(loc, "scatter_elements indices exceed the data outside the axis");
+  StringRef reduction = adaptor.getReduction();
+  if (reduction != "none" && reduction != "add" && reduction != "mul")
+    return fail(loc, "scatter_elements reduction must be none, add or mul");
+  results.push_back(RankedTensorType::get(data.getShape(), data.getElementType(),
+                                          encodingWith(*enc, {})));
+  return success();
+}
+
+LogicalResult ArgSortOp::inferReturnTypes(MLIRContext *context, OptLoc loc, Adaptor adaptor,
+                                          SmallVectorImpl<Type> &results) {
+  FailureOr<TensorEncodingAttr> enc = commonDevice(loc, adaptor.getInput());
+  if (failed(enc) || failed(requireAttr(loc, adaptor.getAxisAttr(), "axis")))
+    return failure();
+  RankedTensorType type = tensorType(adaptor.getInput());
+  if (failed(checkAxis(loc, adaptor.getAxis(), type.getRank())))
+    return failure();
+  results.push_back(RankedTensorType::get(type.getShape(), IntegerType::get(context, 64),
+                                          encodingWith(*enc, {})));
+  return success();
+}
+
 LogicalResult TransferOp::inferReturnTypes(MLIRContext *, OptLoc loc,
                                            Adaptor adaptor,
                                            SmallVectorImpl<Type> &results) {

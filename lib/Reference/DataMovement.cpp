@@ -2,6 +2,8 @@
 
 #include "kiln/Reference/Kernels.h"
 
+#include <algorithm>
+
 namespace kiln {
 namespace ref {
 
@@ -146,6 +148,55 @@ Tensor gatherElements(const Tensor &data, const Tensor &indices, int64_t axis) {
       from += (static_cast<int64_t>(d) == axis ? index : it.index()[d]) * strides[d];
     out.copyElement(k, data, from);
   }
+  return out;
+}
+
+Tensor scatterElements(const Tensor &data, const Tensor &indices, const Tensor &updates,
+                       int64_t axis, const std::string &reduction) {
+  Tensor out = data;
+  std::vector<int64_t> strides = rowMajorStrides(data.shape);
+  int64_t extent = data.shape[axis];
+  int64_t k = 0;
+  for (IndexIterator it(indices.shape); !it.done(); it.next(), ++k) {
+    int64_t index = indices.i[k];
+    if (index < 0)
+      index += extent;
+    if (index < 0 || index >= extent)
+      continue;
+    int64_t to = 0;
+    for (size_t d = 0; d < data.shape.size(); ++d)
+      to += (static_cast<int64_t>(d) == axis ? index : it.index()[d]) * strides[d];
+    if (reduction == "none") {
+      out.copyElement(to, updates, k);
+    } else if (out.isFloat()) {
+      out.setDouble(to, reduction == "add" ? out.f[to] + updates.f[k] : out.f[to] * updates.f[k]);
+    } else {
+      uint64_t a = static_cast<uint64_t>(out.i[to]), b = static_cast<uint64_t>(updates.i[k]);
+      out.setInt(to, static_cast<int64_t>(reduction == "add" ? a + b : a * b));
+    }
+  }
+  return out;
+}
+
+Tensor argsort(const Tensor &x, int64_t axis, bool descending) {
+  Tensor out = Tensor::zeros(DType::I64, x.shape);
+  int64_t outer = 1, inner = 1, extent = x.shape[axis];
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= x.shape[d];
+  for (size_t d = axis + 1; d < x.shape.size(); ++d)
+    inner *= x.shape[d];
+  std::vector<int64_t> order(extent);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t in = 0; in < inner; ++in) {
+      auto at = [&](int64_t e) { return x.getDouble((o * extent + e) * inner + in); };
+      for (int64_t e = 0; e < extent; ++e)
+        order[e] = e;
+      std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+        return descending ? at(a) > at(b) : at(a) < at(b);
+      });
+      for (int64_t e = 0; e < extent; ++e)
+        out.i[(o * extent + e) * inner + in] = order[e];
+    }
   return out;
 }
 

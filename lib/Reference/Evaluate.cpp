@@ -149,6 +149,14 @@ const std::unordered_map<std::string, Evaluator> &evaluators() {
     m["kiln.gather_elements"] = [](const OpAttrs &a, const Operands &in) {
       return gatherElements(*in[0], *in[1], intAttr(a, "axis", 0));
     };
+    m["kiln.scatter_elements"] = [](const OpAttrs &a, const Operands &in) {
+      auto it = a.find("reduction");
+      return scatterElements(*in[0], *in[1], *in[2], intAttr(a, "axis", 0),
+                             it == a.end() ? "none" : it->second.s);
+    };
+    m["kiln.argsort"] = [](const OpAttrs &a, const Operands &in) {
+      return argsort(*in[0], intAttr(a, "axis", 0), intAttr(a, "descending", 0) != 0);
+    };
     // Transfers and relayouts keep the logical value.
     m["kiln.transfer"] = [](const OpAttrs &, const Operands &in) { return *in[0]; };
     m["kiln.relayout"] = [](const OpAttrs &, const Operands &in) { return *in[0]; };

@@ -324,6 +324,30 @@ const std::unordered_map<std::string, Rule> &rules() {
           return c.fail("indices exceed the data outside the axis"), std::nullopt;
       return TensorInfo{c.in[0].dtype, indices};
     };
+    m["kiln.scatter_elements"] = [](Checker &c) -> std::optional<TensorInfo> {
+      if (!c.arity(3, 3))
+        return std::nullopt;
+      int64_t axis = c.integer("axis", std::nullopt);
+      const Shape &data = c.in[0].shape, &indices = c.in[1].shape;
+      if (!c.axis(axis, data.size()))
+        return std::nullopt;
+      if (c.in[1].dtype != DType::I32 && c.in[1].dtype != DType::I64)
+        return c.fail("indices must be i32 or i64"), std::nullopt;
+      if (indices != c.in[2].shape || indices.size() != data.size() || !c.sameDType(0, 2))
+        return c.fail("updates must match the indices and the data"), std::nullopt;
+      for (size_t d = 0; d < data.size(); ++d)
+        if (static_cast<int64_t>(d) != axis && indices[d] > data[d])
+          return c.fail("indices exceed the data outside the axis"), std::nullopt;
+      const OpAttr *reduction = c.get("reduction", OpAttr::String, false);
+      if (reduction && reduction->s != "none" && reduction->s != "add" && reduction->s != "mul")
+        return c.fail("unknown reduction"), std::nullopt;
+      return c.in[0];
+    };
+    m["kiln.argsort"] = [](Checker &c) -> std::optional<TensorInfo> {
+      if (!c.arity(1, 1) || !c.axis(c.integer("axis", std::nullopt), c.in[0].shape.size()))
+        return std::nullopt;
+      return TensorInfo{DType::I64, c.in[0].shape};
+    };
     for (const char *name : {"kiln.reduce_sum", "kiln.reduce_mean", "kiln.reduce_max",
                              "kiln.reduce_min", "kiln.reduce_prod"})
       m[name] = [](Checker &c) -> std::optional<TensorInfo> {

@@ -375,6 +375,20 @@ llvm::StringMap<KgOpSpec> buildTable() {
                             c.addAxis("axis", 0);
                             return create<GatherElementsOp>(c);
                           }};
+  m["scatter_elements"] = {3, 3, {"axis", "reduction"}, [](KgCall &c) {
+                             c.addAxis("axis", 0);
+                             const KgAttrValue *r = c.find("reduction", false);
+                             if (r && r->kind != KgAttrValue::Word)
+                               c.error("reduction must be none, add or mul", r->loc);
+                             if (r)
+                               c.built.push_back(c.builder.getNamedAttr("reduction", c.builder.getStringAttr(r->text)));
+                             return create<ScatterElementsOp>(c);
+                           }};
+  m["argsort"] = {1, 1, {"axis", "descending"}, [](KgCall &c) {
+                    c.addAxis("axis", -1);
+                    c.addBool("descending", false);
+                    return create<ArgSortOp>(c);
+                  }};
   m["transfer"] = {1, 1, {"to"}, [](KgCall &c) {
                      c.addDevice("to");
                      return create<TransferOp>(c);

@@ -593,6 +593,87 @@ void registerGatherBasedConverters(ConverterMap &m) {
     return c.finish(c.build<GatherOp>({flattened, linear}, {c.named("axis", c.builder.getI64IntegerAttr(0))}));
   };
 
+  // ScatterElements (and its deprecated name Scatter) map onto the op.
+  auto scatter = [](NodeContext &c) -> LogicalResult {
+    FailureOr<int64_t> axis = c.axis(c.attrInt("axis", 0), c.rank(c.input(0)));
+    if (failed(axis))
+      return failure();
+    std::string reduction = c.attrString("reduction", "none");
+    if (reduction != "none" && reduction != "add" && reduction != "mul")
+      return c.unsupportedBecause("reduction '" + reduction + "'");
+    return c.finish(c.build<ScatterElementsOp>(
+        {c.input(0), c.input(1), c.input(2)},
+        {c.named("axis", c.builder.getI64IntegerAttr(*axis)),
+         c.named("reduction", c.builder.getStringAttr(reduction))}));
+  };
+  m["ScatterElements"] = scatter;
+  m["Scatter"] = scatter;
+
+  // ScatterND: each index tuple addresses a slice of the data; flatten the
+  // addressed dimensions to one axis and scatter whole rows along it.
+  m["ScatterND"] = [](NodeContext &c) -> LogicalResult {
+    Value data = c.input(0), indices = c.input(1), updates = c.input(2);
+    std::string reduction = c.attrString("reduction", "none");
+    if (reduction != "none" && reduction != "add" && reduction != "mul")
+      return c.unsupportedBecause("reduction '" + reduction + "'");
+    ArrayRef<int64_t> ds = c.type(data).getShape(), is = c.type(indices).getShape();
+    int64_t k = is.back(), count = 1, inner = 1, flat = 1;
+    for (size_t d = 0; d + 1 < is.size(); ++d)
+      count *= is[d];
+    for (size_t d = k; d < ds.size(); ++d)
+      inner *= ds[d];
+    SmallVector<double> strides(k);
+    for (int64_t d = k - 1; d >= 0; --d) {
+      strides[d] = flat;
+      flat *= ds[d];
+    }
+    Value idx = c.build<CastOp>(indices, {c.named("to", TypeAttr::get(c.builder.getI64Type()))});
+    Value stride = generated(c, {k}, c.builder.getI64Type(), [&](ArrayRef<int64_t> i) { return strides[i[0]]; });
+    Value dims = generated(c, {k}, c.builder.getI64Type(), [&](ArrayRef<int64_t> i) { return double(ds[i[0]]); });
+    idx = c.build<SelectOp>({c.build<LtOp>({idx, c.constantI64(0, false)}), c.build<AddOp>({idx, dims}), idx});
+    Value linear = c.build<ReduceSumOp>(c.build<MulOp>({idx, stride}),
+                                        {c.named("axes", c.ints({static_cast<int64_t>(is.size()) - 1}))});
+    // Rows of `inner` elements: the row index repeated across the row.
+    Value rows = linear ? c.build<BroadcastOp>(c.reshape(linear, {count, 1}),
+                                               {c.named("shape", c.ints({count, inner}))})
+                        : linear;
+    Value result = c.build<ScatterElementsOp>(
+        {c.reshape(data, {flat, inner}), rows, c.reshape(updates, {count, inner})},
+        {c.named("axis", c.builder.getI64IntegerAttr(0)),
+         c.named("reduction", c.builder.getStringAttr(reduction))});
+    return c.finish(result ? c.reshape(result, ds) : result);
+  };
+
+  // TopK: a stable argsort sliced to k; values gathered with it.
+  m["TopK"] = [](NodeContext &c) -> LogicalResult {
+    Value x = c.input(0);
+    int64_t k;
+    if (c.opset < 10) {
+      k = c.attrInt("k", 0);
+    } else {
+      FailureOr<double> kk = c.constantScalar(1);
+      if (failed(kk))
+        return failure();
+      k = static_cast<int64_t>(*kk);
+    }
+    FailureOr<int64_t> axis = c.axis(c.attrInt("axis", -1), c.rank(x));
+    if (failed(axis))
+      return failure();
+    if (k < 0 || k > c.type(x).getDimSize(*axis))
+      return c.unsupportedBecause("k out of range");
+    bool largest = c.attrInt("largest", 1) != 0;
+    Value order = c.build<ArgSortOp>(x, {c.named("axis", c.builder.getI64IntegerAttr(*axis)),
+                                         c.named("descending", c.builder.getBoolAttr(largest))});
+    SmallVector<int64_t> starts(c.rank(x), 0), ends(c.type(x).getShape()), steps(c.rank(x), 1);
+    ends[*axis] = k;
+    Value indices = c.build<SliceOp>(order, {c.named("starts", c.ints(starts)), c.named("ends", c.ints(ends)),
+                                             c.named("steps", c.ints(steps))});
+    Value values = c.build<GatherElementsOp>({x, indices}, {c.named("axis", c.builder.getI64IntegerAttr(*axis))});
+    if (failed(c.finish(values)))
+      return failure();
+    return c.finish(indices);
+  };
+
   // Local response normalisation across channels.
   m["LRN"] = [](NodeContext &c) -> LogicalResult {
     Value x = c.input(0);

@@ -211,3 +211,29 @@ func.func @remainders_and_rounding() {
   "test.use"(%0, %1, %2, %3, %4) : (tensor<4xi32, #kiln.enc<row_major, cpu>>, tensor<4xi32, #kiln.enc<row_major, cpu>>, tensor<2xf32, #kiln.enc<row_major, cpu>>, tensor<4xf32, #kiln.enc<row_major, cpu>>, tensor<4xf32, #kiln.enc<row_major, cpu>>) -> ()
   return
 }
+
+// -----
+
+// Indexing ops: gather_elements, scatter_elements (assignment: the last
+// duplicate wins; add accumulates), and a stable argsort (ties keep order).
+// CHECK-LABEL: func.func @indexing
+// CHECK-DAG: kiln.constant dense<{{\[}}[1.000000e+00, 1.000000e+00], [4.000000e+00, 3.000000e+00]]> : tensor<2x2xf32>
+// CHECK-DAG: kiln.constant dense<[1.000000e+00, 3.000000e+01, 0.000000e+00, 0.000000e+00]> : tensor<4xf32>
+// CHECK-DAG: kiln.constant dense<[1.000000e+00, 5.000000e+01, 0.000000e+00, 0.000000e+00]> : tensor<4xf32>
+// CHECK-DAG: kiln.constant dense<[1, 3, 0, 2]> : tensor<4xi64>
+// CHECK-DAG: kiln.constant dense<[0, 2, 3, 1]> : tensor<4xi64>
+func.func @indexing() {
+  %d = kiln.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32> : tensor<2x2xf32, #kiln.enc<row_major, cpu>>
+  %i = kiln.constant dense<[[0, 0], [1, 0]]> : tensor<2x2xi64> : tensor<2x2xi64, #kiln.enc<row_major, cpu>>
+  %0 = kiln.gather_elements %d, %i {axis = 1 : i64} : (tensor<2x2xf32, #kiln.enc<row_major, cpu>>, tensor<2x2xi64, #kiln.enc<row_major, cpu>>) -> tensor<2x2xf32, #kiln.enc<row_major, cpu>>
+  %base = kiln.constant dense<[1.0, 0.0, 0.0, 0.0]> : tensor<4xf32> : tensor<4xf32, #kiln.enc<row_major, cpu>>
+  %at = kiln.constant dense<[1, 1]> : tensor<2xi64> : tensor<2xi64, #kiln.enc<row_major, cpu>>
+  %up = kiln.constant dense<[20.0, 30.0]> : tensor<2xf32> : tensor<2xf32, #kiln.enc<row_major, cpu>>
+  %1 = kiln.scatter_elements %base, %at, %up {axis = 0 : i64} : (tensor<4xf32, #kiln.enc<row_major, cpu>>, tensor<2xi64, #kiln.enc<row_major, cpu>>, tensor<2xf32, #kiln.enc<row_major, cpu>>) -> tensor<4xf32, #kiln.enc<row_major, cpu>>
+  %2 = kiln.scatter_elements %base, %at, %up {axis = 0 : i64, reduction = "add"} : (tensor<4xf32, #kiln.enc<row_major, cpu>>, tensor<2xi64, #kiln.enc<row_major, cpu>>, tensor<2xf32, #kiln.enc<row_major, cpu>>) -> tensor<4xf32, #kiln.enc<row_major, cpu>>
+  %v = kiln.constant dense<[3.0, 1.0, 3.0, 2.0]> : tensor<4xf32> : tensor<4xf32, #kiln.enc<row_major, cpu>>
+  %3 = kiln.argsort %v {axis = 0 : i64} : (tensor<4xf32, #kiln.enc<row_major, cpu>>) -> tensor<4xi64, #kiln.enc<row_major, cpu>>
+  %4 = kiln.argsort %v {axis = 0 : i64, descending = true} : (tensor<4xf32, #kiln.enc<row_major, cpu>>) -> tensor<4xi64, #kiln.enc<row_major, cpu>>
+  "test.use"(%0, %1, %2, %3, %4) : (tensor<2x2xf32, #kiln.enc<row_major, cpu>>, tensor<4xf32, #kiln.enc<row_major, cpu>>, tensor<4xf32, #kiln.enc<row_major, cpu>>, tensor<4xi64, #kiln.enc<row_major, cpu>>, tensor<4xi64, #kiln.enc<row_major, cpu>>) -> ()
+  return
+}

@@ -225,6 +225,31 @@ def Kiln_GatherElementsOp : Kiln_InferredOp<"gather_elements"> {
   let results = (outs Kiln_Tensor:$result);
 }
 
+def Kiln_ScatterElementsOp : Kiln_InferredOp<"scatter_elements"> {
+  let summary = "Write updates into a copy of data at per-element indices (ONNX ScatterElements)";
+  let description = [{
+    result = data, then for every position p of `indices`:
+    result[p with coordinate `axis` replaced by indices[p]] (op)= updates[p],
+    where the op is assignment, or `add` / `mul` with `reduction`. Later
+    positions win on duplicate indices (assignment). Out-of-range indices
+    are skipped.
+  }];
+  let arguments = (ins Kiln_Tensor:$data, Kiln_IndexTensor:$indices, Kiln_Tensor:$updates,
+                       I64Attr:$axis, DefaultValuedAttr<StrAttr, "\"none\"">:$reduction);
+  let results = (outs Kiln_Tensor:$result);
+}
+
+def Kiln_ArgSortOp : Kiln_InferredOp<"argsort"> {
+  let summary = "Indices (i64) that sort along an axis, stably";
+  let description = [{
+    Ascending, or descending with `descending`; equal elements keep their
+    order (the lower index first), so TopK is a slice of it.
+  }];
+  let arguments = (ins Kiln_Tensor:$input, I64Attr:$axis,
+                       DefaultValuedAttr<BoolAttr, "false">:$descending);
+  let results = (outs Kiln_Tensor:$result);
+}
+
 def Kiln_TransferOp : Kiln_InferredOp<"transfer"> {
   let summary = "Copy a tensor to another device";
   let description = [{

@@ -47,6 +47,11 @@ Tensor gather(const Tensor &data, const Tensor &indices, int64_t axis);
 /// ONNX GatherElements; negative indices count from the end, out-of-range
 /// indices produce zeros.
 Tensor gatherElements(const Tensor &data, const Tensor &indices, int64_t axis);
+/// ONNX ScatterElements; `reduction` is "none", "add" or "mul".
+Tensor scatterElements(const Tensor &data, const Tensor &indices, const Tensor &updates,
+                       int64_t axis, const std::string &reduction);
+/// Stable argsort along `axis` (i64 indices).
+Tensor argsort(const Tensor &x, int64_t axis, bool descending);
 
 enum class ReduceKind { Sum, Mean, Max, Min, Prod };
 Tensor reduce(ReduceKind kind, const Tensor &x,
