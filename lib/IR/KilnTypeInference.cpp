@@ -215,24 +215,25 @@ LogicalResult checkImageLayout(OptLoc loc, Value input) {
 
 LogicalResult inferPool(OptLoc loc, Value input, ArrayRef<int64_t> kernel,
                         ArrayRef<int64_t> strides, ArrayRef<int64_t> padding,
-                        bool ceilMode, SmallVectorImpl<Type> &results) {
+                        ArrayRef<int64_t> dilations, bool ceilMode,
+                        SmallVectorImpl<Type> &results) {
   if (failed(commonDevice(loc, input)) || failed(checkImageLayout(loc, input)))
     return failure();
   if (kernel.size() != 2 || llvm::any_of(kernel, [](int64_t k) { return k < 1; }))
     return fail(loc, "kernel must be two positive integers");
-  if (failed(checkWindowAttrs(loc, strides, padding, {1, 1})))
+  if (failed(checkWindowAttrs(loc, strides, padding, dilations)))
     return failure();
   RankedTensorType type = tensorType(input);
   int64_t oh = ref::windowOutputSize(type.getDimSize(2), padding[0], padding[2],
-                            kernel[0], strides[0], 1, ceilMode);
+                            kernel[0], strides[0], dilations[0], ceilMode);
   int64_t ow = ref::windowOutputSize(type.getDimSize(3), padding[1], padding[3],
-                            kernel[1], strides[1], 1, ceilMode);
+                            kernel[1], strides[1], dilations[1], ceilMode);
   if (oh < 1 || ow < 1)
     return fail(loc, "pooling window does not fit the input " +
                          shapeString(type.getShape()));
-  if (padding[0] >= kernel[0] || padding[2] >= kernel[0] ||
-      padding[1] >= kernel[1] || padding[3] >= kernel[1])
-    return fail(loc, "padding must be smaller than the kernel");
+  int64_t spanH = (kernel[0] - 1) * dilations[0] + 1, spanW = (kernel[1] - 1) * dilations[1] + 1;
+  if (padding[0] >= spanH || padding[2] >= spanH || padding[1] >= spanW || padding[3] >= spanW)
+    return fail(loc, "padding must be smaller than the window");
   results.push_back(RankedTensorType::get(
       {type.getDimSize(0), type.getDimSize(1), oh, ow}, type.getElementType(),
       type.getEncoding()));
@@ -834,7 +835,7 @@ LogicalResult MaxPool2dOp::inferReturnTypes(MLIRContext *, OptLoc loc,
   if (failed(requireAttr(loc, adaptor.getKernelAttr(), "kernel")))
     return failure();
   return inferPool(loc, adaptor.getInput(), adaptor.getKernel(),
-                   adaptor.getStrides(), adaptor.getPadding(),
+                   adaptor.getStrides(), adaptor.getPadding(), adaptor.getDilations(),
                    adaptor.getCeilMode(), results);
 }
 
@@ -846,7 +847,7 @@ LogicalResult AvgPool2dOp::inferReturnTypes(MLIRContext *, OptLoc loc,
   if (!llvm::isa<FloatType>(tensorType(adaptor.getInput()).getElementType()))
     return fail(loc, "avg_pool2d needs a floating-point input");
   return inferPool(loc, adaptor.getInput(), adaptor.getKernel(),
-                   adaptor.getStrides(), adaptor.getPadding(),
+                   adaptor.getStrides(), adaptor.getPadding(), adaptor.getDilations(),
                    adaptor.getCeilMode(), results);
 }
 

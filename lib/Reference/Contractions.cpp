@@ -96,33 +96,41 @@ enum class PoolKind { Max, Avg };
 Tensor pool2d(PoolKind kind, const Tensor &x, const Pool2dParams &p) {
   int64_t batch = x.shape[0], channels = x.shape[1], inH = x.shape[2], inW = x.shape[3];
   int64_t outH = windowOutputSize(inH, p.padding[0], p.padding[2], p.kernel[0],
-                                  p.strides[0], 1, p.ceilMode);
+                                  p.strides[0], p.dilations[0], p.ceilMode);
   int64_t outW = windowOutputSize(inW, p.padding[1], p.padding[3], p.kernel[1],
-                                  p.strides[1], 1, p.ceilMode);
+                                  p.strides[1], p.dilations[1], p.ceilMode);
   Tensor out = Tensor::zeros(x.dtype, {batch, channels, outH, outW});
   for (int64_t plane = 0; plane < batch * channels; ++plane)
     for (int64_t oh = 0; oh < outH; ++oh)
       for (int64_t ow = 0; ow < outW; ++ow) {
         int64_t h0 = oh * p.strides[0] - p.padding[0];
         int64_t w0 = ow * p.strides[1] - p.padding[1];
-        // The window clipped to the padded input (ceil mode may overhang).
-        int64_t h1 = std::min(h0 + p.kernel[0], inH + p.padding[2]);
-        int64_t w1 = std::min(w0 + p.kernel[1], inW + p.padding[3]);
-        int64_t paddedCount = (h1 - h0) * (w1 - w0);
         double best = -std::numeric_limits<double>::infinity(), sum = 0.0;
-        int64_t count = 0;
-        for (int64_t ih = std::max<int64_t>(h0, 0); ih < std::min(h1, inH); ++ih)
-          for (int64_t iw = std::max<int64_t>(w0, 0); iw < std::min(w1, inW); ++iw) {
+        // Taps inside the input, and inside the padded input (ceil mode may
+        // overhang even the padding: those taps count for neither).
+        int64_t count = 0, paddedCount = 0;
+        for (int64_t r = 0; r < p.kernel[0]; ++r) {
+          int64_t ih = h0 + r * p.dilations[0];
+          if (ih >= inH + p.padding[2])
+            break;
+          for (int64_t s = 0; s < p.kernel[1]; ++s) {
+            int64_t iw = w0 + s * p.dilations[1];
+            if (iw >= inW + p.padding[3])
+              break;
+            ++paddedCount;
+            if (ih < 0 || ih >= inH || iw < 0 || iw >= inW)
+              continue;
             double v = x.getDouble((plane * inH + ih) * inW + iw);
             best = (std::isnan(v) || v > best) ? v : best;
             sum += v;
             ++count;
           }
+        }
         double result;
         if (kind == PoolKind::Max)
           result = best;
         else
-          result = sum / static_cast<double>(p.countIncludePad ? paddedCount
+          result = sum / static_cast<double>(p.countIncludePad ? std::max<int64_t>(paddedCount, 1)
                                                                : std::max<int64_t>(count, 1));
         out.setDouble((plane * outH + oh) * outW + ow, result);
       }

@@ -36,6 +36,7 @@ Pool2dParams poolParams(const OpAttrs &a) {
   Pool2dParams p;
   copyInts(intsAttr(a, "kernel"), p.kernel);
   copyInts(intsAttr(a, "strides", {1, 1}), p.strides);
+  copyInts(intsAttr(a, "dilations", {1, 1}), p.dilations);
   copyInts(intsAttr(a, "padding", {0, 0, 0, 0}), p.padding);
   p.ceilMode = intAttr(a, "ceil_mode", 0) != 0;
   p.countIncludePad = intAttr(a, "count_include_pad", 0) != 0;

@@ -108,8 +108,7 @@ std::optional<TensorInfo> window(Checker &c, bool conv) {
     return c.fail("input must be 4-D"), std::nullopt;
   std::vector<int64_t> strides = c.ints("strides", std::vector<int64_t>{1, 1});
   std::vector<int64_t> padding = c.ints("padding", std::vector<int64_t>{0, 0, 0, 0});
-  std::vector<int64_t> dilations =
-      conv ? c.ints("dilations", std::vector<int64_t>{1, 1}) : std::vector<int64_t>{1, 1};
+  std::vector<int64_t> dilations = c.ints("dilations", std::vector<int64_t>{1, 1});
   std::vector<int64_t> kernel;
   int64_t channels = x.shape[1];
   if (conv) {

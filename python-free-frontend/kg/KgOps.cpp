@@ -275,6 +275,7 @@ Operation *buildPool(KgCall &call) {
   call.addInts("kernel", std::nullopt);
   call.addInts("strides", std::vector<int64_t>{1, 1});
   call.addPadding("padding");
+  call.addInts("dilations", std::vector<int64_t>{1, 1});
   call.addBool("ceil_mode", false);
   call.addBool("count_include_pad", false);
   return create<OpT>(call);
@@ -437,7 +438,7 @@ llvm::StringMap<KgOpSpec> buildTable() {
                    c.addInt("groups", 1);
                    return create<Conv2dOp>(c);
                  }};
-  const std::vector<const char *> poolAttrs{"kernel", "strides", "padding",
+  const std::vector<const char *> poolAttrs{"kernel", "strides", "padding", "dilations",
                                             "ceil_mode", "count_include_pad"};
   m["max_pool2d"] = {1, 1, poolAttrs, buildPool<MaxPool2dOp>};
   m["avg_pool2d"] = {1, 1, poolAttrs, buildPool<AvgPool2dOp>};

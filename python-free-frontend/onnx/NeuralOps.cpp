@@ -94,12 +94,10 @@ LogicalResult pool(NodeContext &c) {
   FailureOr<Window> w = window(c, x, *kernel);
   if (failed(w))
     return failure();
-  if (llvm::any_of(w->dilations, [](int64_t d) { return d != 1; }))
-    return c.unsupportedBecause("dilated pooling");
   Value input = w->oneDimensional ? to2d(c, x) : x;
   SmallVector<NamedAttribute> attrs = {
       c.named("kernel", c.ints(w->kernel)), c.named("strides", c.ints(w->strides)),
-      c.named("padding", c.ints(w->padding)),
+      c.named("padding", c.ints(w->padding)), c.named("dilations", c.ints(w->dilations)),
       c.named("ceil_mode", c.builder.getBoolAttr(c.attrInt("ceil_mode", 0) != 0)),
       c.named("count_include_pad", c.builder.getBoolAttr(c.attrInt("count_include_pad", 0) != 0))};
   Value y = c.build<OpT>(input, attrs);

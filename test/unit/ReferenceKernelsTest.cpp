@@ -252,3 +252,18 @@ TEST(DataMovement, GatherElementsPicksPerElement) {
   expectNear(gatherElements(data, rows, 0), make(DType::F32, {1, 2}, {3, 2}), 0);
 }
 } // namespace
+
+namespace {
+TEST(Pooling, DilatedWindowsSkipElements) {
+  // 4x4 ramp, 2x2 kernel with dilation 2: window (0,0) covers 0, 2, 8, 10.
+  std::vector<double> ramp(16);
+  for (int k = 0; k < 16; ++k)
+    ramp[k] = k;
+  Tensor x = make(DType::F32, {1, 1, 4, 4}, ramp);
+  Pool2dParams p;
+  p.kernel[0] = p.kernel[1] = 2;
+  p.dilations[0] = p.dilations[1] = 2;
+  expectNear(maxPool2d(x, p), make(DType::F32, {1, 1, 2, 2}, {10, 11, 14, 15}), 0);
+  expectNear(avgPool2d(x, p), make(DType::F32, {1, 1, 2, 2}, {5, 6, 9, 10}), 0);
+}
+} // namespace

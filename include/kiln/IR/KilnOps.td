@@ -362,6 +362,7 @@ class Kiln_Pool2dOp<string mnemonic, string desc> : Kiln_InferredOp<mnemonic> {
   let arguments = (ins Kiln_Tensor:$input, DenseI64ArrayAttr:$kernel,
                        DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$strides,
                        DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0, 0, 0}">:$padding,
+                       DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$dilations,
                        DefaultValuedAttr<BoolAttr, "false">:$ceil_mode,
                        DefaultValuedAttr<BoolAttr, "false">:$count_include_pad);
   let results = (outs Kiln_Tensor:$result);

@@ -78,6 +78,7 @@ Tensor conv2d(const Tensor &x, const Tensor &filter, const Tensor *bias,
 struct Pool2dParams {
   int64_t kernel[2] = {1, 1};
   int64_t strides[2] = {1, 1};
+  int64_t dilations[2] = {1, 1};
   int64_t padding[4] = {0, 0, 0, 0}; ///< top, left, bottom, right
   bool ceilMode = false;
   bool countIncludePad = false;
