@@ -5,6 +5,7 @@
 #include "kiln/Reference/Tensor.h"
 
 #include <numeric>
+#include <type_traits>
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -83,12 +84,83 @@ Value from2d(NodeContext &c, Value v) {
   return c.reshape(v, {s[0], s[1], s[3]});
 }
 
+/// A 3-D pool from 2-D pools of depth slices: the maximum over the depth
+/// taps, or the mean (each 2-D average already divides by its own count;
+/// the depth divides by the taps that count: inside the input, or inside
+/// the padding too with count_include_pad).
+template <typename OpT>
+LogicalResult pool3d(NodeContext &c, Value x, ArrayRef<int64_t> kernel) {
+  constexpr bool isMax = std::is_same_v<OpT, MaxPool2dOp>;
+  ArrayRef<int64_t> xs = c.type(x).getShape();
+  auto read = [&](const char *name, SmallVector<int64_t> fallback) {
+    auto v = c.attrInts(name);
+    return v ? SmallVector<int64_t>(v->begin(), v->end()) : fallback;
+  };
+  SmallVector<int64_t> strides = read("strides", {1, 1, 1}), pads = read("pads", {0, 0, 0, 0, 0, 0});
+  SmallVector<int64_t> dilations = read("dilations", {1, 1, 1});
+  std::string autoPad = c.attrString("auto_pad", "NOTSET");
+  if ((autoPad != "NOTSET" && autoPad != "VALID") || c.attrInt("ceil_mode", 0) != 0 ||
+      strides.size() != 3 || pads.size() != 6 || dilations.size() != 3 || kernel.size() != 3)
+    return c.unsupportedBecause("3-D pooling with auto_pad, ceil_mode or malformed attributes");
+  if (autoPad == "VALID")
+    pads.assign(6, 0);
+  bool includePad = c.attrInt("count_include_pad", 0) != 0;
+  int64_t depth = xs[2];
+  int64_t outDepth = ::kiln::ref::windowOutputSize(depth, pads[0], pads[3], kernel[0], strides[0],
+                                                   dilations[0], false);
+  if (outDepth < 1 || outDepth * kernel[0] > 4096)
+    return c.unsupportedBecause("3-D pooling of this size");
+  SmallVector<NamedAttribute> attrs = {
+      c.named("kernel", c.ints({kernel[1], kernel[2]})), c.named("strides", c.ints({strides[1], strides[2]})),
+      c.named("padding", c.ints({pads[1], pads[2], pads[4], pads[5]})),
+      c.named("dilations", c.ints({dilations[1], dilations[2]})),
+      c.named("count_include_pad", c.builder.getBoolAttr(includePad))};
+  SmallVector<Value> planes;
+  for (int64_t od = 0; od < outDepth; ++od) {
+    Value acc;
+    int64_t counted = 0;
+    for (int64_t t = 0; t < kernel[0]; ++t) {
+      int64_t id = od * strides[0] - pads[0] + t * dilations[0];
+      if (id >= depth + pads[3])
+        break;
+      if (includePad)
+        ++counted;
+      if (id < 0 || id >= depth)
+        continue;
+      if (!includePad)
+        ++counted;
+      SmallVector<int64_t> starts(5, 0), ends(xs), steps(5, 1);
+      starts[2] = id;
+      ends[2] = id + 1;
+      Value slice = c.build<SliceOp>(x, {c.named("starts", c.ints(starts)), c.named("ends", c.ints(ends)),
+                                         c.named("steps", c.ints(steps))});
+      Value pooled = c.build<OpT>(c.reshape(slice, {xs[0], xs[1], xs[3], xs[4]}), attrs);
+      acc = !acc ? pooled : isMax ? c.build<MaxOp>({acc, pooled}) : c.build<AddOp>({acc, pooled});
+    }
+    if (!acc)
+      return c.unsupportedBecause("output planes made only of padding");
+    if (!isMax)
+      acc = c.build<DivOp>({acc, c.scalarLike(acc, counted)});
+    if (!acc)
+      return failure();
+    ArrayRef<int64_t> ps = c.type(acc).getShape();
+    planes.push_back(c.reshape(acc, {ps[0], ps[1], 1, ps[2], ps[3]}));
+  }
+  return c.finish(planes.size() == 1 ? planes[0]
+                                     : c.build<ConcatOp>(planes, {c.named("axis", c.builder.getI64IntegerAttr(2))}));
+}
+
 template <typename OpT>
 LogicalResult pool(NodeContext &c) {
   Value x = c.input(0);
   auto kernel = c.attrInts("kernel_shape");
   if (!kernel)
     return c.unsupportedBecause("no kernel_shape");
+  if (c.rank(x) == 5) {
+    if (c.attrInt("storage_order", 0) != 0)
+      return c.unsupportedBecause("column-major storage_order");
+    return pool3d<OpT>(c, x, *kernel);
+  }
   if (c.attrInt("storage_order", 0) != 0)
     return c.unsupportedBecause("column-major storage_order");
   FailureOr<Window> w = window(c, x, *kernel);
