@@ -97,9 +97,8 @@ FailureOr<RankedTensorType> Importer::inputType(const onnx::ValueInfoProto &info
   auto pinned = options.inputShapes.find(name);
   SmallVector<int64_t> shape;
   if (pinned != options.inputShapes.end()) {
-    if (tensor.has_shape() && tensor.shape().dim_size() != static_cast<int>(pinned->second.size()))
-      return fail("--input-shape " + name + " gives " + Twine(pinned->second.size()) +
-                  " dimensions but the model's input has " + Twine(tensor.shape().dim_size()));
+    // The pin replaces the declared shape, rank included: models exported
+    // with loose or wrong input declarations can still be compiled.
     shape.assign(pinned->second.begin(), pinned->second.end());
   } else {
     if (!tensor.has_shape())
