@@ -194,6 +194,87 @@ void registerResizeConverters(ConverterMap &m) {
   m["Resize"] = resize;
   m["Upsample"] = resize;
 
+  // GridSample: sampling positions come from data (the grid), so the
+  // indices are computed in the graph: unnormalise, pad (border clamps,
+  // reflection mirrors, zeros masks), then gather the 1 (nearest) or 4
+  // (bilinear) neighbours from the flattened image and weight them.
+  m["GridSample"] = [](NodeContext &c) -> LogicalResult {
+    Value x = c.input(0), grid = c.input(1);
+    ArrayRef<int64_t> xs = c.type(x).getShape(), gs = c.type(grid).getShape();
+    std::string mode = c.attrString("mode", "bilinear"), padding = c.attrString("padding_mode", "zeros");
+    bool alignCorners = c.attrInt("align_corners", 0) != 0;
+    if (xs.size() != 4 || gs.size() != 4 || gs[3] != 2)
+      return c.unsupportedBecause("only 2-D sampling");
+    if (mode != "bilinear" && mode != "nearest")
+      return c.unsupportedBecause("mode '" + mode + "'");
+    int64_t n = xs[0], channels = xs[1], h = xs[2], w = xs[3], oh = gs[1], ow = gs[2];
+    auto scalar = [&](double v) { return c.scalarLike(grid, v); };
+    auto component = [&](int64_t k) {
+      Value v = c.build<SliceOp>(grid, {c.named("starts", c.ints({0, 0, 0, k})),
+                                        c.named("ends", c.ints({n, oh, ow, k + 1})),
+                                        c.named("steps", c.ints({1, 1, 1, 1}))});
+      return v ? c.reshape(v, {n, oh, ow}) : v;
+    };
+    auto unnormalise = [&](Value g, int64_t size) {
+      Value plusOne = c.build<AddOp>({g, scalar(1)});
+      return alignCorners ? c.build<MulOp>({plusOne, scalar((size - 1) / 2.0)})
+                          : c.build<MulOp>({c.build<SubOp>({c.build<MulOp>({plusOne, scalar(size)}), scalar(1)}),
+                                            scalar(0.5)});
+    };
+    auto clampTo = [&](Value v, int64_t size) {
+      return c.build<MinOp>({c.build<MaxOp>({v, scalar(0)}), scalar(size - 1)});
+    };
+    auto reflect = [&](Value v, int64_t size) {
+      double lo = alignCorners ? 0 : -0.5, hi = alignCorners ? size - 1 : size - 0.5, range = hi - lo;
+      if (range <= 0)
+        return c.build<MulOp>({v, scalar(0)});
+      Value dx = c.build<AbsOp>(c.build<SubOp>({v, scalar(lo)}));
+      Value flips = c.build<FloorOp>(c.build<DivOp>({dx, scalar(range)}));
+      Value extra = c.build<SubOp>({dx, c.build<MulOp>({flips, scalar(range)})});
+      Value even = c.build<EqOp>({c.build<ModOp>({flips, scalar(2)}, {c.named("fmod", c.builder.getBoolAttr(true))}),
+                                  scalar(0)});
+      return c.build<SelectOp>({even, c.build<AddOp>({extra, scalar(lo)}),
+                                c.build<SubOp>({scalar(hi), extra})});
+    };
+    Value px = unnormalise(component(0), w), py = unnormalise(component(1), h);
+    if (padding == "border") {
+      px = clampTo(px, w);
+      py = clampTo(py, h);
+    } else if (padding == "reflection") {
+      px = clampTo(reflect(px, w), w);
+      py = clampTo(reflect(py, h), h);
+    } else if (padding != "zeros") {
+      return c.unsupportedBecause("padding_mode '" + padding + "'");
+    }
+    Value image = c.reshape(x, {n, channels, h * w});
+    // One neighbour: its value times `weight`, or 0 outside the image.
+    auto sample = [&](Value iy, Value ix, Value weight) -> Value {
+      Value inside = c.build<AndOp>({c.build<AndOp>({c.build<GeOp>({ix, scalar(0)}), c.build<LeOp>({ix, scalar(w - 1)})}),
+                                     c.build<AndOp>({c.build<GeOp>({iy, scalar(0)}), c.build<LeOp>({iy, scalar(h - 1)})})});
+      Value linear = c.build<AddOp>({c.build<MulOp>({clampTo(iy, h), scalar(w)}), clampTo(ix, w)});
+      Value index = c.build<CastOp>(linear, {c.named("to", TypeAttr::get(c.builder.getI64Type()))});
+      index = index ? c.build<BroadcastOp>(c.reshape(index, {n, 1, oh * ow}),
+                                           {c.named("shape", c.ints({n, channels, oh * ow}))})
+                    : index;
+      Value picked = c.build<GatherElementsOp>({image, index}, {c.named("axis", c.builder.getI64IntegerAttr(2))});
+      Value mask = c.build<CastOp>(inside, {c.named("to", TypeAttr::get(c.type(x).getElementType()))});
+      Value factor = weight ? c.build<MulOp>({weight, mask}) : mask;
+      return c.build<MulOp>({picked ? c.reshape(picked, {n, channels, oh, ow}) : picked,
+                             factor ? c.reshape(factor, {n, 1, oh, ow}) : factor});
+    };
+    if (mode == "nearest")
+      return c.finish(sample(c.build<RoundOp>(py), c.build<RoundOp>(px), Value()));
+    Value x0 = c.build<FloorOp>(px), y0 = c.build<FloorOp>(py);
+    Value x1 = c.build<AddOp>({x0, scalar(1)}), y1 = c.build<AddOp>({y0, scalar(1)});
+    Value wx1 = c.build<SubOp>({px, x0}), wy1 = c.build<SubOp>({py, y0});
+    Value wx0 = c.build<SubOp>({scalar(1), wx1}), wy0 = c.build<SubOp>({scalar(1), wy1});
+    Value sum = c.build<AddOp>({c.build<AddOp>({sample(y0, x0, c.build<MulOp>({wy0, wx0})),
+                                                sample(y0, x1, c.build<MulOp>({wy0, wx1}))}),
+                                c.build<AddOp>({sample(y1, x0, c.build<MulOp>({wy1, wx0})),
+                                                sample(y1, x1, c.build<MulOp>({wy1, wx1}))})});
+    return c.finish(sum);
+  };
+
   m["ConvTranspose"] = [](NodeContext &c) -> LogicalResult {
     Value x = c.input(0), w = c.input(1), bias = c.input(2);
     ArrayRef<int64_t> xs = c.type(x).getShape(), ws = c.type(w).getShape();
