@@ -674,6 +674,72 @@ void registerGatherBasedConverters(ConverterMap &m) {
     return c.finish(indices);
   };
 
+  // DFT along an axis as matmuls with constant cosine and sine matrices.
+  m["DFT"] = [](NodeContext &c) -> LogicalResult {
+    Value x = c.input(0);
+    int64_t rank = c.rank(x);
+    ArrayRef<int64_t> xs = c.type(x).getShape();
+    if (rank < 3 || (xs.back() != 1 && xs.back() != 2))
+      return c.unsupportedBecause("input must end in a dimension of 1 (real) or 2 (complex)");
+    FailureOr<int64_t> axisValue = c.axis(c.attrInt("axis", 1), rank - 1);
+    if (failed(axisValue))
+      return failure();
+    int64_t axis = *axisValue, n = xs[axis];
+    if (c.input(1)) {
+      FailureOr<double> length = c.constantScalar(1);
+      if (failed(length))
+        return failure();
+      if (static_cast<int64_t>(*length) != n)
+        return c.unsupportedBecause("dft_length other than the signal length");
+    }
+    bool inverse = c.attrInt("inverse", 0) != 0, onesided = c.attrInt("onesided", 0) != 0;
+    int64_t outN = onesided ? n / 2 + 1 : n;
+    Type element = c.type(x).getElementType();
+    // Move the axis last: [..., n] for the real and imaginary parts.
+    SmallVector<int64_t> perm;
+    for (int64_t d = 0; d < rank - 1; ++d)
+      if (d != axis)
+        perm.push_back(d);
+    perm.push_back(axis);
+    SmallVector<int64_t> inverseOrder(rank - 1);
+    for (int64_t d = 0; d < rank - 1; ++d)
+      inverseOrder[perm[d]] = d;
+    auto part = [&](int64_t k) {
+      SmallVector<int64_t> starts(rank, 0), ends(xs), steps(rank, 1);
+      starts[rank - 1] = k;
+      ends[rank - 1] = k + 1;
+      Value v = c.build<SliceOp>(x, {c.named("starts", c.ints(starts)), c.named("ends", c.ints(ends)),
+                                     c.named("steps", c.ints(steps))});
+      v = v ? c.reshape(v, xs.drop_back()) : v;
+      return c.build<TransposeOp>(v, {c.named("perm", c.ints(perm))});
+    };
+    double sign = inverse ? 1.0 : -1.0, scale = inverse ? 1.0 / n : 1.0;
+    Value cosine = generated(c, {n, outN}, element, [&](ArrayRef<int64_t> i) {
+      return std::cos(2 * M_PI * i[0] * i[1] / n) * scale;
+    });
+    Value sine = generated(c, {n, outN}, element, [&](ArrayRef<int64_t> i) {
+      return sign * std::sin(2 * M_PI * i[0] * i[1] / n) * scale;
+    });
+    // (xr + i xi)(cos + i s) = (xr cos - xi s) + i (xr s + xi cos), s = sign * sin.
+    Value xr = part(0), xi = xs.back() == 2 ? part(1) : Value();
+    auto mm = [&](Value a, Value b) { return c.build<MatMulOp>({a, b}); };
+    Value yr = mm(xr, cosine), yi = mm(xr, sine);
+    if (xi) {
+      yr = c.build<SubOp>({yr, mm(xi, sine)});
+      yi = c.build<AddOp>({yi, mm(xi, cosine)});
+    }
+    auto back = [&](Value v) {
+      v = c.build<TransposeOp>(v, {c.named("perm", c.ints(inverseOrder))});
+      if (!v)
+        return v;
+      SmallVector<int64_t> shape(c.type(v).getShape());
+      shape.push_back(1);
+      return c.reshape(v, shape);
+    };
+    return c.finish(c.build<ConcatOp>({back(yr), back(yi)},
+                                      {c.named("axis", c.builder.getI64IntegerAttr(rank - 1))}));
+  };
+
   // Local response normalisation across channels.
   m["LRN"] = [](NodeContext &c) -> LogicalResult {
     Value x = c.input(0);
