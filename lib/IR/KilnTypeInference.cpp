@@ -151,9 +151,10 @@ LogicalResult inferUnary(OptLoc loc, Value input,
 }
 
 bool isSupportedElementType(Type t) {
-  return t.isF16() || t.isBF16() || t.isF32() || t.isF64() ||
-         t.isSignlessInteger(1) || t.isSignlessInteger(8) ||
-         t.isSignlessInteger(32) || t.isSignlessInteger(64);
+  return t.isF16() || t.isBF16() || t.isF32() || t.isF64() || t.isSignlessInteger(1) ||
+         t.isSignlessInteger(8) || t.isSignlessInteger(16) || t.isSignlessInteger(32) ||
+         t.isSignlessInteger(64) || t.isUnsignedInteger(8) || t.isUnsignedInteger(16) ||
+         t.isUnsignedInteger(32) || t.isUnsignedInteger(64);
 }
 
 LogicalResult inferReduce(OptLoc loc, Value input, ArrayRef<int64_t> axes,
@@ -344,7 +345,7 @@ LogicalResult CastOp::inferReturnTypes(MLIRContext *, OptLoc loc,
   Type to = adaptor.getTo();
   if (!isSupportedElementType(to))
     return fail(loc, "cannot cast to " + typeString(to) +
-                         " (supported: f16, bf16, f32, f64, i1, i8, i32, i64)");
+                         " (supported: f16, bf16, f32, f64, i1, i8, i16, i32, i64, u8, u16, u32, u64)");
   results.push_back(withElementType(tensorType(adaptor.getInput()), to));
   return success();
 }

@@ -59,6 +59,11 @@ Type mlir::kiln::parseDTypeName(MLIRContext *context, StringRef name) {
       .Case("i32", IntegerType::get(context, 32))
       .Case("i8", IntegerType::get(context, 8))
       .Case("i1", IntegerType::get(context, 1))
+      .Case("i16", IntegerType::get(context, 16))
+      .Case("u8", IntegerType::get(context, 8, IntegerType::Unsigned))
+      .Case("u16", IntegerType::get(context, 16, IntegerType::Unsigned))
+      .Case("u32", IntegerType::get(context, 32, IntegerType::Unsigned))
+      .Case("u64", IntegerType::get(context, 64, IntegerType::Unsigned))
       .Default(Type());
 }
 

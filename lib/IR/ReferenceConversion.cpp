@@ -17,6 +17,11 @@ std::optional<ref::DType> mlir::kiln::toReferenceDType(Type t) {
   if (t.isSignlessInteger(32)) return ref::DType::I32;
   if (t.isSignlessInteger(8)) return ref::DType::I8;
   if (t.isSignlessInteger(1)) return ref::DType::I1;
+  if (t.isSignlessInteger(16)) return ref::DType::I16;
+  if (t.isUnsignedInteger(8)) return ref::DType::U8;
+  if (t.isUnsignedInteger(16)) return ref::DType::U16;
+  if (t.isUnsignedInteger(32)) return ref::DType::U32;
+  if (t.isUnsignedInteger(64)) return ref::DType::U64;
   return std::nullopt;
 }
 
@@ -48,10 +53,12 @@ FailureOr<ref::Tensor> mlir::kiln::toReferenceTensor(ElementsAttr value) {
     for (bool v : dense.getValues<bool>())
       t.i[k++] = v;
     break;
-  default:
+  default: {
+    bool isUnsigned = ref::isUnsigned(*dtype);
     for (APInt v : dense.getValues<APInt>())
-      t.i[k++] = v.getSExtValue();
+      t.i[k++] = isUnsigned ? static_cast<int64_t>(v.getZExtValue()) : v.getSExtValue();
     break;
+  }
   }
   return t;
 }

@@ -46,6 +46,11 @@ int64_t loadInt(DType dtype, const uint8_t *p) {
   case DType::I64: { int64_t v; std::memcpy(&v, p, 8); return v; }
   case DType::I32: { int32_t v; std::memcpy(&v, p, 4); return v; }
   case DType::I8: return static_cast<int8_t>(*p);
+  case DType::U8: return *p;
+  case DType::I16: { int16_t v; std::memcpy(&v, p, 2); return v; }
+  case DType::U16: { uint16_t v; std::memcpy(&v, p, 2); return v; }
+  case DType::U32: { uint32_t v; std::memcpy(&v, p, 4); return v; }
+  case DType::U64: { int64_t v; std::memcpy(&v, p, 8); return v; }
   default: return *p != 0;
   }
 }
@@ -63,7 +68,10 @@ void storeInt(DType dtype, int64_t value, uint8_t *p) {
   switch (dtype) {
   case DType::I64: std::memcpy(p, &value, 8); break;
   case DType::I32: { int32_t v = static_cast<int32_t>(value); std::memcpy(p, &v, 4); break; }
-  case DType::I8: *p = static_cast<uint8_t>(value); break;
+  case DType::I8: case DType::U8: *p = static_cast<uint8_t>(value); break;
+  case DType::I16: case DType::U16: { uint16_t v = static_cast<uint16_t>(value); std::memcpy(p, &v, 2); break; }
+  case DType::U32: { uint32_t v = static_cast<uint32_t>(value); std::memcpy(p, &v, 4); break; }
+  case DType::U64: std::memcpy(p, &value, 8); break;
   default: *p = value != 0; break;
   }
 }

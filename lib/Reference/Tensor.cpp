@@ -14,17 +14,26 @@ bool isFloat(DType dtype) {
          dtype == DType::F64;
 }
 
+bool isUnsigned(DType dtype) {
+  return dtype == DType::U8 || dtype == DType::U16 || dtype == DType::U32 || dtype == DType::U64;
+}
+
 int64_t byteWidth(DType dtype) {
   switch (dtype) {
   case DType::F64:
   case DType::I64:
+  case DType::U64:
     return 8;
   case DType::F32:
   case DType::I32:
+  case DType::U32:
     return 4;
   case DType::F16:
   case DType::BF16:
+  case DType::U16:
+  case DType::I16:
     return 2;
+  case DType::U8:
   case DType::I8:
   case DType::I1:
     return 1;
@@ -42,6 +51,11 @@ const char *dtypeName(DType dtype) {
   case DType::I32: return "i32";
   case DType::I8: return "i8";
   case DType::I1: return "i1";
+  case DType::U8: return "u8";
+  case DType::U16: return "u16";
+  case DType::U32: return "u32";
+  case DType::U64: return "u64";
+  case DType::I16: return "i16";
   }
   return "?";
 }
@@ -174,7 +188,15 @@ int64_t wrapToInt(DType dtype, int64_t value) {
     return static_cast<int8_t>(static_cast<uint8_t>(value));
   case DType::I32:
     return static_cast<int32_t>(static_cast<uint32_t>(value));
-  default:
+  case DType::I16:
+    return static_cast<int16_t>(static_cast<uint16_t>(value));
+  case DType::U8:
+    return static_cast<uint8_t>(value);
+  case DType::U16:
+    return static_cast<uint16_t>(value);
+  case DType::U32:
+    return static_cast<uint32_t>(value);
+  default: // i64, and u64 as its bit pattern
     return value;
   }
 }

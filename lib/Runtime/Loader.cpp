@@ -79,7 +79,7 @@ Status ProgramBuilder::tensorSpec(const kx::TensorType *type, const std::string 
     return Status::error(what + " has no type");
   if (!isAligned(type->shape()) || !isAligned(type->dim_order()))
     return Status::error(what + " has a misaligned shape");
-  if (static_cast<uint8_t>(type->dtype()) > static_cast<uint8_t>(kx::DType::I1))
+  if (static_cast<uint8_t>(type->dtype()) > static_cast<uint8_t>(kx::DType::I16))
     return Status::error(what + " has an unknown dtype");
   if (static_cast<uint8_t>(type->device()) > static_cast<uint8_t>(kx::DeviceKind::CUDA) ||
       type->device_ordinal() < 0)
@@ -213,7 +213,7 @@ Status ProgramBuilder::steps(Program &p) {
       if (o->attrs())
         for (const kx::Attr *a : *o->attrs()) {
           if (static_cast<uint8_t>(a->kind()) > static_cast<uint8_t>(kx::AttrKind::Type) ||
-              static_cast<uint8_t>(a->dtype()) > static_cast<uint8_t>(kx::DType::I1) ||
+              static_cast<uint8_t>(a->dtype()) > static_cast<uint8_t>(kx::DType::I16) ||
               !isAligned(a->ints()))
             return Status::error(opWhat + " has a malformed attribute");
           ref::OpAttr attr;

@@ -20,7 +20,8 @@ struct DescrName {
 const DescrName kDescrs[] = {
     {"<f4", ref::DType::F32}, {"<f2", ref::DType::F16}, {"<f8", ref::DType::F64},
     {"<i8", ref::DType::I64}, {"<i4", ref::DType::I32}, {"|i1", ref::DType::I8},
-    {"|b1", ref::DType::I1},  {"<u2", ref::DType::BF16}};
+    {"|b1", ref::DType::I1},  {"<i2", ref::DType::I16}, {"|u1", ref::DType::U8},
+    {"<u2", ref::DType::U16}, {"<u4", ref::DType::U32}, {"<u8", ref::DType::U64}};
 
 /// The value after 'key': in the header dict, up to the next top-level ','.
 bool field(const std::string &header, const std::string &key, std::string &value) {
@@ -90,14 +91,15 @@ bool read(const std::string &path, Array &array, std::string &error) {
   bool known = false;
   for (const DescrName &d : kDescrs)
     if (descr == d.descr || (descr == "<b1" && d.dtype == ref::DType::I1) ||
-        (descr == "<i1" && d.dtype == ref::DType::I8)) {
+        (descr == "<i1" && d.dtype == ref::DType::I8) ||
+        (descr == "<u1" && d.dtype == ref::DType::U8)) {
       array.dtype = d.dtype;
       known = true;
     }
   if (!known)
-    return fail("unsupported dtype '" + descr + "' (kiln reads f4, f2, f8, i8, i4, i1, b1, "
-                "and u2 as raw bfloat16)");
-  array.rawBFloat16 = array.dtype == ref::DType::BF16;
+    return fail("unsupported dtype '" + descr + "' (kiln reads f4, f2, f8, i8, i4, i2, i1, "
+                "b1, u8, u4, u2 and u1; bfloat16 as raw u2)");
+  array.rawBFloat16 = false;
   if (fortran != "False")
     return fail("Fortran-ordered arrays are not supported");
   if (shape.size() < 2 || shape.front() != '(' || shape.back() != ')')

@@ -13,7 +13,8 @@ namespace {
 // TensorProto.DataType values.
 enum : int64_t {
   kFloat = 1, kUint8 = 2, kInt8 = 3, kUint16 = 4, kInt16 = 5, kInt32 = 6, kInt64 = 7,
-  kString = 8, kBool = 9, kFloat16 = 10, kDouble = 11, kBFloat16 = 16
+  kString = 8, kBool = 9, kFloat16 = 10, kDouble = 11, kUint32 = 12, kUint64 = 13,
+  kBFloat16 = 16
 };
 
 /// A bounds-checked reader of protobuf wire format.
@@ -63,7 +64,7 @@ struct Proto {
   std::string name, raw;
   bool hasRaw = false;
   std::vector<float> floats;
-  std::vector<int64_t> ints; // int32_data and int64_data (as int64)
+  std::vector<int64_t> ints; // int32_data, int64_data and uint64_data (as int64)
   std::vector<double> doubles;
   bool external = false;
 };
@@ -114,6 +115,7 @@ bool parse(const std::string &bytes, Proto &t) {
       break;
     }
     case 10: repeated(r, wire, t.doubles, 8, f64); break;
+    case 11: repeated(r, wire, t.ints, 0, f64); break;
     case 14: t.external = r.varint() == 1; break;
     default: r.skip(wire);
     }
@@ -143,7 +145,12 @@ bool read(const std::string &path, npy::Array &array, std::string &name, std::st
   switch (t.dataType) {
   case kFloat: array.dtype = ref::DType::F32; break;
   case kFloat16: array.dtype = ref::DType::F16; break;
-  case kBFloat16: case kUint16: array.dtype = ref::DType::BF16; break;
+  case kBFloat16: array.dtype = ref::DType::BF16; break;
+  case kUint8: array.dtype = ref::DType::U8; break;
+  case kUint16: array.dtype = ref::DType::U16; break;
+  case kInt16: array.dtype = ref::DType::I16; break;
+  case kUint32: array.dtype = ref::DType::U32; break;
+  case kUint64: array.dtype = ref::DType::U64; break;
   case kDouble: array.dtype = ref::DType::F64; break;
   case kInt64: array.dtype = ref::DType::I64; break;
   case kInt32: array.dtype = ref::DType::I32; break;
@@ -151,7 +158,7 @@ bool read(const std::string &path, npy::Array &array, std::string &name, std::st
   case kBool: array.dtype = ref::DType::I1; break;
   default: return fail("unsupported data type " + std::to_string(t.dataType));
   }
-  array.rawBFloat16 = t.dataType == kUint16;
+  array.rawBFloat16 = false;
   array.shape.clear();
   int64_t count = 1;
   for (int64_t d : t.dims) {
@@ -184,6 +191,10 @@ bool read(const std::string &path, npy::Array &array, std::string &name, std::st
   case ref::DType::F64: return store(t.doubles, [](double v) { return v; });
   case ref::DType::I64: return store(t.ints, [](int64_t v) { return v; });
   case ref::DType::I32: return store(t.ints, [](int64_t v) { return static_cast<int32_t>(v); });
+  case ref::DType::U32: return store(t.ints, [](int64_t v) { return static_cast<uint32_t>(v); });
+  case ref::DType::U64: return store(t.ints, [](int64_t v) { return v; });
+  case ref::DType::U16:
+  case ref::DType::I16: return store(t.ints, [](int64_t v) { return static_cast<uint16_t>(v); });
   case ref::DType::F16:
   case ref::DType::BF16: return store(t.ints, [](int64_t v) { return static_cast<uint16_t>(v); });
   default: return store(t.ints, [](int64_t v) { return static_cast<int8_t>(v); });
@@ -212,6 +223,11 @@ bool write(const std::string &path, const std::string &name, ref::DType dtype,
   case ref::DType::I32: type = kInt32; break;
   case ref::DType::I8: type = kInt8; break;
   case ref::DType::I1: type = kBool; break;
+  case ref::DType::U8: type = kUint8; break;
+  case ref::DType::U16: type = kUint16; break;
+  case ref::DType::U32: type = kUint32; break;
+  case ref::DType::U64: type = kUint64; break;
+  case ref::DType::I16: type = kInt16; break;
   }
   std::string out;
   for (int64_t d : shape) {

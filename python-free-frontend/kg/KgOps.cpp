@@ -153,7 +153,7 @@ void KgCall::addType(llvm::StringRef name) {
     type = parseDTypeName(builder.getContext(), v->text);
   if (!type)
     return error("attribute '" + name +
-                     "' must be a dtype: f32, f16, bf16, f64, i64, i32, i8 or i1",
+                     "' must be a dtype: f32, f16, bf16, f64, i64, i32, i16, i8, i1, u64, u32, u16, u8",
                  v->loc);
   built.push_back(builder.getNamedAttr(name, TypeAttr::get(type)));
 }

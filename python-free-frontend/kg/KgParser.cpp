@@ -307,7 +307,7 @@ FailureOr<Type> KgParser::parseDType() {
       return type;
     }
   }
-  return error(token, "expected a dtype (f32, f16, bf16, f64, i64, i32, i8, i1), found " +
+  return error(token, "expected a dtype (f32, f16, bf16, f64, i64, i32, i16, i8, i1, u64, u32, u16, u8), found " +
                           describe(token));
 }
 

@@ -23,6 +23,11 @@ Type elementTypeOf(MLIRContext *context, int32_t dataType) {
   case onnx::TensorProto::INT32: return IntegerType::get(context, 32);
   case onnx::TensorProto::INT8: return IntegerType::get(context, 8);
   case onnx::TensorProto::BOOL: return IntegerType::get(context, 1);
+  case onnx::TensorProto::INT16: return IntegerType::get(context, 16);
+  case onnx::TensorProto::UINT8: return IntegerType::get(context, 8, IntegerType::Unsigned);
+  case onnx::TensorProto::UINT16: return IntegerType::get(context, 16, IntegerType::Unsigned);
+  case onnx::TensorProto::UINT32: return IntegerType::get(context, 32, IntegerType::Unsigned);
+  case onnx::TensorProto::UINT64: return IntegerType::get(context, 64, IntegerType::Unsigned);
   default: return Type();
   }
 }
@@ -106,8 +111,19 @@ FailureOr<DenseElementsAttr> tensorToAttr(MLIRContext *context, const onnx::Tens
     ok = fill(t.int32_data(), [](int32_t v) { return static_cast<uint16_t>(v); });
     break;
   case onnx::TensorProto::INT8:
+  case onnx::TensorProto::UINT8:
   case onnx::TensorProto::BOOL:
     ok = fill(t.int32_data(), [](int32_t v) { return static_cast<int8_t>(v); });
+    break;
+  case onnx::TensorProto::INT16:
+  case onnx::TensorProto::UINT16:
+    ok = fill(t.int32_data(), [](int32_t v) { return static_cast<uint16_t>(v); });
+    break;
+  case onnx::TensorProto::UINT32:
+    ok = fill(t.uint64_data(), [](uint64_t v) { return static_cast<uint32_t>(v); });
+    break;
+  case onnx::TensorProto::UINT64:
+    ok = fill(t.uint64_data(), [](uint64_t v) { return v; });
     break;
   }
   if (failed(ok))

@@ -211,7 +211,7 @@ func.func @transfer_device(%a: tensor<4xf32, #kiln.enc<row_major, cpu>>) {
 
 // -----
 
-// CHECK: error: cannot cast to f8E4M3FN (supported: f16, bf16, f32, f64, i1, i8, i32, i64)
+// CHECK: error: cannot cast to f8E4M3FN (supported: f16, bf16, f32, f64, i1, i8, i16, i32, i64, u8, u16, u32, u64)
 func.func @cast_target(%a: tensor<4xf32, #kiln.enc<row_major, cpu>>) {
   %0 = kiln.cast %a {to = f8E4M3FN} : (tensor<4xf32, #kiln.enc<row_major, cpu>>) -> tensor<4xf8E4M3FN, #kiln.enc<row_major, cpu>>
   return

@@ -255,6 +255,10 @@ int runMain(int argc, char **argv, std::shared_ptr<const rt::Executable> embedde
       if (!(isProto ? onnxpb::read(source, array, protoName, message)
                     : npy::read(source, array, message)))
         return error(message);
+      // bfloat16 arrives as raw 16-bit words (.npy has no bfloat16; the ONNX
+      // test data stores it as UINT16).
+      if (spec.dtype == ref::DType::BF16 && array.dtype == ref::DType::U16)
+        array.dtype = ref::DType::BF16;
       if (array.dtype != spec.dtype || array.shape != spec.shape) {
         rt::TensorSpec got = spec;
         got.dtype = array.dtype;

@@ -40,8 +40,8 @@ RankedTensorType stripEncoding(RankedTensorType type);
 /// Row-major encoding on the CPU.
 TensorEncodingAttr getDefaultEncoding(MLIRContext *context);
 
-/// The element type named by a dtype (f32, f16, bf16, f64, i64, i32, i8,
-/// i1), or null for anything else.
+/// The element type named by a dtype (f32, f16, bf16, f64, i64, i32, i16,
+/// i8, i1, u64, u32, u16, u8), or null for anything else.
 Type parseDTypeName(MLIRContext *context, StringRef name);
 
 /// Parses "cpu" or "cuda:N".

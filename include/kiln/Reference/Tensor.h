@@ -20,9 +20,12 @@
 namespace kiln {
 namespace ref {
 
-enum class DType : uint8_t { F32, F16, BF16, F64, I64, I32, I8, I1 };
+/// Element types. Appended kinds keep their numbers: the executable format
+/// stores them.
+enum class DType : uint8_t { F32, F16, BF16, F64, I64, I32, I8, I1, U8, U16, U32, U64, I16 };
 
 bool isFloat(DType dtype);
+bool isUnsigned(DType dtype);
 /// Width of one element in memory, in bytes (i1 is stored as one byte).
 int64_t byteWidth(DType dtype);
 /// The name used in the IR and in .kg files: "f32", "i1", ...

@@ -21,7 +21,8 @@ struct Array {
   ref::DType dtype = ref::DType::F32;
   ref::Shape shape;
   std::vector<uint8_t> data; ///< row-major, little-endian
-  /// True when the file held bf16 as raw 16-bit words ('<u2').
+  /// Unused by .npy (bf16 arrives as u16 raw bits); kept for callers that
+  /// fill arrays from other formats.
   bool rawBFloat16 = false;
 };
 

@@ -15,8 +15,8 @@
 namespace kiln {
 namespace onnxpb {
 
-/// Reads a TensorProto. `array.rawBFloat16` is set for UINT16 data, which
-/// the ONNX test data uses for bfloat16.
+/// Reads a TensorProto. UINT16 data reads as u16; kiln-run accepts it for
+/// bfloat16 inputs, as the ONNX test data stores bfloat16 that way.
 bool read(const std::string &path, npy::Array &array, std::string &name, std::string &error);
 
 /// Writes a TensorProto with raw little-endian data.
