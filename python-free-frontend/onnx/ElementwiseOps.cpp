@@ -154,6 +154,18 @@ void registerElementwiseConverters(ConverterMap &m) {
       return c.unsupportedBecause("integer mod on floats"); // ONNX requires fmod=1 there
     return c.finish(c.build<ModOp>({c.input(0), c.input(1)}, {c.named("fmod", c.builder.getBoolAttr(fmod))}));
   };
+  // x << y and x >> y as a product or quotient with 2^y (unsigned types).
+  m["BitShift"] = [](NodeContext &c) -> LogicalResult {
+    Value x = c.input(0), y = c.input(1);
+    std::string direction = c.attrString("direction", "");
+    if (direction != "LEFT" && direction != "RIGHT")
+      return c.unsupportedBecause("direction '" + direction + "'");
+    Type element = c.type(x).getElementType(), f64 = c.builder.getF64Type();
+    Value power = c.build<PowOp>({c.scalarLike(c.build<CastOp>(y, {c.named("to", TypeAttr::get(f64))}), 2.0),
+                                  c.build<CastOp>(y, {c.named("to", TypeAttr::get(f64))})});
+    Value factor = c.build<CastOp>(power, {c.named("to", TypeAttr::get(element))});
+    return c.finish(direction == "LEFT" ? c.build<MulOp>({x, factor}) : c.build<DivOp>({x, factor}));
+  };
   m["Reciprocal"] = [](NodeContext &c) -> LogicalResult {
     return c.finish(c.build<DivOp>({c.scalarLike(c.input(0), 1.0), c.input(0)}));
   };

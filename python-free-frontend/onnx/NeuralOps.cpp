@@ -257,9 +257,147 @@ LogicalResult conv3d(NodeContext &c, Value x, Value w, Value bias) {
   return c.finish(y);
 }
 
+Value castTo(NodeContext &c, Value v, Type to) {
+  if (!v || c.type(v).getElementType() == to)
+    return v;
+  return c.build<CastOp>(v, {c.named("to", TypeAttr::get(to))});
+}
+
+/// A per-axis (1-D) quantization parameter reshaped to broadcast along
+/// `axis` of a tensor of rank `rank`; scalars are left alone.
+Value alongAxis(NodeContext &c, Value p, int64_t axis, int64_t rank) {
+  if (!p || c.rank(p) == 0 || c.type(p).getNumElements() == 1)
+    return p && c.rank(p) != 0 ? c.reshape(p, {}) : p;
+  SmallVector<int64_t> shape(rank, 1);
+  shape[axis] = c.type(p).getNumElements();
+  return c.reshape(p, shape);
+}
+
+/// The axis of per-axis quantization parameters; any for scalar ones.
+FailureOr<int64_t> quantizationAxis(NodeContext &c, Value x, Value scale) {
+  if (!scale || c.type(scale).getNumElements() <= 1)
+    return int64_t(0);
+  return c.axis(c.attrInt("axis", 1), c.rank(x));
+}
+
+/// round(real) + zero point, saturated to `to`'s range, in type `to`.
+Value requantize(NodeContext &c, Value real, Value zeroPoint, Type to) {
+  Value q = c.build<RoundOp>(real);
+  if (zeroPoint)
+    q = c.build<AddOp>({q, castTo(c, zeroPoint, c.type(real).getElementType())});
+  double lo = 0, hi = 255;
+  if (to.isSignlessInteger(8))
+    lo = -128, hi = 127;
+  else if (to.isSignlessInteger(32))
+    lo = -2147483648.0, hi = 2147483647.0;
+  q = c.build<MinOp>({c.build<MaxOp>({q, c.scalarLike(real, lo)}), c.scalarLike(real, hi)});
+  return castTo(c, q, to);
+}
+
+/// (x - zero point) in i32, for the integer convolutions and matmuls.
+Value centred(NodeContext &c, Value x, Value zeroPoint, int64_t axis = -1) {
+  Type i32 = c.builder.getI32Type();
+  Value v = castTo(c, x, i32);
+  if (!zeroPoint)
+    return v;
+  Value zp = castTo(c, zeroPoint, i32);
+  if (axis >= 0)
+    zp = alongAxis(c, zp, axis, c.rank(x));
+  return c.build<SubOp>({v, zp});
+}
+
+/// Builds the 2-D (or 1-D) convolution of `x` and `w` with the node's
+/// window attributes.
+Value convolve(NodeContext &c, Value x, Value w, Value bias) {
+  ArrayRef<int64_t> ws = c.type(w).getShape();
+  SmallVector<int64_t> kernel(ws.drop_front(2));
+  FailureOr<Window> win = window(c, x, kernel);
+  if (failed(win))
+    return Value();
+  if (win->oneDimensional) {
+    x = to2d(c, x);
+    w = c.reshape(w, {ws[0], ws[1], 1, ws[2]});
+  }
+  SmallVector<Value> operands = {x, w};
+  if (bias)
+    operands.push_back(bias);
+  Value y = c.build<Conv2dOp>(operands, {c.named("strides", c.ints(win->strides)),
+                                         c.named("padding", c.ints(win->padding)),
+                                         c.named("dilations", c.ints(win->dilations)),
+                                         c.named("groups", c.builder.getI64IntegerAttr(c.attrInt("group", 1)))});
+  return win->oneDimensional ? from2d(c, y) : y;
+}
+
 } // namespace
 
 void registerNeuralConverters(ConverterMap &m) {
+  // Quantization: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear,
+  // and the integer and quantized-linear convolutions and matmuls, computed
+  // in f32 and i32.
+  m["QuantizeLinear"] = [](NodeContext &c) -> LogicalResult {
+    Value x = c.input(0), zp = c.input(2);
+    FailureOr<int64_t> axis = quantizationAxis(c, x, c.input(1));
+    if (failed(axis))
+      return failure();
+    Type to = zp ? c.type(zp).getElementType() : IntegerType::get(c.builder.getContext(), 8, IntegerType::Unsigned);
+    Value real = c.build<DivOp>({castTo(c, x, c.builder.getF32Type()),
+                                 alongAxis(c, castTo(c, c.input(1), c.builder.getF32Type()), *axis, c.rank(x))});
+    return c.finish(requantize(c, real, alongAxis(c, zp, *axis, c.rank(x)), to));
+  };
+  m["DequantizeLinear"] = [](NodeContext &c) -> LogicalResult {
+    Value x = c.input(0), zp = c.input(2);
+    FailureOr<int64_t> axis = quantizationAxis(c, x, c.input(1));
+    if (failed(axis))
+      return failure();
+    Type f32 = c.builder.getF32Type();
+    Value v = castTo(c, x, f32);
+    if (zp)
+      v = c.build<SubOp>({v, alongAxis(c, castTo(c, zp, f32), *axis, c.rank(x))});
+    return c.finish(c.build<MulOp>({v, alongAxis(c, castTo(c, c.input(1), f32), *axis, c.rank(x))}));
+  };
+  m["DynamicQuantizeLinear"] = [](NodeContext &c) -> LogicalResult {
+    Value x = c.input(0);
+    SmallVector<int64_t> all;
+    for (int64_t d = 0; d < c.rank(x); ++d)
+      all.push_back(d);
+    Value zero = c.scalarLike(x, 0);
+    Value lo = c.build<MinOp>({c.build<ReduceMinOp>(x, {c.named("axes", c.ints(all))}), zero});
+    Value hi = c.build<MaxOp>({c.build<ReduceMaxOp>(x, {c.named("axes", c.ints(all))}), zero});
+    Value scale = c.build<DivOp>({c.build<SubOp>({hi, lo}), c.scalarLike(x, 255)});
+    Type u8 = IntegerType::get(c.builder.getContext(), 8, IntegerType::Unsigned);
+    Value zp = requantize(c, c.build<SubOp>({zero, c.build<DivOp>({lo, scale})}), Value(), u8);
+    Value y = requantize(c, c.build<DivOp>({x, scale}), zp, u8);
+    if (failed(c.finish(y)) || failed(c.finish(scale)))
+      return failure();
+    return c.finish(zp);
+  };
+  m["ConvInteger"] = [](NodeContext &c) -> LogicalResult {
+    return c.finish(convolve(c, centred(c, c.input(0), c.input(2)), centred(c, c.input(1), c.input(3), 0), Value()));
+  };
+  m["MatMulInteger"] = [](NodeContext &c) -> LogicalResult {
+    Value a = centred(c, c.input(0), c.input(2)), b = centred(c, c.input(1), c.input(3));
+    return c.finish(c.build<MatMulOp>({a, b}));
+  };
+  m["QLinearMatMul"] = [](NodeContext &c) -> LogicalResult {
+    Type f32 = c.builder.getF32Type();
+    Value product = c.build<MatMulOp>({centred(c, c.input(0), c.input(2)), centred(c, c.input(3), c.input(5))});
+    Value factor = c.build<DivOp>({c.build<MulOp>({castTo(c, c.input(1), f32), castTo(c, c.input(4), f32)}),
+                                   castTo(c, c.input(6), f32)});
+    Value real = c.build<MulOp>({castTo(c, product, f32), factor});
+    return c.finish(requantize(c, real, c.input(7), c.type(c.input(7)).getElementType()));
+  };
+  m["QLinearConv"] = [](NodeContext &c) -> LogicalResult {
+    Type f32 = c.builder.getF32Type();
+    Value conv = convolve(c, centred(c, c.input(0), c.input(2)), centred(c, c.input(3), c.input(5), 0),
+                          c.input(8) ? castTo(c, c.input(8), c.builder.getI32Type()) : Value());
+    if (!conv)
+      return failure();
+    Value wScale = alongAxis(c, castTo(c, c.input(4), f32), 1, 4);
+    Value factor = c.build<DivOp>({c.build<MulOp>({castTo(c, c.input(1), f32), wScale}), castTo(c, c.input(6), f32)});
+    Value real = c.build<MulOp>({castTo(c, conv, f32), factor});
+    return c.finish(requantize(c, real, c.input(7), c.type(c.input(7)).getElementType()));
+  };
+
   m["MatMul"] = [](NodeContext &c) -> LogicalResult {
     Value a = c.input(0), b = c.input(1);
     bool vecA = c.rank(a) == 1, vecB = c.rank(b) == 1;
