@@ -132,20 +132,32 @@ Tensor gather(const Tensor &data, const Tensor &indices, int64_t axis) {
   return out;
 }
 
+/// The row-major offset in `data` of the element that the indices element at
+/// `position` addresses along `axis`, or -1 when its index is out of range
+/// (GatherElements and ScatterElements skip those rather than read or write
+/// outside `data`).
+static int64_t offsetAlongAxis(const std::vector<int64_t> &position,
+                               const std::vector<int64_t> &strides, int64_t axis,
+                               int64_t index, int64_t extent) {
+  if (index < 0)
+    index += extent;
+  if (index < 0 || index >= extent)
+    return -1;
+  int64_t offset = 0;
+  for (size_t d = 0; d < strides.size(); ++d)
+    offset += (static_cast<int64_t>(d) == axis ? index : position[d]) * strides[d];
+  return offset;
+}
+
 Tensor gatherElements(const Tensor &data, const Tensor &indices, int64_t axis) {
   Tensor out = Tensor::zeros(data.dtype, indices.shape);
   std::vector<int64_t> strides = rowMajorStrides(data.shape);
   int64_t extent = data.shape[axis];
   int64_t k = 0;
   for (IndexIterator it(indices.shape); !it.done(); it.next(), ++k) {
-    int64_t index = indices.i[k];
-    if (index < 0)
-      index += extent;
-    if (index < 0 || index >= extent)
+    int64_t from = offsetAlongAxis(it.index(), strides, axis, indices.i[k], extent);
+    if (from < 0)
       continue;
-    int64_t from = 0;
-    for (size_t d = 0; d < data.shape.size(); ++d)
-      from += (static_cast<int64_t>(d) == axis ? index : it.index()[d]) * strides[d];
     out.copyElement(k, data, from);
   }
   return out;
@@ -158,14 +170,9 @@ Tensor scatterElements(const Tensor &data, const Tensor &indices, const Tensor &
   int64_t extent = data.shape[axis];
   int64_t k = 0;
   for (IndexIterator it(indices.shape); !it.done(); it.next(), ++k) {
-    int64_t index = indices.i[k];
-    if (index < 0)
-      index += extent;
-    if (index < 0 || index >= extent)
+    int64_t to = offsetAlongAxis(it.index(), strides, axis, indices.i[k], extent);
+    if (to < 0)
       continue;
-    int64_t to = 0;
-    for (size_t d = 0; d < data.shape.size(); ++d)
-      to += (static_cast<int64_t>(d) == axis ? index : it.index()[d]) * strides[d];
     if (reduction == "none") {
       out.copyElement(to, updates, k);
     } else if (out.isFloat()) {

@@ -88,6 +88,7 @@ private:
   FailureOr<ref::Tensor> parseRandom(RankedTensorType type);
   FailureOr<DenseElementsAttr> parseFileData(RankedTensorType type);
   FailureOr<double> parseSignedNumber(bool &isInteger);
+  FailureOr<double> parseElementValue(ref::DType dtype);
 
   // Expressions.
   FailureOr<ExprValue> parseExpr(int minPrecedence = 0);
@@ -407,6 +408,25 @@ FailureOr<double> KgParser::parseSignedNumber(bool &isInteger) {
   return negative ? -value : value;
 }
 
+/// One element of a weight initializer: `true`, `false` or a signed number;
+/// a fractional value is an error for an integer or boolean tensor.
+FailureOr<double> KgParser::parseElementValue(ref::DType dtype) {
+  if (token.isKeyword("true") || token.isKeyword("false")) {
+    double value = token.isKeyword("true");
+    consume();
+    return value;
+  }
+  Token numberToken = token;
+  bool isInteger = true;
+  FailureOr<double> value = parseSignedNumber(isInteger);
+  if (failed(value))
+    return failure();
+  if (!isInteger && !ref::isFloat(dtype))
+    return error(numberToken, "expected an integer for a " +
+                                  std::string(ref::dtypeName(dtype)) + " tensor");
+  return value;
+}
+
 FailureOr<DenseElementsAttr> KgParser::parseInitializer(RankedTensorType type) {
   std::optional<ref::DType> dtype = toReferenceDType(type.getElementType());
   FailureOr<ref::Tensor> tensor = failure();
@@ -426,23 +446,11 @@ FailureOr<DenseElementsAttr> KgParser::parseInitializer(RankedTensorType type) {
              token.is(Token::Minus) || token.is(Token::Integer) ||
              token.is(Token::Float)) {
     // A splat: one value, stored once whatever the tensor's size.
-    Token valueToken = token;
-    double value;
-    bool isInteger = true;
-    if (token.isKeyword("true") || token.isKeyword("false")) {
-      value = token.isKeyword("true");
-      consume();
-    } else {
-      FailureOr<double> parsed = parseSignedNumber(isInteger);
-      if (failed(parsed))
-        return failure();
-      value = *parsed;
-    }
-    if (!isInteger && !ref::isFloat(*dtype))
-      return error(valueToken, "expected an integer for a " +
-                                   std::string(ref::dtypeName(*dtype)) + " tensor");
+    FailureOr<double> value = parseElementValue(*dtype);
+    if (failed(value))
+      return failure();
     ref::Tensor scalar = ref::Tensor::zeros(*dtype, {});
-    scalar.setDouble(0, value);
+    scalar.setDouble(0, *value);
     DenseElementsAttr element =
         toElementsAttr(scalar, RankedTensorType::get({}, type.getElementType()));
     return DenseElementsAttr::get(stripEncoding(type),
@@ -476,26 +484,15 @@ FailureOr<ref::Tensor> KgParser::parseLiteralList(RankedTensorType type) {
         consume();
       continue;
     }
-    bool isInteger = true;
-    double value;
     Token numberToken = token;
-    if (token.isKeyword("true") || token.isKeyword("false")) {
-      value = token.isKeyword("true");
-      consume();
-    } else {
-      FailureOr<double> parsed = parseSignedNumber(isInteger);
-      if (failed(parsed))
-        return failure();
-      value = *parsed;
-    }
-    if (!isInteger && !ref::isFloat(dtype))
-      return error(numberToken, "expected an integer for a " +
-                                    std::string(ref::dtypeName(dtype)) + " tensor");
+    FailureOr<double> value = parseElementValue(dtype);
+    if (failed(value))
+      return failure();
     if (count >= expected)
       return error(numberToken, "too many values: the type " +
                                     ref::shapeToString(t.shape) + " holds " +
                                     llvm::Twine(expected));
-    t.setDouble(count++, value);
+    t.setDouble(count++, *value);
     if (token.is(Token::Comma))
       consume();
     else if (!token.is(Token::RSquare))

@@ -435,25 +435,9 @@ void registerNeuralConverters(ConverterMap &m) {
   };
   m["Conv"] = [](NodeContext &c) -> LogicalResult {
     Value x = c.input(0), w = c.input(1), bias = c.input(2);
-    ArrayRef<int64_t> ws = c.type(w).getShape();
     if (c.rank(x) == 5)
       return conv3d(c, x, w, bias);
-    SmallVector<int64_t> kernel(ws.drop_front(2));
-    FailureOr<Window> win = window(c, x, kernel);
-    if (failed(win))
-      return failure();
-    if (win->oneDimensional) {
-      x = to2d(c, x);
-      w = c.reshape(w, {ws[0], ws[1], 1, ws[2]});
-    }
-    SmallVector<Value> operands = {x, w};
-    if (bias)
-      operands.push_back(bias);
-    Value y = c.build<Conv2dOp>(operands, {c.named("strides", c.ints(win->strides)),
-                                           c.named("padding", c.ints(win->padding)),
-                                           c.named("dilations", c.ints(win->dilations)),
-                                           c.named("groups", c.builder.getI64IntegerAttr(c.attrInt("group", 1)))});
-    return c.finish(win->oneDimensional ? from2d(c, y) : y);
+    return c.finish(convolve(c, x, w, bias));
   };
   m["MaxPool"] = [](NodeContext &c) { return pool<MaxPool2dOp>(c); };
   m["AveragePool"] = [](NodeContext &c) { return pool<AvgPool2dOp>(c); };

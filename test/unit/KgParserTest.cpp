@@ -207,6 +207,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadModel{"input x: f32[2] @tpu\noutput x", "1:18: unknown device 'tpu'"},
         BadModel{"weight w: f32[3] = [1, 2]\noutput w", "1:20: the list has 2 values but the type [3] holds 3"},
         BadModel{"weight w: i32[2] = [1, 2.5]\noutput w", "1:24: expected an integer for a i32 tensor"},
+        BadModel{"weight w: i8[4] = -1.5\noutput w", "1:19: expected an integer for a i8 tensor"},
         BadModel{"input x: f32[2]\ny = x $ 2\noutput y", "2:7: unexpected character '$'"},
         BadModel{"input x: f32[2]\noutput q", "2:8: output 'q' is not defined"},
         BadModel{"input x: f32[2]\ny = 1 + 2\noutput y", "2:5: a bare number has no dtype"},
