@@ -1,6 +1,7 @@
 //===- Npy.cpp - NumPy .npy tensor files ----------------------------------===//
 
 #include "kiln/Support/Npy.h"
+#include "kiln/Support/FileBytes.h"
 
 #include <cstring>
 #include <fstream>
@@ -51,12 +52,9 @@ bool field(const std::string &header, const std::string &key, std::string &value
 } // namespace
 
 bool read(const std::string &path, Array &array, std::string &error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = path + ": cannot open: " + std::strerror(errno);
+  std::string bytes;
+  if (!readFileBytes(path, bytes, error))
     return false;
-  }
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   auto fail = [&](const std::string &why) {
     error = path + ": not a valid .npy file: " + why;
     return false;

@@ -1,6 +1,7 @@
 //===- OnnxTensorFile.cpp - ONNX TensorProto .pb files --------------------===//
 
 #include "kiln/Support/OnnxTensorFile.h"
+#include "kiln/Support/FileBytes.h"
 
 #include <cstring>
 #include <fstream>
@@ -126,12 +127,9 @@ bool parse(const std::string &bytes, Proto &t) {
 } // namespace
 
 bool read(const std::string &path, npy::Array &array, std::string &name, std::string &error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = path + ": cannot open: " + std::strerror(errno);
+  std::string bytes;
+  if (!readFileBytes(path, bytes, error))
     return false;
-  }
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   auto fail = [&](const std::string &why) {
     error = path + ": not a valid ONNX TensorProto: " + why;
     return false;

@@ -12,6 +12,7 @@
 
 #include "OnnxContext.h"
 
+#include "kiln/Support/FileBytes.h"
 #include "kiln/Support/OnnxTensorFile.h"
 
 #include "kiln/IR/ReferenceConversion.h"
@@ -22,9 +23,7 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
-#include <fstream>
 #include <set>
-#include <sstream>
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -217,12 +216,11 @@ LogicalResult Importer::convertNode(const onnx::NodeProto &node, size_t index) {
 
 OwningOpRef<ModuleOp> Importer::run() {
   context->loadDialect<KilnDialect, func::FuncDialect>();
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
-    (void)fail("cannot read model file '" + path + "'");
+  std::string bytes, error;
+  if (!readFileBytes(path, bytes, error)) {
+    (void)fail("cannot read model file: " + error);
     return nullptr;
   }
-  std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
   onnx::ModelProto model;
   google::protobuf::io::ArrayInputStream stream(bytes.data(), bytes.size());
   google::protobuf::io::CodedInputStream coded(&stream);
