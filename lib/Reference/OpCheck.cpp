@@ -141,6 +141,24 @@ std::optional<TensorInfo> window(Checker &c, bool conv) {
   return TensorInfo{x.dtype, {x.shape[0], channels, oh, ow}};
 }
 
+/// GatherElements and ScatterElements: operand 1 indexes operand 0 along the
+/// `axis` attribute, so it has the data's rank, an integer dtype, and fits in
+/// the data on every other dimension.
+bool elementIndicesFit(Checker &c) {
+  int64_t axis = c.integer("axis", std::nullopt);
+  const Shape &data = c.in[0].shape, &indices = c.in[1].shape;
+  if (!c.axis(axis, data.size()))
+    return false;
+  if (c.in[1].dtype != DType::I32 && c.in[1].dtype != DType::I64)
+    return c.fail("indices must be i32 or i64");
+  if (indices.size() != data.size())
+    return c.fail("indices must have the data's rank");
+  for (size_t d = 0; d < data.size(); ++d)
+    if (static_cast<int64_t>(d) != axis && indices[d] > data[d])
+      return c.fail("indices exceed the data outside the axis");
+  return true;
+}
+
 const std::unordered_map<std::string, Rule> &rules() {
   static const std::unordered_map<std::string, Rule> table = [] {
     std::unordered_map<std::string, Rule> m;
@@ -310,33 +328,17 @@ const std::unordered_map<std::string, Rule> &rules() {
     m["kiln.gather_elements"] = [](Checker &c) -> std::optional<TensorInfo> {
       if (!c.arity(2, 2))
         return std::nullopt;
-      int64_t axis = c.integer("axis", std::nullopt);
-      const Shape &data = c.in[0].shape, &indices = c.in[1].shape;
-      if (!c.axis(axis, data.size()))
+      if (!elementIndicesFit(c))
         return std::nullopt;
-      if (c.in[1].dtype != DType::I32 && c.in[1].dtype != DType::I64)
-        return c.fail("indices must be i32 or i64"), std::nullopt;
-      if (indices.size() != data.size())
-        return c.fail("indices must have the data's rank"), std::nullopt;
-      for (size_t d = 0; d < data.size(); ++d)
-        if (static_cast<int64_t>(d) != axis && indices[d] > data[d])
-          return c.fail("indices exceed the data outside the axis"), std::nullopt;
-      return TensorInfo{c.in[0].dtype, indices};
+      return TensorInfo{c.in[0].dtype, c.in[1].shape};
     };
     m["kiln.scatter_elements"] = [](Checker &c) -> std::optional<TensorInfo> {
       if (!c.arity(3, 3))
         return std::nullopt;
-      int64_t axis = c.integer("axis", std::nullopt);
-      const Shape &data = c.in[0].shape, &indices = c.in[1].shape;
-      if (!c.axis(axis, data.size()))
+      if (!elementIndicesFit(c))
         return std::nullopt;
-      if (c.in[1].dtype != DType::I32 && c.in[1].dtype != DType::I64)
-        return c.fail("indices must be i32 or i64"), std::nullopt;
-      if (indices != c.in[2].shape || indices.size() != data.size() || !c.sameDType(0, 2))
+      if (c.in[1].shape != c.in[2].shape || !c.sameDType(0, 2))
         return c.fail("updates must match the indices and the data"), std::nullopt;
-      for (size_t d = 0; d < data.size(); ++d)
-        if (static_cast<int64_t>(d) != axis && indices[d] > data[d])
-          return c.fail("indices exceed the data outside the axis"), std::nullopt;
       const OpAttr *reduction = c.get("reduction", OpAttr::String, false);
       if (reduction && reduction->s != "none" && reduction->s != "add" && reduction->s != "mul")
         return c.fail("unknown reduction"), std::nullopt;

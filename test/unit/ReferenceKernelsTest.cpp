@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Reference/Kernels.h"
+#include "kiln/Reference/Ops.h"
 
 #include "gtest/gtest.h"
 
@@ -267,3 +268,35 @@ TEST(Pooling, DilatedWindowsSkipElements) {
   expectNear(avgPool2d(x, p), make(DType::F32, {1, 1, 2, 2}, {5, 6, 9, 10}), 0);
 }
 } // namespace
+
+// checkOp is what keeps a hostile executable from driving these kernels out
+// of bounds; the element-wise index ops share one rule set.
+TEST(OpCheck, ElementIndexOpsRejectIndicesThatDoNotFit) {
+  OpAttrs axis1;
+  axis1["axis"].i = 1;
+  TensorInfo data{DType::F32, {3, 4}}, idx{DType::I64, {3, 2}};
+  EXPECT_EQ(checkOp("kiln.gather_elements", axis1, {data, idx}, {{DType::F32, {3, 2}}}), "");
+  EXPECT_EQ(checkOp("kiln.scatter_elements", axis1, {data, idx, {DType::F32, {3, 2}}}, {data}),
+            "");
+
+  std::vector<std::pair<std::vector<TensorInfo>, std::string>> bad = {
+      {{data, {DType::F32, {3, 2}}}, "indices must be i32 or i64"},
+      {{data, {DType::I64, {6}}}, "indices must have the data's rank"},
+      {{data, {DType::I64, {4, 2}}}, "indices exceed the data outside the axis"},
+  };
+  for (const auto &[operands, message] : bad) {
+    std::string gather = checkOp("kiln.gather_elements", axis1, operands, {});
+    EXPECT_NE(gather.find(message), std::string::npos) << gather;
+    std::vector<TensorInfo> withUpdates = operands;
+    withUpdates.push_back({DType::F32, operands[1].shape});
+    std::string scatter = checkOp("kiln.scatter_elements", axis1, withUpdates, {data});
+    EXPECT_NE(scatter.find(message), std::string::npos) << scatter;
+  }
+  OpAttrs axis2;
+  axis2["axis"].i = 2;
+  EXPECT_NE(checkOp("kiln.gather_elements", axis2, {data, idx}, {}).find("out of range"),
+            std::string::npos);
+  EXPECT_NE(checkOp("kiln.scatter_elements", axis1, {data, idx, {DType::F32, {3, 3}}}, {data})
+                .find("updates must match"),
+            std::string::npos);
+}
