@@ -87,6 +87,25 @@ LogicalResult checkAxis(OptLoc loc, int64_t axis, int64_t rank,
   return success();
 }
 
+/// GatherElements and ScatterElements index `data` element by element along
+/// `axis`: the indices have the data's rank and fit it on every other
+/// dimension.
+LogicalResult checkElementIndices(OptLoc loc, StringRef op, RankedTensorType data,
+                                  RankedTensorType indices, int64_t axis) {
+  if (!indices.getElementType().isInteger(32) && !indices.getElementType().isInteger(64))
+    return fail(loc, op + " indices must be i32 or i64");
+  if (failed(checkAxis(loc, axis, data.getRank())))
+    return failure();
+  if (indices.getRank() != data.getRank())
+    return fail(loc, op + " indices must have the data's rank");
+  for (int64_t d = 0; d < data.getRank(); ++d)
+    if (d != axis && indices.getDimSize(d) > data.getDimSize(d))
+      return fail(loc, op + " indices " + shapeString(indices.getShape()) +
+                           " exceed the data " + shapeString(data.getShape()) +
+                           " outside the axis");
+  return success();
+}
+
 template <typename AttrT>
 LogicalResult requireAttr(OptLoc loc, AttrT attr, StringRef name) {
   if (!attr)
@@ -560,18 +579,8 @@ LogicalResult GatherElementsOp::inferReturnTypes(MLIRContext *, OptLoc loc,
     return failure();
   RankedTensorType data = tensorType(adaptor.getData());
   RankedTensorType indices = tensorType(adaptor.getIndices());
-  if (!indices.getElementType().isInteger(32) && !indices.getElementType().isInteger(64))
-    return fail(loc, "gather_elements indices must be i32 or i64");
-  int64_t axis = adaptor.getAxis();
-  if (failed(checkAxis(loc, axis, data.getRank())))
+  if (failed(checkElementIndices(loc, "gather_elements", data, indices, adaptor.getAxis())))
     return failure();
-  if (indices.getRank() != data.getRank())
-    return fail(loc, "gather_elements indices must have the data's rank");
-  for (int64_t d = 0; d < data.getRank(); ++d)
-    if (d != axis && indices.getDimSize(d) > data.getDimSize(d))
-      return fail(loc, "gather_elements indices " + shapeString(indices.getShape()) +
-                           " exceed the data " + shapeString(data.getShape()) +
-                           " outside the axis");
   results.push_back(RankedTensorType::get(indices.getShape(), data.getElementType(),
                                           encodingWith(*enc, {})));
   return success();
@@ -587,17 +596,12 @@ LogicalResult ScatterElementsOp::inferReturnTypes(MLIRContext *, OptLoc loc,
   RankedTensorType data = tensorType(adaptor.getData());
   RankedTensorType indices = tensorType(adaptor.getIndices());
   RankedTensorType updates = tensorType(adaptor.getUpdates());
-  if (!indices.getElementType().isInteger(32) && !indices.getElementType().isInteger(64))
-    return fail(loc, "scatter_elements indices must be i32 or i64");
-  if (failed(checkAxis(loc, adaptor.getAxis(), data.getRank())))
+  if (failed(checkElementIndices(loc, "scatter_elements", data, indices, adaptor.getAxis())))
     return failure();
-  if (indices.getShape() != updates.getShape() || indices.getRank() != data.getRank())
-    return fail(loc, "scatter_elements indices and updates must have one shape and the data's rank");
+  if (updates.getShape() != indices.getShape())
+    return fail(loc, "scatter_elements updates must have the indices' shape");
   if (updates.getElementType() != data.getElementType())
     return fail(loc, "scatter_elements updates must have the data's element type");
-  for (int64_t d = 0; d < data.getRank(); ++d)
-    if (d != adaptor.getAxis() && indices.getDimSize(d) > data.getDimSize(d))
-      return fail(loc, "scatter_elements indices exceed the data outside the axis");
   StringRef reduction = adaptor.getReduction();
   if (reduction != "none" && reduction != "add" && reduction != "mul")
     return fail(loc, "scatter_elements reduction must be none, add or mul");

@@ -232,3 +232,52 @@ func.func @weight_name() {
   %0 = kiln.weight "" = dense<1.0> : tensor<4xf32> : tensor<4xf32, #kiln.enc<row_major, cpu>>
   return
 }
+
+// -----
+
+// CHECK: error: gather_elements indices must have the data's rank
+func.func @gather_elements_rank(%d: tensor<3x4xf32, #kiln.enc<row_major, cpu>>, %i: tensor<6xi64, #kiln.enc<row_major, cpu>>) {
+  %0 = kiln.gather_elements %d, %i {axis = 1 : i64} : (tensor<3x4xf32, #kiln.enc<row_major, cpu>>, tensor<6xi64, #kiln.enc<row_major, cpu>>) -> tensor<6xf32, #kiln.enc<row_major, cpu>>
+  return
+}
+
+// -----
+
+// Indices may be longer than the data along the axis, never across it.
+// CHECK: error: gather_elements indices [4x2] exceed the data [3x4] outside the axis
+func.func @gather_elements_exceeds(%d: tensor<3x4xf32, #kiln.enc<row_major, cpu>>, %i: tensor<4x2xi64, #kiln.enc<row_major, cpu>>) {
+  %0 = kiln.gather_elements %d, %i {axis = 1 : i64} : (tensor<3x4xf32, #kiln.enc<row_major, cpu>>, tensor<4x2xi64, #kiln.enc<row_major, cpu>>) -> tensor<4x2xf32, #kiln.enc<row_major, cpu>>
+  return
+}
+
+// -----
+
+// CHECK: error: axis 2 is out of range for rank 2
+func.func @gather_elements_axis(%d: tensor<3x4xf32, #kiln.enc<row_major, cpu>>, %i: tensor<3x2xi64, #kiln.enc<row_major, cpu>>) {
+  %0 = kiln.gather_elements %d, %i {axis = 2 : i64} : (tensor<3x4xf32, #kiln.enc<row_major, cpu>>, tensor<3x2xi64, #kiln.enc<row_major, cpu>>) -> tensor<3x2xf32, #kiln.enc<row_major, cpu>>
+  return
+}
+
+// -----
+
+// CHECK: error: scatter_elements indices [3x2] exceed the data [2x4] outside the axis
+func.func @scatter_elements_exceeds(%d: tensor<2x4xf32, #kiln.enc<row_major, cpu>>, %i: tensor<3x2xi64, #kiln.enc<row_major, cpu>>, %u: tensor<3x2xf32, #kiln.enc<row_major, cpu>>) {
+  %0 = kiln.scatter_elements %d, %i, %u {axis = 1 : i64} : (tensor<2x4xf32, #kiln.enc<row_major, cpu>>, tensor<3x2xi64, #kiln.enc<row_major, cpu>>, tensor<3x2xf32, #kiln.enc<row_major, cpu>>) -> tensor<2x4xf32, #kiln.enc<row_major, cpu>>
+  return
+}
+
+// -----
+
+// CHECK: error: scatter_elements updates must have the indices' shape
+func.func @scatter_elements_updates(%d: tensor<2x4xf32, #kiln.enc<row_major, cpu>>, %i: tensor<2x2xi64, #kiln.enc<row_major, cpu>>, %u: tensor<2x3xf32, #kiln.enc<row_major, cpu>>) {
+  %0 = kiln.scatter_elements %d, %i, %u {axis = 1 : i64} : (tensor<2x4xf32, #kiln.enc<row_major, cpu>>, tensor<2x2xi64, #kiln.enc<row_major, cpu>>, tensor<2x3xf32, #kiln.enc<row_major, cpu>>) -> tensor<2x4xf32, #kiln.enc<row_major, cpu>>
+  return
+}
+
+// -----
+
+// CHECK: error: scatter_elements reduction must be none, add or mul
+func.func @scatter_elements_reduction(%d: tensor<2x4xf32, #kiln.enc<row_major, cpu>>, %i: tensor<2x2xi64, #kiln.enc<row_major, cpu>>, %u: tensor<2x2xf32, #kiln.enc<row_major, cpu>>) {
+  %0 = kiln.scatter_elements %d, %i, %u {axis = 1 : i64, reduction = "max"} : (tensor<2x4xf32, #kiln.enc<row_major, cpu>>, tensor<2x2xi64, #kiln.enc<row_major, cpu>>, tensor<2x2xf32, #kiln.enc<row_major, cpu>>) -> tensor<2x4xf32, #kiln.enc<row_major, cpu>>
+  return
+}
