@@ -11,6 +11,8 @@ using namespace mlir::kiln;
 
 #include "kiln/IR/KilnDialect.cpp.inc"
 
+#include "kiln/IR/KilnEnums.cpp.inc"
+
 #define GET_ATTRDEF_CLASSES
 #include "kiln/IR/KilnAttrs.cpp.inc"
 

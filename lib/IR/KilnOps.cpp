@@ -44,3 +44,27 @@ LogicalResult WeightOp::verify() {
 void WeightOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
   setNameFn(getResult(), getName());
 }
+
+LogicalResult FusionOp::verify() {
+  Block &body = getBody().front();
+  if (body.getNumArguments() != getInputs().size())
+    return emitOpError("has ") << getInputs().size() << " inputs but its body takes "
+                               << body.getNumArguments() << " arguments";
+  for (auto [input, arg] : llvm::zip(getInputs(), body.getArguments()))
+    if (input.getType() != arg.getType())
+      return emitOpError("input of type ")
+             << input.getType() << " feeds a body argument of type " << arg.getType();
+  auto yield = llvm::dyn_cast<YieldOp>(body.getTerminator());
+  if (!yield)
+    return emitOpError("body must end with kiln.yield");
+  if (yield.getValues().getTypes() != getResultTypes())
+    return emitOpError("yields types that differ from its result types");
+  for (Operation &op : body.without_terminator()) {
+    if (!llvm::isa<KilnDialect>(op.getDialect()) || llvm::isa<WeightOp, FusionOp>(op))
+      return op.emitOpError("cannot be inside a kiln.fusion region");
+    if (llvm::isa<TransferOp>(op))
+      return op.emitOpError("moves data between devices; a fusion region cannot cross a "
+                            "device boundary");
+  }
+  return success();
+}

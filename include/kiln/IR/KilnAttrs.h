@@ -19,6 +19,8 @@ enum class DeviceKind : uint8_t { CPU = 0, CUDA = 1 };
 } // namespace kiln
 } // namespace mlir
 
+#include "kiln/IR/KilnEnums.h.inc"
+
 #define GET_ATTRDEF_CLASSES
 #include "kiln/IR/KilnAttrs.h.inc"
 

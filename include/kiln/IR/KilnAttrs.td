@@ -5,6 +5,7 @@
 
 include "kiln/IR/KilnBase.td"
 include "mlir/IR/TensorEncoding.td"
+include "mlir/IR/EnumAttr.td"
 
 class Kiln_Attr<string name, string attrMnemonic, list<Trait> traits = []>
     : AttrDef<Kiln_Dialect, name, traits> {
@@ -45,6 +46,18 @@ def Kiln_TensorEncodingAttr : Kiln_Attr<"TensorEncoding", "enc",
     /// Same layout on another device.
     TensorEncodingAttr withDevice(DeviceKind kind, int64_t ordinal) const;
   }];
+}
+
+/// What a `kiln.fusion` region computes; later lowering picks one kernel
+/// emitter (or library call) per kind.
+def Kiln_FusionKindAttr : I32EnumAttr<"FusionKind", "kind of a fusion region", [
+  I32EnumAttrCase<"Loop", 0, "loop">,
+  I32EnumAttrCase<"Reduction", 1, "reduction">,
+  I32EnumAttrCase<"MatmulEpilogue", 2, "matmul_epilogue">,
+  I32EnumAttrCase<"ConvEpilogue", 3, "conv_epilogue">,
+  I32EnumAttrCase<"Horizontal", 4, "horizontal">,
+  I32EnumAttrCase<"Attention", 5, "attention">]> {
+  let cppNamespace = "::mlir::kiln";
 }
 
 #endif // KILN_IR_KILNATTRS_TD

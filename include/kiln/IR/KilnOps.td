@@ -16,6 +16,7 @@ include "mlir/IR/CommonAttrConstraints.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/IR/OpAsmInterface.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
 
 class Kiln_Op<string mnemonic, list<Trait> traits = []>
     : Op<Kiln_Dialect, mnemonic, !listconcat([Pure], traits)>;
@@ -375,6 +376,45 @@ def Kiln_GlobalAvgPoolOp : Kiln_InferredOp<"global_avg_pool"> {
   let summary = "Mean over all spatial dimensions, [N, C, ...] -> [N, C, 1, ...]";
   let arguments = (ins Kiln_FloatTensor:$input);
   let results = (outs Kiln_FloatTensor:$result);
+}
+
+//===----------------------------------------------------------------------===//
+// Fusion regions
+//===----------------------------------------------------------------------===//
+
+def Kiln_FusionOp : Kiln_Op<"fusion", [IsolatedFromAbove]> {
+  let summary = "Graph ops that one kernel computes";
+  let description = [{
+    Made by the fusion passes (docs/fusion.md): the body holds the fused
+    graph ops unchanged, so dumps stay readable and the CPU backend can run
+    the body op by op; `kind` names the kernel that will compute it. The
+    block arguments are the inputs; `kiln.yield` returns the values used
+    outside. Small splat constants are cloned into the body rather than
+    passed in. A region never crosses a device boundary: the body may not
+    hold a `kiln.transfer`.
+
+    ```mlir
+    %r = kiln.fusion loop (%x, %b) : (!t, !v) -> !t {
+    ^bb0(%a: !t, %c: !v):
+      %0 = kiln.add %a, %c : (!t, !v) -> !t
+      %1 = kiln.relu %0 : (!t) -> !t
+      kiln.yield %1 : !t
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<Kiln_Tensor>:$inputs, Kiln_FusionKindAttr:$kind);
+  let results = (outs Variadic<Kiln_Tensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $kind `(` $inputs `)` attr-dict `:` functional-type($inputs, $results) $body
+  }];
+  let hasVerifier = 1;
+}
+
+def Kiln_YieldOp : Kiln_Op<"yield", [Terminator, HasParent<"FusionOp">, ReturnLike]> {
+  let summary = "Returns a fusion region's results";
+  let arguments = (ins Variadic<Kiln_Tensor>:$values);
+  let assemblyFormat = "$values attr-dict `:` type($values)";
 }
 
 #endif // KILN_IR_KILNOPS_TD
