@@ -1,4 +1,9 @@
 //===- FormSteps.cpp - graph ops to exec.step -----------------------------===//
+//
+// One step per kernel: a `kiln.fusion` region becomes one step whose body is
+// the region's body, any other graph op one step of its own.
+//
+//===----------------------------------------------------------------------===//
 
 #include "kiln/IR/KilnOps.h"
 #include "kiln/Lowering/Passes.h"
@@ -25,8 +30,12 @@ struct KilnFormStepsPass
       if (llvm::isa_and_nonnull<KilnDialect>(op.getDialect()) &&
           !llvm::isa<ConstantOp, WeightOp>(op))
         work.push_back(&op);
-    for (Operation *op : work)
-      wrapInStep(op);
+    for (Operation *op : work) {
+      if (auto fusion = llvm::dyn_cast<FusionOp>(op))
+        stepFromRegion(fusion);
+      else
+        wrapInStep(op);
+    }
   }
 
   /// Replaces `op` by a step computing it; repeated operands become one
@@ -37,9 +46,7 @@ struct KilnFormStepsPass
       if (!llvm::is_contained(inputs, operand))
         inputs.push_back(operand);
     OpBuilder builder(op);
-    auto step = builder.create<exec::StepOp>(
-        op->getLoc(), op->getResultTypes(), inputs, /*stream=*/nullptr,
-        /*event=*/nullptr, /*waits=*/nullptr, /*offsets=*/nullptr);
+    auto step = createStep(builder, op->getLoc(), op->getResultTypes(), inputs, nullptr);
     Block *body = builder.createBlock(&step.getBody());
     IRMapping mapping;
     for (Value input : inputs)
@@ -48,6 +55,38 @@ struct KilnFormStepsPass
     builder.create<exec::YieldOp>(op->getLoc(), inner->getResults());
     op->replaceAllUsesWith(step.getResults());
     op->erase();
+  }
+
+  /// Replaces a fusion region by a step that takes over its body.
+  void stepFromRegion(FusionOp fusion) {
+    OpBuilder builder(fusion);
+    auto step = createStep(builder, fusion.getLoc(), fusion.getResultTypes(),
+                           fusion.getInputs(),
+                           builder.getStringAttr(stringifyFusionKind(fusion.getKind())));
+    step.getBody().takeBody(fusion.getBody());
+    // Constants become executable weights, so they are step inputs.
+    Block &body = step.getBody().front();
+    SmallVector<Value> inputs(fusion.getInputs());
+    for (ConstantOp constant : llvm::make_early_inc_range(body.getOps<ConstantOp>())) {
+      constant->moveBefore(step);
+      inputs.push_back(constant.getResult());
+      constant.getResult().replaceAllUsesWith(
+          body.addArgument(constant.getType(), constant.getLoc()));
+    }
+    step.getInputsMutable().assign(inputs);
+    auto yield = llvm::cast<YieldOp>(step.getBody().front().getTerminator());
+    builder.setInsertionPoint(yield);
+    builder.create<exec::YieldOp>(yield.getLoc(), yield.getValues());
+    yield.erase();
+    fusion.replaceAllUsesWith(step.getResults());
+    fusion.erase();
+  }
+
+  static exec::StepOp createStep(OpBuilder &builder, Location loc, TypeRange results,
+                                 ValueRange inputs, StringAttr kind) {
+    return builder.create<exec::StepOp>(loc, results, inputs, /*stream=*/nullptr,
+                                        /*event=*/nullptr, /*waits=*/nullptr,
+                                        /*offsets=*/nullptr, kind);
   }
 };
 

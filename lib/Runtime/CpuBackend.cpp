@@ -3,7 +3,8 @@
 // The reference path decodes the step's inputs from memory (any dtype and
 // layout), evaluates its ops with the shared reference kernels and encodes
 // the results. Single-precision row-major matmuls and convolutions take the
-// OpenBLAS path (convolution through im2col).
+// OpenBLAS path (convolution through im2col), also inside fused steps, where
+// the other ops of the region run on the matmul's result in memory.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,38 +23,27 @@ bool isRowMajorF32(const TensorSpec &t) {
   return t.dtype == ref::DType::F32 && t.dimOrder.empty();
 }
 
+bool flag(const OpDesc &op, const char *name) {
+  auto it = op.attrs.find(name);
+  return it != op.attrs.end() && it->second.i != 0;
+}
+
 /// C = A x B with OpenBLAS, for f32 row-major operands whose batch
 /// dimensions are equal or where B has none (a weight).
-bool tryMatmulF32(const StepDesc &step, const Program &program,
-                  const std::vector<const uint8_t *> &inputs,
-                  const std::vector<uint8_t *> &outputs) {
-  if (step.ops.size() != 1 || step.ops[0].name != "kiln.matmul" || step.yields.size() != 1 ||
-      step.yields[0] != step.inputs.size())
+bool sgemmMatmul(const OpDesc &op, const ref::Shape &as, const float *pa, const ref::Shape &bs,
+                 const float *pb, const ref::Shape &cs, float *pc) {
+  bool ta = flag(op, "transpose_a"), tb = flag(op, "transpose_b");
+  size_t ra = as.size(), rb = bs.size();
+  if (ra < 2 || rb < 2 || cs.size() < 2)
     return false;
-  const OpDesc &op = step.ops[0];
-  const TensorSpec &a = program.values[step.inputs[op.operands[0]]].type;
-  const TensorSpec &b = program.values[step.inputs[op.operands[1]]].type;
-  const TensorSpec &c = program.values[step.outputs[0]].type;
-  if (!isRowMajorF32(a) || !isRowMajorF32(b) || !isRowMajorF32(c))
+  int64_t m = as[ra - (ta ? 1 : 2)], k = as[ra - (ta ? 2 : 1)];
+  int64_t n = bs[rb - (tb ? 2 : 1)];
+  ref::Shape batchShapeA(as.begin(), as.end() - 2), batchShapeB(bs.begin(), bs.end() - 2);
+  int64_t batchA = ref::numElements(batchShapeA), batchB = ref::numElements(batchShapeB);
+  int64_t batchC = ref::numElements(ref::Shape(cs.begin(), cs.end() - 2));
+  if (!(batchShapeA == batchShapeB || (rb == 2 && batchA == batchC)) || batchC == 0 || m == 0 ||
+      n == 0)
     return false;
-  auto flag = [&](const char *name) {
-    auto it = op.attrs.find(name);
-    return it != op.attrs.end() && it->second.i != 0;
-  };
-  bool ta = flag("transpose_a"), tb = flag("transpose_b");
-  size_t ra = a.shape.size(), rb = b.shape.size();
-  int64_t m = a.shape[ra - (ta ? 1 : 2)], k = a.shape[ra - (ta ? 2 : 1)];
-  int64_t n = b.shape[rb - (tb ? 2 : 1)];
-  int64_t batchA = ref::numElements(ref::Shape(a.shape.begin(), a.shape.end() - 2));
-  int64_t batchB = ref::numElements(ref::Shape(b.shape.begin(), b.shape.end() - 2));
-  int64_t batchC = ref::numElements(ref::Shape(c.shape.begin(), c.shape.end() - 2));
-  bool sameBatch = ref::Shape(a.shape.begin(), a.shape.end() - 2) ==
-                   ref::Shape(b.shape.begin(), b.shape.end() - 2);
-  if (!(sameBatch || (rb == 2 && batchA == batchC)) || batchC == 0 || m == 0 || n == 0)
-    return false;
-  const float *pa = reinterpret_cast<const float *>(inputs[op.operands[0]]);
-  const float *pb = reinterpret_cast<const float *>(inputs[op.operands[1]]);
-  float *pc = reinterpret_cast<float *>(outputs[0]);
   for (int64_t i = 0; i < batchC; ++i)
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
                 m, n, k, 1.0f, pa + (batchA > 1 ? i * m * k : 0), ta ? m : k,
@@ -63,19 +53,8 @@ bool tryMatmulF32(const StepDesc &step, const Program &program,
 
 /// 2-D convolution as im2col + sgemm per image and group, for f32 NCHW
 /// (row-major) input, filter, bias and output.
-bool tryConv2dF32(const StepDesc &step, const Program &program,
-                  const std::vector<const uint8_t *> &inputs,
-                  const std::vector<uint8_t *> &outputs) {
-  if (step.ops.size() != 1 || step.ops[0].name != "kiln.conv2d" || step.yields.size() != 1 ||
-      step.yields[0] != step.inputs.size())
-    return false;
-  const OpDesc &op = step.ops[0];
-  for (uint32_t operand : op.operands)
-    if (!isRowMajorF32(program.values[step.inputs[operand]].type))
-      return false;
-  const TensorSpec &out = program.values[step.outputs[0]].type;
-  if (!isRowMajorF32(out))
-    return false;
+void sgemmConv2d(const OpDesc &op, const ref::Shape &xs, const float *x, const ref::Shape &ws,
+                 const float *filter, const float *bias, const ref::Shape &ys, float *y) {
   auto ints = [&](const char *name, std::vector<int64_t> fallback) {
     auto it = op.attrs.find(name);
     return it == op.attrs.end() ? fallback : it->second.ints;
@@ -85,17 +64,10 @@ bool tryConv2dF32(const StepDesc &step, const Program &program,
   std::vector<int64_t> dilations = ints("dilations", {1, 1});
   auto groupsIt = op.attrs.find("groups");
   int64_t groups = groupsIt == op.attrs.end() ? 1 : groupsIt->second.i;
-  const ref::Shape &xs = program.values[step.inputs[op.operands[0]]].type.shape;
-  const ref::Shape &ws = program.values[step.inputs[op.operands[1]]].type.shape;
   int64_t n = xs[0], c = xs[1], h = xs[2], w = xs[3];
   int64_t o = ws[0], cg = ws[1], kh = ws[2], kw = ws[3];
-  int64_t oh = out.shape[2], ow = out.shape[3], og = o / groups;
+  int64_t oh = ys[2], ow = ys[3], og = o / groups;
   int64_t rows = cg * kh * kw, cols = oh * ow;
-  const float *x = reinterpret_cast<const float *>(inputs[op.operands[0]]);
-  const float *filter = reinterpret_cast<const float *>(inputs[op.operands[1]]);
-  const float *bias =
-      op.operands.size() > 2 ? reinterpret_cast<const float *>(inputs[op.operands[2]]) : nullptr;
-  float *y = reinterpret_cast<float *>(outputs[0]);
   // A 1x1, stride-1, unpadded convolution reads the image as the matrix.
   bool direct = kh == 1 && kw == 1 && strides == std::vector<int64_t>{1, 1} &&
                 padding == std::vector<int64_t>{0, 0, 0, 0};
@@ -128,7 +100,64 @@ bool tryConv2dF32(const StepDesc &step, const Program &program,
           for (int64_t k = 0; k < cols; ++k)
             result[oc * cols + k] += bias[g * og + oc];
     }
+}
+
+/// A step of one f32 matmul or convolution runs on the step's buffers
+/// directly, without decoding them.
+bool tryBlasStep(const StepDesc &step, const Program &program,
+                 const std::vector<const uint8_t *> &inputs,
+                 const std::vector<uint8_t *> &outputs) {
+  if (step.ops.size() != 1 || step.yields.size() != 1 || step.yields[0] != step.inputs.size())
+    return false;
+  const OpDesc &op = step.ops[0];
+  if (op.name != "kiln.matmul" && op.name != "kiln.conv2d")
+    return false;
+  for (uint32_t operand : op.operands)
+    if (!isRowMajorF32(program.values[step.inputs[operand]].type))
+      return false;
+  const TensorSpec &out = program.values[step.outputs[0]].type;
+  if (!isRowMajorF32(out))
+    return false;
+  auto shape = [&](size_t k) -> const ref::Shape & {
+    return program.values[step.inputs[op.operands[k]]].type.shape;
+  };
+  auto data = [&](size_t k) {
+    return k < op.operands.size() ? reinterpret_cast<const float *>(inputs[op.operands[k]])
+                                  : nullptr;
+  };
+  float *result = reinterpret_cast<float *>(outputs[0]);
+  if (op.name == "kiln.matmul")
+    return sgemmMatmul(op, shape(0), data(0), shape(1), data(1), out.shape, result);
+  sgemmConv2d(op, shape(0), data(0), shape(1), data(1), data(2), out.shape, result);
   return true;
+}
+
+/// Inside a fused step: an f32 matmul or convolution through OpenBLAS on
+/// decoded operands, or nothing.
+std::optional<ref::Tensor> tryBlasOp(const OpDesc &op,
+                                     const std::vector<const ref::Tensor *> &operands) {
+  if ((op.name != "kiln.matmul" && op.name != "kiln.conv2d") || op.results.size() != 1 ||
+      op.results[0].dtype != ref::DType::F32)
+    return std::nullopt;
+  std::vector<std::vector<float>> narrowed;
+  for (const ref::Tensor *t : operands) {
+    if (t->dtype != ref::DType::F32)
+      return std::nullopt;
+    narrowed.emplace_back(t->f.begin(), t->f.end());
+  }
+  ref::Tensor result = ref::Tensor::zeros(ref::DType::F32, op.results[0].shape);
+  std::vector<float> out(result.f.size());
+  if (op.name == "kiln.matmul") {
+    if (!sgemmMatmul(op, operands[0]->shape, narrowed[0].data(), operands[1]->shape,
+                     narrowed[1].data(), result.shape, out.data()))
+      return std::nullopt;
+  } else {
+    sgemmConv2d(op, operands[0]->shape, narrowed[0].data(), operands[1]->shape,
+                narrowed[1].data(), narrowed.size() > 2 ? narrowed[2].data() : nullptr,
+                result.shape, out.data());
+  }
+  result.f.assign(out.begin(), out.end());
+  return result;
 }
 
 } // namespace
@@ -136,8 +165,7 @@ bool tryConv2dF32(const StepDesc &step, const Program &program,
 Status runStepOnCpu(const Program &program, const StepDesc &step,
                     const std::vector<const uint8_t *> &inputs,
                     const std::vector<uint8_t *> &outputs) {
-  if (tryMatmulF32(step, program, inputs, outputs) ||
-      tryConv2dF32(step, program, inputs, outputs))
+  if (tryBlasStep(step, program, inputs, outputs))
     return Status::ok();
   std::vector<ref::Tensor> local;
   local.reserve(step.inputs.size() + step.ops.size());
@@ -149,7 +177,9 @@ Status runStepOnCpu(const Program &program, const StepDesc &step,
     std::vector<const ref::Tensor *> operands;
     for (uint32_t x : op.operands)
       operands.push_back(&local[x]);
-    std::optional<ref::Tensor> result = ref::evaluate(op.name, op.attrs, operands);
+    std::optional<ref::Tensor> result = tryBlasOp(op, operands);
+    if (!result)
+      result = ref::evaluate(op.name, op.attrs, operands);
     if (!result)
       return Status::error("the CPU backend cannot run " + op.name);
     local.push_back(std::move(*result));

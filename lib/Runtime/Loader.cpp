@@ -171,6 +171,7 @@ Status ProgramBuilder::steps(Program &p) {
     std::string what = "step #" + std::to_string(i);
     StepDesc step;
     step.name = s->name() ? s->name()->str() : "";
+    step.kind = s->kind() ? s->kind()->str() : "";
     step.stream = s->stream();
     step.event = s->event();
     if (step.stream >= p.numStreams)

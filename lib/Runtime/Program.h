@@ -35,6 +35,7 @@ struct OpDesc {
 
 struct StepDesc {
   std::string name;
+  std::string kind; ///< fusion region kind, empty for one unfused op
   uint32_t stream = 0;
   int64_t event = -1;
   std::vector<uint32_t> waits;

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <map>
 
 namespace kiln {
 namespace rt {
@@ -125,7 +126,15 @@ std::string Executable::describe() const {
   s += "  arena: " + std::to_string(p.arenaBytes) + " bytes\n";
   s += "  streams: " + std::to_string(p.numStreams) +
        ", events: " + std::to_string(p.numEvents) + "\n";
-  s += "  steps:\n";
+  // Steps are kernels: say how many are fused regions, by kind.
+  std::map<std::string, int> fused;
+  for (const StepDesc &step : p.steps)
+    if (!step.kind.empty())
+      ++fused[step.kind];
+  s += "  steps: " + std::to_string(p.steps.size());
+  for (const auto &[kind, count] : fused)
+    s += (kind == fused.begin()->first ? " (fused: " : ", ") + kind + " " + std::to_string(count);
+  s += fused.empty() ? "\n" : ")\n";
   for (size_t i = 0; i < p.steps.size(); ++i) {
     const StepDesc &step = p.steps[i];
     s += "    #" + std::to_string(i) + " " + step.name + " stream " +

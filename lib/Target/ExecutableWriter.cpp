@@ -137,6 +137,20 @@ flatbuffers::Offset<kx::Attr> Writer::attr(const std::string &name,
                         a.f, ints, str, static_cast<kx::DType>(a.dtype));
 }
 
+/// "matmul" for one op; "attention(matmul+mul+softmax+matmul)" for a fused
+/// step, abbreviated after five ops so traces stay readable.
+static std::string stepName(const std::string &kind, const std::vector<std::string> &ops) {
+  std::string joined;
+  for (size_t k = 0; k < ops.size(); ++k) {
+    if (ops.size() > 5 && k == 3) {
+      joined += "+...+" + ops.back() + ", " + std::to_string(ops.size()) + " ops";
+      break;
+    }
+    joined += (k ? "+" : "") + ops[k];
+  }
+  return kind.empty() ? joined : kind + "(" + joined + ")";
+}
+
 FailureOr<flatbuffers::Offset<kx::Step>> Writer::step(exec::StepOp s) {
   std::vector<uint32_t> inputs, outputs, yields;
   for (Value v : s.getInputs()) {
@@ -156,7 +170,7 @@ FailureOr<flatbuffers::Offset<kx::Step>> Writer::step(exec::StepOp s) {
   for (BlockArgument arg : s.getBody().getArguments())
     local[arg] = local.size();
   std::vector<flatbuffers::Offset<kx::Op>> ops;
-  std::string stepName;
+  std::vector<std::string> opNames;
   for (Operation &op : s.getBody().front()) {
     if (auto yield = llvm::dyn_cast<exec::YieldOp>(op)) {
       for (Value v : yield.getValues())
@@ -183,8 +197,7 @@ FailureOr<flatbuffers::Offset<kx::Step>> Writer::step(exec::StepOp s) {
     if (auto loc = llvm::dyn_cast<FileLineColLoc>(op.getLoc()))
       location = (loc.getFilename().str() + ":" + std::to_string(loc.getLine()) + ":" +
                   std::to_string(loc.getColumn()));
-    StringRef opName = op.getName().stripDialect();
-    stepName += (stepName.empty() ? "" : "+") + opName.str();
+    opNames.push_back(op.getName().stripDialect().str());
     ops.push_back(kx::CreateOpDirect(fbb, op.getName().getStringRef().str().c_str(), &attrs,
                                      &operands, &results, location.c_str()));
     for (Value r : op.getResults())
@@ -194,9 +207,10 @@ FailureOr<flatbuffers::Offset<kx::Step>> Writer::step(exec::StepOp s) {
   if (auto w = s.getWaits())
     for (int64_t e : *w)
       waits.push_back(static_cast<uint32_t>(e));
-  return kx::CreateStepDirect(fbb, stepName.c_str(), s.getStream().value_or(0),
-                              s.getEvent() ? static_cast<int64_t>(*s.getEvent()) : -1, &waits, &inputs, &outputs, &ops,
-                              &yields);
+  std::string kind = s.getKind() ? s.getKind()->str() : "";
+  return kx::CreateStepDirect(fbb, stepName(kind, opNames).c_str(), s.getStream().value_or(0),
+                              s.getEvent() ? static_cast<int64_t>(*s.getEvent()) : -1, &waits,
+                              &inputs, &outputs, &ops, &yields, kind.c_str());
 }
 
 LogicalResult Writer::write(llvm::raw_ostream &os) {

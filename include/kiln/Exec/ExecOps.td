@@ -40,6 +40,10 @@ def Exec_StepOp : Exec_Op<"step", [IsolatedFromAbove]> {
       that another stream waits for);
     - `offsets`: the arena offset of each result's buffer.
 
+    `kind` is set on a step made from a `kiln.fusion` region and names the
+    region's kind (`loop`, `attention`, ...); a step of one unfused op has
+    none.
+
     ```mlir
     %2 = exec.step(%0, %w) {stream = 1 : i64, waits = array<i64: 0>,
                             offsets = array<i64: 4096>}
@@ -54,7 +58,8 @@ def Exec_StepOp : Exec_Op<"step", [IsolatedFromAbove]> {
                        OptionalAttr<I64Attr>:$stream,
                        OptionalAttr<I64Attr>:$event,
                        OptionalAttr<DenseI64ArrayAttr>:$waits,
-                       OptionalAttr<DenseI64ArrayAttr>:$offsets);
+                       OptionalAttr<DenseI64ArrayAttr>:$offsets,
+                       OptionalAttr<StrAttr>:$kind);
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{

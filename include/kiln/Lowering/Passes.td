@@ -8,9 +8,12 @@ include "mlir/Pass/PassBase.td"
 def KilnFormSteps : Pass<"kiln-form-steps", "func::FuncOp"> {
   let summary = "Wrap each graph op in an exec.step (graph to execution plan)";
   let description = [{
-    Every kiln op except constants and weights becomes one `exec.step` whose
-    region holds it. Constants and weights stay outside: they are the
-    executable's weight section and are step inputs like model inputs.
+    Every `kiln.fusion` region becomes one `exec.step` that takes over its
+    body (with `kind` naming the region's kind); every other kiln op except
+    constants and weights becomes one step whose region holds it. Constants
+    and weights stay outside: they are the executable's weight section and
+    are step inputs like model inputs. Constants that fusion cloned into a
+    region move back out for the same reason.
   }];
   let dependentDialects = ["::mlir::kiln::exec::ExecDialect"];
 }
