@@ -16,6 +16,20 @@ void mlir::kiln::buildDefaultGraphPipeline(OpPassManager &pm) {
   fn.addPass(createKilnDeadCodeElimination());
 }
 
+void mlir::kiln::buildFusionPipeline(OpPassManager &pm, const FusionOptions &options) {
+  OpPassManager &fn = pm.nest<func::FuncOp>();
+  // Fixed patterns first, then anchored regions, then what is left: an op
+  // joins the first region that takes it (docs/fusion.md).
+  fn.addPass(createKilnFuseAttention(KilnFuseAttentionOptions{options.report}));
+  fn.addPass(createKilnFuseSiblings(KilnFuseSiblingsOptions{options.report}));
+  fn.addPass(createKilnFuseReductions(KilnFuseReductionsOptions{options.report}));
+  fn.addPass(createKilnFuseEpilogues(KilnFuseEpiloguesOptions{options.report}));
+  fn.addPass(createKilnFuseLoops(KilnFuseLoopsOptions{options.report}));
+  // Duplicated producers whose every user took a copy are now dead, as are
+  // the weights that horizontal fusion concatenated.
+  fn.addPass(createKilnDeadCodeElimination());
+}
+
 void mlir::kiln::registerAllKilnPasses() {
   registerKilnPasses();
   registerCanonicalizerPass();
@@ -25,4 +39,9 @@ void mlir::kiln::registerAllKilnPasses() {
       "The default graph pipeline of kilnc (canonicalize, kiln-constant-fold, "
       "canonicalize, cse, kiln-dce)",
       buildDefaultGraphPipeline);
+  PassPipelineRegistration<>(
+      "kiln-fusion-pipeline",
+      "Every fusion pass in kilnc's order (kiln-fuse-attention, kiln-fuse-siblings, "
+      "kiln-fuse-reductions, kiln-fuse-epilogues, kiln-fuse-loops, kiln-dce)",
+      [](OpPassManager &pm) { buildFusionPipeline(pm, FusionOptions{}); });
 }

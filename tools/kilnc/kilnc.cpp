@@ -2,10 +2,12 @@
 //
 //   kilnc MODEL.kg [--print-ir-after-all] [--dump-ir-dir=DIR]
 //                  [--emit=mlir|plan|kx] [--schedule=max-concurrency|min-memory]
-//                  [--max-streams=N] [--target=cpu] [-o FILE]
+//                  [--max-streams=N] [--target=cpu] [--no-fusion]
+//                  [--fusion-report] [--dump-dot=FILE] [-o FILE]
 //
 // Parses a model (.kg, .onnx, or kiln IR in .mlir), runs the default graph
-// pipeline (and, for --emit=plan, the lowering to an execution plan) and
+// pipeline and the fusion passes (and, for --emit=plan, the lowering to an
+// execution plan) and
 // writes the resulting IR. Every diagnostic carries the
 // model file's file:line:col and shows the offending line.
 //
@@ -14,7 +16,9 @@
 #include "kiln/Frontend/KgParser.h"
 #include "kiln/Frontend/OnnxImporter.h"
 #include "kiln/Exec/ExecOps.h"
+#include "kiln/IR/GraphDot.h"
 #include "kiln/IR/KilnDialect.h"
+#include "kiln/IR/KilnOps.h"
 #include "kiln/Lowering/Passes.h"
 #include "kiln/Target/ExecutableWriter.h"
 #include "kiln/Transforms/Passes.h"
@@ -36,6 +40,8 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
+
+#include <map>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -105,6 +111,18 @@ static cl::list<std::string> inputValues(
     cl::value_desc("NAME=FILE"), cl::cat(kilncCategory));
 static cl::opt<bool> noOptimize("O0", cl::desc("Skip the graph pipeline"),
                                 cl::cat(kilncCategory));
+static cl::opt<bool> noFusion("no-fusion",
+                              cl::desc("Skip operator fusion: one kernel per graph op"),
+                              cl::cat(kilncCategory));
+static cl::opt<bool> fusionReport(
+    "fusion-report",
+    cl::desc("Print every fusion decision (fused or not, and why) with its model location, "
+             "then the regions per kind"),
+    cl::cat(kilncCategory));
+static cl::opt<std::string> dumpDot("dump-dot",
+                                    cl::desc("Write the optimised graph as Graphviz DOT, "
+                                             "fusion regions as clusters"),
+                                    cl::value_desc("FILE"), cl::cat(kilncCategory));
 
 namespace {
 
@@ -147,6 +165,56 @@ private:
   std::string dir;
   unsigned index = 0;
 };
+
+/// Lets two pass managers (graph, then lowering) share one numbered dump.
+class ForwardTo : public PassInstrumentation {
+public:
+  explicit ForwardTo(PassInstrumentation *target) : target(target) {}
+  void runAfterPass(Pass *pass, Operation *op) override { target->runAfterPass(pass, op); }
+
+private:
+  PassInstrumentation *target;
+};
+
+/// A diagnostic location as the user knows it: "model.kg:12:5", or
+/// "model.onnx: node" for ONNX nodes.
+std::string describeLocation(Location loc) {
+  if (auto file = llvm::dyn_cast<FileLineColLoc>(loc))
+    return file.getFilename().str() + ":" + std::to_string(file.getLine()) + ":" +
+           std::to_string(file.getColumn());
+  if (auto name = llvm::dyn_cast<NameLoc>(loc)) {
+    auto file = llvm::dyn_cast<FileLineColLoc>(name.getChildLoc());
+    return (file ? file.getFilename().str() + ": " : std::string()) + name.getName().str();
+  }
+  return "<unknown>";
+}
+
+/// The summary after the fusion report: graph ops, kernels, regions by kind.
+void reportFusion(ModuleOp module) {
+  for (auto func : module.getOps<func::FuncOp>()) {
+    int64_t ops = 0, kernels = 0, unfused = 0;
+    std::map<std::string, int64_t> regions;
+    for (Operation &op : func.getBody().front()) {
+      if (!llvm::isa_and_nonnull<mlir::kiln::KilnDialect>(op.getDialect()) ||
+          llvm::isa<mlir::kiln::ConstantOp, mlir::kiln::WeightOp>(op))
+        continue;
+      ++kernels;
+      if (auto region = llvm::dyn_cast<mlir::kiln::FusionOp>(op)) {
+        ++regions[mlir::kiln::stringifyFusionKind(region.getKind()).str()];
+        for (Operation &inner : region.getBody().front().without_terminator())
+          ops += !llvm::isa<mlir::kiln::ConstantOp>(inner);
+      } else {
+        ++ops;
+        ++unfused;
+      }
+    }
+    llvm::errs() << "kilnc: fusion @" << func.getName() << ": " << ops << " graph ops in "
+                 << kernels << " kernels:";
+    for (const auto &[kind, count] : regions)
+      llvm::errs() << " " << kind << " " << count << ",";
+    llvm::errs() << " unfused " << unfused << "\n";
+  }
+}
 
 /// One line per function on stderr: steps, streams, events and memory.
 void reportPlans(ModuleOp module) {
@@ -196,6 +264,14 @@ int main(int argc, char **argv) {
     llvm::errs() << file.getFilename().getValue() << ": " << name.getName().getValue() << ": "
                  << (diag.getSeverity() == DiagnosticSeverity::Error ? "error: " : "note: ")
                  << diag.str() << "\n";
+    return success();
+  });
+
+  // The fusion report: one line per remark, without the source excerpt.
+  ScopedDiagnosticHandler remarks(&context, [](Diagnostic &diag) {
+    if (diag.getSeverity() != DiagnosticSeverity::Remark)
+      return failure();
+    llvm::errs() << describeLocation(diag.getLocation()) << ": " << diag.str() << "\n";
     return success();
   });
 
@@ -250,7 +326,7 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
 
-  std::unique_ptr<DumpToDirectory> dumper;
+  std::unique_ptr<DumpToDirectory> dumper; // outlives both pass managers
   if (!dumpIrDir.empty()) {
     if (std::error_code ec = llvm::sys::fs::create_directories(dumpIrDir)) {
       llvm::errs() << "kilnc: error: cannot create '" << dumpIrDir << "': " << ec.message()
@@ -308,41 +384,72 @@ int main(int argc, char **argv) {
     return 1;
   }
 
-  // Optimise.
+  // Optimise, fuse, then (for plans and executables) lower.
   if (!noOptimize) {
-    PassManager pm(&context);
-    if (failed(applyPassManagerCLOptions(pm)))
+    auto configure = [&](PassManager &pm) -> LogicalResult {
+      if (failed(applyPassManagerCLOptions(pm)))
+        return failure();
+      applyDefaultTimingPassManagerCLOptions(pm);
+      if (printIrAfterAll) {
+        // Printing the whole module after a function pass needs the passes
+        // to run one function at a time.
+        context.disableMultithreading();
+        pm.enableIRPrinting(
+            /*shouldPrintBeforePass=*/[](Pass *, Operation *) { return false; },
+            /*shouldPrintAfterPass=*/[](Pass *, Operation *) { return true; },
+            /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false,
+            /*printAfterOnlyOnFailure=*/false, llvm::errs(), dumpFlags());
+      }
+      if (dumper) {
+        context.disableMultithreading();
+        pm.addInstrumentation(std::make_unique<ForwardTo>(dumper.get()));
+      }
+      return success();
+    };
+    PassManager graph(&context);
+    if (failed(configure(graph)))
       return 1;
-    applyDefaultTimingPassManagerCLOptions(pm);
-    if (printIrAfterAll) {
-      // Printing the whole module after a function pass needs the passes to
-      // run one function at a time.
-      context.disableMultithreading();
-      pm.enableIRPrinting(
-          /*shouldPrintBeforePass=*/[](Pass *, Operation *) { return false; },
-          /*shouldPrintAfterPass=*/[](Pass *, Operation *) { return true; },
-          /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false,
-          /*printAfterOnlyOnFailure=*/false, llvm::errs(), dumpFlags());
+    mlir::kiln::buildDefaultGraphPipeline(graph);
+    if (!noFusion) {
+      mlir::kiln::FusionOptions fusion;
+      fusion.report = fusionReport;
+      mlir::kiln::buildFusionPipeline(graph, fusion);
     }
-    if (dumper) {
-      context.disableMultithreading();
-      pm.addInstrumentation(std::move(dumper));
+    if (failed(graph.run(*module)))
+      return 1;
+    if (fusionReport)
+      reportFusion(*module);
+    if (!dumpDot.empty()) {
+      std::string message;
+      auto dot = openOutputFile(dumpDot, &message);
+      if (!dot) {
+        llvm::errs() << "kilnc: error: " << message << "\n";
+        return 1;
+      }
+      for (auto func : module->getOps<func::FuncOp>())
+        mlir::kiln::writeGraphDot(func, dot->os());
+      dot->keep();
     }
-    mlir::kiln::buildDefaultGraphPipeline(pm);
     if (lower) {
       if (maxStreams < 1) {
         llvm::errs() << "kilnc: error: --max-streams must be at least 1, got " << maxStreams
                      << "\n";
         return 1;
       }
-      mlir::kiln::PlanOptions plan;
-      plan.maxStreams = schedule == ScheduleKind::MinMemory ? 1 : maxStreams.getValue();
-      mlir::kiln::buildExecPlanPipeline(pm, plan);
-    }
-    if (failed(pm.run(*module)))
-      return 1;
-    if (lower)
+      PassManager plan(&context);
+      if (failed(configure(plan)))
+        return 1;
+      mlir::kiln::PlanOptions options;
+      options.maxStreams = schedule == ScheduleKind::MinMemory ? 1 : maxStreams.getValue();
+      mlir::kiln::buildExecPlanPipeline(plan, options);
+      if (failed(plan.run(*module)))
+        return 1;
       reportPlans(*module);
+    }
+  } else if (!dumpDot.empty() || fusionReport) {
+    llvm::errs() << "kilnc: error: -O0 stops after parsing; --dump-dot and --fusion-report "
+                    "need the graph pipeline\n";
+    return 1;
   }
 
   // Emit.

@@ -22,6 +22,14 @@ namespace kiln {
 /// canonicalize, CSE, dead-code elimination.
 void buildDefaultGraphPipeline(OpPassManager &pm);
 
+struct FusionOptions {
+  /// Explain every fusion decision as a remark.
+  bool report = false;
+};
+
+/// The fusion passes in kilnc's order, then dead-code elimination.
+void buildFusionPipeline(OpPassManager &pm, const FusionOptions &options);
+
 /// Registers the kiln passes, the MLIR passes the pipeline uses
 /// (canonicalize, cse) and the "kiln-graph-pipeline" pipeline.
 void registerAllKilnPasses();

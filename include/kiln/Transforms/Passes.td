@@ -45,4 +45,80 @@ def KilnDeadCodeElimination : Pass<"kiln-dce", "func::FuncOp"> {
   ];
 }
 
+// Options every fusion pass takes: whether to explain its decisions as
+// remarks, and the bounds on a region's size.
+class Kiln_FusionPass<string arg, string sum> : Pass<arg, "func::FuncOp"> {
+  let summary = sum;
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Emit a remark for every candidate: fused or not, and why">,
+    Option<"maxOps", "max-ops", "int64_t", /*default=*/"32",
+           "Most graph ops in one region">,
+    Option<"maxInputs", "max-inputs", "int64_t", /*default=*/"12",
+           "Most region inputs (kernel parameters)">,
+    Option<"maxLive", "max-live", "int64_t", /*default=*/"16",
+           "Most intermediate values alive at once in a region: a proxy for the "
+           "registers its kernel needs per element">,
+  ];
+  let dependentDialects = ["::mlir::kiln::KilnDialect"];
+}
+
+def KilnFuseAttention : Kiln_FusionPass<"kiln-fuse-attention",
+    "Recognize matmul - scale - (mask) - softmax - matmul as one attention region"> {
+  let description = [{
+    Finds `matmul(softmax(mask(scale(matmul(q, k)))), v)` with the softmax
+    over the last axis, where the scale is a multiplication or division by a
+    splat constant and the mask an addition or a `select`, both optional,
+    and every intermediate has no other user; replaces it by a `kiln.fusion
+    attention` region taking q, k, v (and the mask).
+  }];
+}
+
+def KilnFuseSiblings : Kiln_FusionPass<"kiln-fuse-siblings",
+    "Horizontal fusion: sibling matmuls reading one input become one wider matmul"> {
+  let description = [{
+    Matmuls that read the same left operand with weights of the same dtype
+    and contraction size as right operands (e.g. the Q, K and V
+    projections) become one `kiln.fusion horizontal` region: one matmul with
+    the weights concatenated at compile time, the bias adds that each
+    sibling may have (a weight vector) concatenated the same way, and one
+    slice per sibling, which a kernel's epilogue stores to separate buffers.
+  }];
+}
+
+def KilnFuseReductions : Kiln_FusionPass<"kiln-fuse-reductions",
+    "Reduction (input) fusion: elementwise producers and consumers into a reduction"> {
+  let description = [{
+    Each reduction or row-wise normalisation (reduce_*, argmax, softmax,
+    log_softmax, layer_norm, global_avg_pool) absorbs the elementwise ops
+    that compute its input (a cheap producer that has other users is
+    duplicated; an expensive one is not) and the chain of single-user
+    elementwise ops that consume its result at the same shape.
+  }];
+}
+
+def KilnFuseEpilogues : Kiln_FusionPass<"kiln-fuse-epilogues",
+    "GEMM and convolution epilogue fusion: bias, activation, scaling, residual, cast"> {
+  let description = [{
+    Each matmul or conv2d absorbs the chain of elementwise ops that consume
+    its result at the result's shape (bias add, activation, scaling,
+    residual add, output cast, and for convolutions inference batch
+    normalisation), as long as each link has a single user: a matmul whose
+    result is needed elsewhere keeps its consumers apart rather than being
+    computed twice.
+  }];
+}
+
+def KilnFuseLoops : Kiln_FusionPass<"kiln-fuse-loops",
+    "Loop fusion: trees of elementwise ops, broadcasts and free reshapes"> {
+  let description = [{
+    Groups the remaining elementwise ops, with the broadcasts and row-major
+    reshapes (which move no data), into `kiln.fusion loop` regions: one
+    kernel that reads each input once and writes each result once. Grows
+    each region from its last op towards its producers; a producer with
+    other users joins only when it is cheap to recompute (duplicated), never
+    an expensive one.
+  }];
+}
+
 #endif // KILN_TRANSFORMS_PASSES_TD
