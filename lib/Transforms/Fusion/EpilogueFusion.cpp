@@ -12,6 +12,8 @@
 
 #include "kiln/Transforms/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
 namespace mlir {
 namespace kiln {
 #define GEN_PASS_DEF_KILNFUSEEPILOGUES
@@ -56,6 +58,10 @@ struct KilnFuseEpiloguesPass : public ::mlir::kiln::impl::KilnFuseEpiloguesBase<
         break;
       }
       Operation *user = *current.getUsers().begin();
+      if (llvm::isa<func::ReturnOp>(user)) {
+        stop = "its result is a model output";
+        break;
+      }
       if (auto region = llvm::dyn_cast<FusionOp>(user)) {
         stop = std::string("its consumer is already in a ") +
                stringifyFusionKind(region.getKind()).str() + " region";

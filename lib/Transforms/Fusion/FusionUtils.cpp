@@ -252,6 +252,11 @@ void remark(bool enabled, Operation *op, const llvm::Twine &message) {
     op->emitRemark(message);
 }
 
+void remark(bool enabled, Location loc, const llvm::Twine &message) {
+  if (enabled)
+    mlir::emitRemark(loc, message);
+}
+
 std::string describeBody(FusionOp region) {
   std::string s;
   for (Operation &op : region.getBody().front().without_terminator())

@@ -94,6 +94,7 @@ FusionOp formRegion(const Group &group, FusionKind kind);
 
 /// Explains a decision at `op`'s location when the pass reports.
 void remark(bool enabled, Operation *op, const llvm::Twine &message);
+void remark(bool enabled, Location loc, const llvm::Twine &message);
 
 /// "add, mul, relu" for the ops in a region body, in order.
 std::string describeBody(FusionOp region);

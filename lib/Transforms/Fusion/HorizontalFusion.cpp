@@ -220,7 +220,7 @@ struct KilnFuseSiblingsPass : public ::mlir::kiln::impl::KilnFuseSiblingsBase<Ki
       mm.erase();
     }
     FusionOp region = formRegion(group, FusionKind::Horizontal);
-    remark(report, region,
+    remark(report, loc,
            "horizontal region: " + std::to_string(siblings.size()) +
                " sibling matmuls reading one input become one matmul with N=" +
                std::to_string(offset) + (withBias ? " and its bias" : "") + ": " +

@@ -1,0 +1,143 @@
+// RUN: kiln-opt %s -split-input-file -kiln-fuse-attention=report=true -verify-diagnostics | FileCheck %s
+
+!q = tensor<2x16x32xf32, #kiln.enc<row_major, cpu>>
+!s = tensor<2x16x16xf32, #kiln.enc<row_major, cpu>>
+!f = tensor<f32, #kiln.enc<row_major, cpu>>
+
+// softmax(q k^T * scale) v, no mask: q, k and v are the inputs and the
+// scale is cloned in.
+// CHECK-LABEL: func.func @without_mask
+// CHECK: %[[R:.*]] = kiln.fusion attention(%arg0, %arg1, %arg2)
+// CHECK-NEXT: ^bb0(%[[Q:.*]]: {{.*}}, %[[K:.*]]: {{.*}}, %[[V:.*]]: {{.*}}):
+// CHECK-NEXT: %[[S:.*]] = kiln.matmul %[[Q]], %[[K]] {transpose_b = true}
+// CHECK-NEXT: %[[C:.*]] = kiln.constant dense<1.250000e-01>
+// CHECK-NEXT: %[[SC:.*]] = kiln.mul %[[S]], %[[C]]
+// CHECK-NEXT: %[[P:.*]] = kiln.softmax %[[SC]]
+// CHECK-NEXT: %[[O:.*]] = kiln.matmul %[[P]], %[[V]]
+// CHECK-NEXT: kiln.yield %[[O]]
+// CHECK: return %[[R]]
+func.func @without_mask(%q: !q, %k: !q, %v: !q) -> !q {
+  %c = kiln.constant dense<0.125> : tensor<f32> : !f
+  %0 = kiln.matmul %q, %k {transpose_b = true} : (!q, !q) -> !s
+  %1 = kiln.mul %0, %c : (!s, !f) -> !s
+  %2 = kiln.softmax %1 {axis = 2 : i64} : (!s) -> !s
+  // expected-remark @+1 {{attention region without mask: matmul, mul, softmax, matmul}}
+  %3 = kiln.matmul %2, %v : (!s, !q) -> !q
+  return %3 : !q
+}
+
+// -----
+
+!q = tensor<2x16x32xf32, #kiln.enc<row_major, cpu>>
+!s = tensor<2x16x16xf32, #kiln.enc<row_major, cpu>>
+!m = tensor<16x16xf32, #kiln.enc<row_major, cpu>>
+!f = tensor<f32, #kiln.enc<row_major, cpu>>
+
+// With an additive mask (after the scale): the mask is a fourth input.
+// CHECK-LABEL: func.func @additive_mask
+// CHECK: kiln.fusion attention(%arg0, %arg1, %arg3, %arg2)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: kiln.matmul
+// CHECK-NEXT: kiln.constant
+// CHECK-NEXT: kiln.div
+// CHECK-NEXT: kiln.add
+// CHECK-NEXT: kiln.softmax
+// CHECK-NEXT: kiln.matmul
+func.func @additive_mask(%q: !q, %k: !q, %v: !q, %mask: !m) -> !q {
+  %c = kiln.constant dense<5.656854> : tensor<f32> : !f
+  %0 = kiln.matmul %q, %k {transpose_b = true} : (!q, !q) -> !s
+  %1 = kiln.div %0, %c : (!s, !f) -> !s
+  %2 = kiln.add %mask, %1 : (!m, !s) -> !s
+  %3 = kiln.softmax %2 {axis = 2 : i64} : (!s) -> !s
+  // expected-remark @+1 {{attention region with mask: matmul, div, add, softmax, matmul}}
+  %4 = kiln.matmul %3, %v : (!s, !q) -> !q
+  return %4 : !q
+}
+
+// -----
+
+!q = tensor<2x16x32xf32, #kiln.enc<row_major, cpu>>
+!s = tensor<2x16x16xf32, #kiln.enc<row_major, cpu>>
+!b = tensor<16x16xi1, #kiln.enc<row_major, cpu>>
+!f = tensor<f32, #kiln.enc<row_major, cpu>>
+
+// A boolean mask through select (ONNX Where), no scale.
+// CHECK-LABEL: func.func @select_mask
+// CHECK: kiln.fusion attention
+// CHECK: kiln.select
+// CHECK: kiln.softmax
+func.func @select_mask(%q: !q, %k: !q, %v: !q, %keep: !b) -> !q {
+  %ninf = kiln.constant dense<-1.0e9> : tensor<f32> : !f
+  %0 = kiln.matmul %q, %k {transpose_b = true} : (!q, !q) -> !s
+  %1 = kiln.select %keep, %0, %ninf : (!b, !s, !f) -> !s
+  %2 = kiln.softmax %1 {axis = 2 : i64} : (!s) -> !s
+  // expected-remark @+1 {{attention region with mask: matmul, select, softmax, matmul}}
+  %3 = kiln.matmul %2, %v : (!s, !q) -> !q
+  return %3 : !q
+}
+
+// -----
+
+!q = tensor<2x16x32xf32, #kiln.enc<row_major, cpu>>
+!s = tensor<2x16x16xf32, #kiln.enc<row_major, cpu>>
+
+// The probabilities are a model output too: no region (a fused kernel
+// never writes them).
+// CHECK-LABEL: func.func @probabilities_used
+// CHECK-NOT: kiln.fusion
+func.func @probabilities_used(%q: !q, %k: !q, %v: !q) -> (!q, !s) {
+  %0 = kiln.matmul %q, %k {transpose_b = true} : (!q, !q) -> !s
+  // expected-remark @+1 {{attention fusion: not an attention pattern: the probabilities have other users}}
+  %1 = kiln.softmax %0 {axis = 2 : i64} : (!s) -> !s
+  %2 = kiln.matmul %1, %v : (!s, !q) -> !q
+  return %2, %1 : !q, !s
+}
+
+// -----
+
+!q = tensor<2x16x32xf32, #kiln.enc<row_major, cpu>>
+!s = tensor<2x16x16xf32, #kiln.enc<row_major, cpu>>
+
+// Softmax over the queries (axis 1), not the keys: not attention.
+// CHECK-LABEL: func.func @wrong_axis
+// CHECK-NOT: kiln.fusion
+func.func @wrong_axis(%q: !q, %k: !q, %v: !q) -> !q {
+  %0 = kiln.matmul %q, %k {transpose_b = true} : (!q, !q) -> !s
+  // expected-remark @+1 {{attention fusion: not an attention pattern: the softmax is not over the last axis (the keys)}}
+  %1 = kiln.softmax %0 {axis = 1 : i64} : (!s) -> !s
+  %2 = kiln.matmul %1, %v : (!s, !q) -> !q
+  return %2 : !q
+}
+
+// -----
+
+!q = tensor<2x16x32xf32, #kiln.enc<row_major, cpu>>
+!s = tensor<2x16x16xf32, #kiln.enc<row_major, cpu>>
+
+// A scale by a tensor (not a constant) is not part of the pattern.
+// CHECK-LABEL: func.func @scale_by_tensor
+// CHECK-NOT: kiln.fusion
+func.func @scale_by_tensor(%q: !q, %k: !q, %v: !q, %t: !s) -> !q {
+  %0 = kiln.matmul %q, %k {transpose_b = true} : (!q, !q) -> !s
+  %1 = kiln.mul %0, %t : (!s, !s) -> !s
+  // expected-remark @+1 {{attention fusion: not an attention pattern: 'mul' between the score matmul and the softmax is neither a scale by a constant nor a mask}}
+  %2 = kiln.softmax %1 {axis = 2 : i64} : (!s) -> !s
+  %3 = kiln.matmul %2, %v : (!s, !q) -> !q
+  return %3 : !q
+}
+
+// -----
+
+!q = tensor<2x16x32xf32, #kiln.enc<row_major, cpu>>
+!s = tensor<2x16x16xf32, #kiln.enc<row_major, cpu>>
+
+// The scores are also returned: they have other users.
+// CHECK-LABEL: func.func @scores_used
+// CHECK-NOT: kiln.fusion
+func.func @scores_used(%q: !q, %k: !q, %v: !q) -> (!q, !s) {
+  %0 = kiln.matmul %q, %k {transpose_b = true} : (!q, !q) -> !s
+  // expected-remark @+1 {{attention fusion: not an attention pattern: the softmax input ('matmul') has other users}}
+  %1 = kiln.softmax %0 {axis = 2 : i64} : (!s) -> !s
+  %2 = kiln.matmul %1, %v : (!s, !q) -> !q
+  return %2, %0 : !q, !s
+}
