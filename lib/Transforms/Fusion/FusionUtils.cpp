@@ -142,21 +142,21 @@ static int64_t peakLiveValues(const Group &group) {
   llvm::DenseMap<Operation *, size_t> position;
   for (auto [k, op] : llvm::enumerate(ops))
     position[op] = k;
-  // A value is alive from its op to its last user in the region; one used
-  // outside lives to the end.
-  std::vector<int64_t> delta(ops.size() + 2, 0);
+  // A value is alive from its op until its last user in the region, whose
+  // result may take its register; one used outside lives to the end.
+  std::vector<int64_t> delta(ops.size() + 1, 0);
   for (auto [k, op] : llvm::enumerate(ops))
     for (Value result : op->getResults()) {
-      size_t last = k;
+      size_t end = k + 1;
       for (Operation *user : result.getUsers()) {
         auto it = position.find(user);
         if (it != position.end())
-          last = std::max(last, it->second);
+          end = std::max(end, it->second);
         else if (group.moved.contains(op))
-          last = ops.size();
+          end = ops.size();
       }
       ++delta[k];
-      --delta[last + 1];
+      --delta[end];
     }
   int64_t live = 0, peak = 0;
   for (int64_t d : delta) {
