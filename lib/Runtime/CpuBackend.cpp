@@ -14,6 +14,9 @@
 
 #include <cblas.h>
 
+#include <cstring>
+#include <optional>
+
 namespace kiln {
 namespace rt {
 
@@ -132,32 +135,81 @@ bool tryBlasStep(const StepDesc &step, const Program &program,
   return true;
 }
 
-/// Inside a fused step: an f32 matmul or convolution through OpenBLAS on
-/// decoded operands, or nothing.
-std::optional<ref::Tensor> tryBlasOp(const OpDesc &op,
-                                     const std::vector<const ref::Tensor *> &operands) {
-  if ((op.name != "kiln.matmul" && op.name != "kiln.conv2d") || op.results.size() != 1 ||
-      op.results[0].dtype != ref::DType::F32)
-    return std::nullopt;
-  std::vector<std::vector<float>> narrowed;
-  for (const ref::Tensor *t : operands) {
-    if (t->dtype != ref::DType::F32)
-      return std::nullopt;
-    narrowed.emplace_back(t->f.begin(), t->f.end());
+/// A value inside a step: a step input still in memory, an f32 row-major
+/// result of OpenBLAS, or a decoded reference tensor. Decoding happens only
+/// when an op on the reference path needs it, so a fused step's matmul reads
+/// its weights in place, as an unfused one does.
+class StepValue {
+public:
+  StepValue(const TensorSpec &type, const uint8_t *memory) : type_(&type), memory_(memory) {}
+  StepValue(const TensorSpec &type, std::vector<float> f32)
+      : type_(&type), f32_(std::move(f32)) {}
+  StepValue(const TensorSpec &type, ref::Tensor tensor) : type_(&type), tensor_(std::move(tensor)) {}
+
+  const TensorSpec &type() const { return *type_; }
+
+  /// The elements as f32 row-major, or null for another dtype or layout.
+  const float *f32() {
+    if (!isRowMajorF32(*type_))
+      return nullptr;
+    if (memory_)
+      return reinterpret_cast<const float *>(memory_);
+    if (f32_.empty() && tensor_)
+      f32_.assign(tensor_->f.begin(), tensor_->f.end());
+    return f32_.data();
   }
-  ref::Tensor result = ref::Tensor::zeros(ref::DType::F32, op.results[0].shape);
-  std::vector<float> out(result.f.size());
+
+  const ref::Tensor &tensor() {
+    if (!tensor_) {
+      if (memory_)
+        tensor_ = ref::decodeTensor(type_->dtype, type_->shape, type_->dimOrder, memory_);
+      else {
+        tensor_ = ref::Tensor::zeros(ref::DType::F32, type_->shape);
+        tensor_->f.assign(f32_.begin(), f32_.end());
+      }
+    }
+    return *tensor_;
+  }
+
+  /// Writes the value into an output buffer of its type.
+  void store(uint8_t *out) {
+    if (isRowMajorF32(*type_) && !tensor_) {
+      std::memcpy(out, f32(), type_->numElements() * sizeof(float));
+      return;
+    }
+    ref::encodeTensor(tensor(), type_->dimOrder, out);
+  }
+
+private:
+  const TensorSpec *type_;
+  const uint8_t *memory_ = nullptr;
+  std::vector<float> f32_;
+  std::optional<ref::Tensor> tensor_;
+};
+
+/// Inside a fused step: an f32 row-major matmul or convolution through
+/// OpenBLAS, or nothing.
+std::optional<StepValue> tryBlasOp(const OpDesc &op, std::vector<StepValue> &local) {
+  if ((op.name != "kiln.matmul" && op.name != "kiln.conv2d") || op.results.size() != 1 ||
+      !isRowMajorF32(op.results[0]))
+    return std::nullopt;
+  std::vector<const float *> data;
+  for (uint32_t operand : op.operands) {
+    const float *p = local[operand].f32();
+    if (!p)
+      return std::nullopt;
+    data.push_back(p);
+  }
+  auto shape = [&](size_t k) -> const ref::Shape & { return local[op.operands[k]].type().shape; };
+  std::vector<float> out(op.results[0].numElements());
   if (op.name == "kiln.matmul") {
-    if (!sgemmMatmul(op, operands[0]->shape, narrowed[0].data(), operands[1]->shape,
-                     narrowed[1].data(), result.shape, out.data()))
+    if (!sgemmMatmul(op, shape(0), data[0], shape(1), data[1], op.results[0].shape, out.data()))
       return std::nullopt;
   } else {
-    sgemmConv2d(op, operands[0]->shape, narrowed[0].data(), operands[1]->shape,
-                narrowed[1].data(), narrowed.size() > 2 ? narrowed[2].data() : nullptr,
-                result.shape, out.data());
+    sgemmConv2d(op, shape(0), data[0], shape(1), data[1], data.size() > 2 ? data[2] : nullptr,
+                op.results[0].shape, out.data());
   }
-  result.f.assign(out.begin(), out.end());
-  return result;
+  return StepValue(op.results[0], std::move(out));
 }
 
 } // namespace
@@ -167,26 +219,25 @@ Status runStepOnCpu(const Program &program, const StepDesc &step,
                     const std::vector<uint8_t *> &outputs) {
   if (tryBlasStep(step, program, inputs, outputs))
     return Status::ok();
-  std::vector<ref::Tensor> local;
+  std::vector<StepValue> local;
   local.reserve(step.inputs.size() + step.ops.size());
-  for (size_t k = 0; k < step.inputs.size(); ++k) {
-    const TensorSpec &t = program.values[step.inputs[k]].type;
-    local.push_back(ref::decodeTensor(t.dtype, t.shape, t.dimOrder, inputs[k]));
-  }
+  for (size_t k = 0; k < step.inputs.size(); ++k)
+    local.emplace_back(program.values[step.inputs[k]].type, inputs[k]);
   for (const OpDesc &op : step.ops) {
+    if (std::optional<StepValue> result = tryBlasOp(op, local)) {
+      local.push_back(std::move(*result));
+      continue;
+    }
     std::vector<const ref::Tensor *> operands;
     for (uint32_t x : op.operands)
-      operands.push_back(&local[x]);
-    std::optional<ref::Tensor> result = tryBlasOp(op, operands);
-    if (!result)
-      result = ref::evaluate(op.name, op.attrs, operands);
+      operands.push_back(&local[x].tensor());
+    std::optional<ref::Tensor> result = ref::evaluate(op.name, op.attrs, operands);
     if (!result)
       return Status::error("the CPU backend cannot run " + op.name);
-    local.push_back(std::move(*result));
+    local.emplace_back(op.results[0], std::move(*result));
   }
   for (size_t k = 0; k < step.outputs.size(); ++k)
-    ref::encodeTensor(local[step.yields[k]], program.values[step.outputs[k]].type.dimOrder,
-                      outputs[k]);
+    local[step.yields[k]].store(outputs[k]);
   return Status::ok();
 }
 
