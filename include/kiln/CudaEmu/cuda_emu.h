@@ -1,0 +1,149 @@
+//===- cuda_emu.h - CUDA kernel text on the host compiler -------*- C++ -*-===//
+//
+// Force-included (g++ -include kiln/CudaEmu/cuda_emu.h) when kernel text
+// written for NVRTC is compiled for cuda-emu. It supplies what the kernel
+// text uses from CUDA: qualifiers, thread and block indices, barriers, warp
+// shuffles and votes, shared memory, atomics and the math intrinsics. Each
+// barrier and collective records its source line, so the emulator's
+// reports point into the kernel.
+//
+// Shared memory: kiln's kernels declare it with KILN_SHARED(T, name, count)
+// (on the GPU: __shared__ T name[count]) so the emulator can poison and
+// bound it; a plain `__shared__` array also works but is neither poisoned
+// nor checked.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_CUDAEMU_CUDA_EMU_H
+#define KILN_CUDAEMU_CUDA_EMU_H
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+namespace kiln {
+namespace emu {
+
+struct uint3 {
+  unsigned x, y, z;
+};
+struct dim3 {
+  unsigned x, y, z;
+  constexpr dim3(unsigned x = 1, unsigned y = 1, unsigned z = 1) : x(x), y(y), z(z) {}
+};
+
+// Set by the scheduler before it resumes each thread's fiber.
+extern thread_local uint3 threadIdx;
+extern thread_local uint3 blockIdx;
+extern thread_local dim3 blockDim;
+extern thread_local dim3 gridDim;
+
+enum class Collective : int { SyncWarp, ShflIdx, ShflXor, ShflDown, ShflUp, Any, All, Ballot };
+
+void syncThreads(const char *file, int line);
+/// Waits until every lane of `mask` arrives at the same collective; returns
+/// this lane's result (the shuffled bits, or the vote).
+uint64_t warpCollective(Collective kind, unsigned mask, uint64_t value, int param, int width,
+                        const char *file, int line);
+void *sharedArray(size_t bytes, size_t align, const char *file, int line);
+void *sharedDynamic(const char *file, int line);
+
+template <typename T>
+T shuffle(Collective kind, unsigned mask, T value, int param, int width, const char *file,
+          int line) {
+  static_assert(sizeof(T) <= 8 && std::is_trivially_copyable<T>::value,
+                "shuffles move values of at most 8 bytes");
+  uint64_t bits = 0;
+  std::memcpy(&bits, &value, sizeof(T));
+  bits = warpCollective(kind, mask, bits, param, width, file, line);
+  std::memcpy(&value, &bits, sizeof(T));
+  return value;
+}
+
+} // namespace emu
+} // namespace kiln
+
+using kiln::emu::dim3;
+using kiln::emu::uint3;
+using kiln::emu::blockDim;
+using kiln::emu::blockIdx;
+using kiln::emu::gridDim;
+using kiln::emu::threadIdx;
+
+#define warpSize 32
+
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __noinline__
+#define __restrict__ __restrict
+#define __launch_bounds__(...)
+#define __shared__ static thread_local
+
+#define KILN_SHARED(T, name, count)                                                           \
+  T *name = static_cast<T *>(                                                                  \
+      ::kiln::emu::sharedArray(sizeof(T) * (count), alignof(T), __FILE__, __LINE__))
+#define KILN_DYNAMIC_SHARED(T, name)                                                           \
+  T *name = static_cast<T *>(::kiln::emu::sharedDynamic(__FILE__, __LINE__))
+
+#define __syncthreads() ::kiln::emu::syncThreads(__FILE__, __LINE__)
+#define __syncwarp(...)                                                                        \
+  ((void)::kiln::emu::warpCollective(::kiln::emu::Collective::SyncWarp,                      \
+                                     KILN_EMU_MASK(__VA_ARGS__), 0, 0, 32, __FILE__, __LINE__))
+#define KILN_EMU_MASK(...) KILN_EMU_MASK_(__VA_ARGS__ + 0, 0xffffffffu)
+#define KILN_EMU_MASK_(m, full) ((m) ? (unsigned)(m) : full)
+
+#define KILN_EMU_SHFL(kind, mask, value, param, ...)                                          \
+  ::kiln::emu::shuffle(::kiln::emu::Collective::kind, (mask), (value), (param),               \
+                       KILN_EMU_WIDTH(__VA_ARGS__), __FILE__, __LINE__)
+#define KILN_EMU_WIDTH(...) KILN_EMU_WIDTH_(__VA_ARGS__ + 0)
+#define KILN_EMU_WIDTH_(w) ((w) ? (w) : 32)
+#define __shfl_sync(mask, value, lane, ...) KILN_EMU_SHFL(ShflIdx, mask, value, lane, __VA_ARGS__)
+#define __shfl_xor_sync(mask, value, laneMask, ...)                                          \
+  KILN_EMU_SHFL(ShflXor, mask, value, laneMask, __VA_ARGS__)
+#define __shfl_down_sync(mask, value, delta, ...)                                            \
+  KILN_EMU_SHFL(ShflDown, mask, value, delta, __VA_ARGS__)
+#define __shfl_up_sync(mask, value, delta, ...) KILN_EMU_SHFL(ShflUp, mask, value, delta, __VA_ARGS__)
+#define __any_sync(mask, pred)                                                                 \
+  ((int)::kiln::emu::warpCollective(::kiln::emu::Collective::Any, (mask), (pred) != 0, 0, 32,  \
+                                    __FILE__, __LINE__))
+#define __all_sync(mask, pred)                                                                 \
+  ((int)::kiln::emu::warpCollective(::kiln::emu::Collective::All, (mask), (pred) != 0, 0, 32,  \
+                                    __FILE__, __LINE__))
+#define __ballot_sync(mask, pred)                                                              \
+  ((unsigned)::kiln::emu::warpCollective(::kiln::emu::Collective::Ballot, (mask), (pred) != 0, \
+                                         0, 32, __FILE__, __LINE__))
+
+// Math intrinsics: the host's functions (not bit-exact with the GPU's).
+inline float __expf(float x) { return std::exp(x); }
+inline float __logf(float x) { return std::log(x); }
+inline float __fdividef(float a, float b) { return a / b; }
+inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
+inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
+inline float __saturatef(float x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x); }
+// expf, tanhf, erff, fmaxf, ... come from <cmath> (math.h) unchanged.
+
+// Atomics: blocks may one day run on several OS threads.
+template <typename T> T atomicAdd(T *address, T value) {
+  return __atomic_fetch_add(address, value, __ATOMIC_RELAXED);
+}
+inline float atomicAdd(float *address, float value) {
+  float old = *address, desired;
+  do {
+    desired = old + value;
+  } while (!__atomic_compare_exchange(address, &old, &desired, false, __ATOMIC_RELAXED,
+                                      __ATOMIC_RELAXED));
+  return old;
+}
+template <typename T> T atomicMax(T *address, T value) {
+  T old = *address;
+  while (old < value &&
+         !__atomic_compare_exchange(address, &old, &value, false, __ATOMIC_RELAXED,
+                                    __ATOMIC_RELAXED)) {
+  }
+  return old;
+}
+
+#endif // KILN_CUDAEMU_CUDA_EMU_H

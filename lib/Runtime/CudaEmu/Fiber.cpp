@@ -1,0 +1,146 @@
+//===- Fiber.cpp - cooperative user-space threads -------------------------===//
+
+#include "Fiber.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#if defined(__x86_64__)
+// kiln_emu_switch(void **saveSp, void *loadSp): pushes the callee-saved
+// registers and the SSE/x87 control words, stores the stack pointer, loads
+// the other one and pops the same in reverse. A new fiber's stack is laid
+// out as if it had been switched away from at the start of its entry.
+asm(R"(
+  .text
+  .globl kiln_emu_switch
+  .type kiln_emu_switch, @function
+kiln_emu_switch:
+  pushq %rbp
+  pushq %rbx
+  pushq %r12
+  pushq %r13
+  pushq %r14
+  pushq %r15
+  subq $8, %rsp
+  stmxcsr (%rsp)
+  fnstcw 4(%rsp)
+  movq %rsp, (%rdi)
+  movq %rsi, %rsp
+  ldmxcsr (%rsp)
+  fldcw 4(%rsp)
+  addq $8, %rsp
+  popq %r15
+  popq %r14
+  popq %r13
+  popq %r12
+  popq %rbx
+  popq %rbp
+  ret
+  .size kiln_emu_switch, .-kiln_emu_switch
+  .section .note.GNU-stack,"",@progbits
+  .text
+)");
+extern "C" void kiln_emu_switch(void **saveSp, void *loadSp);
+#endif
+
+namespace kiln {
+namespace emu {
+
+namespace {
+
+size_t pageSize() {
+  static size_t size = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return size;
+}
+
+#if defined(__x86_64__)
+thread_local void (*pendingEntry)(void *) = nullptr;
+thread_local void *pendingArg = nullptr;
+
+/// The first code a new fiber runs: calls the entry it was reset with.
+[[noreturn]] void trampoline() {
+  pendingEntry(pendingArg);
+  std::fprintf(stderr, "kiln cuda-emu: a fiber entry returned\n");
+  std::abort();
+}
+#else
+void ucontextEntry(unsigned hi, unsigned lo, unsigned argHi, unsigned argLo) {
+  auto entry = reinterpret_cast<void (*)(void *)>((uintptr_t(hi) << 32) | lo);
+  entry(reinterpret_cast<void *>((uintptr_t(argHi) << 32) | argLo));
+  std::abort();
+}
+#endif
+
+} // namespace
+
+Fiber::Fiber(size_t stackBytes) {
+  size_t page = pageSize();
+  stackBytes_ = (stackBytes + page - 1) / page * page;
+  mappedBytes_ = stackBytes_ + page;
+  void *memory = mmap(nullptr, mappedBytes_, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (memory == MAP_FAILED) {
+    std::fprintf(stderr, "kiln cuda-emu: cannot map a %zu-byte fiber stack\n", mappedBytes_);
+    std::abort();
+  }
+  mprotect(memory, page, PROT_NONE); // stacks grow down into the guard page
+  stack_ = memory;
+}
+
+Fiber::~Fiber() {
+  if (stack_)
+    munmap(stack_, mappedBytes_);
+}
+
+Fiber &Fiber::current() {
+  static thread_local Fiber self;
+  return self;
+}
+
+#if defined(__x86_64__)
+void Fiber::reset(void (*entry)(void *), void *arg) {
+  auto top = reinterpret_cast<uintptr_t>(stack_) + mappedBytes_;
+  top &= ~uintptr_t(15);
+  auto *slot = reinterpret_cast<uint64_t *>(top);
+  *--slot = 0;                                           // trampoline's return address
+  *--slot = reinterpret_cast<uint64_t>(&trampoline);     // popped by `ret`
+  for (int k = 0; k < 6; ++k)                            // rbp rbx r12 r13 r14 r15
+    *--slot = 0;
+  uint32_t mxcsr;
+  uint16_t fpucw;
+  asm volatile("stmxcsr %0" : "=m"(mxcsr));
+  asm volatile("fnstcw %0" : "=m"(fpucw));
+  *--slot = uint64_t(mxcsr) | (uint64_t(fpucw) << 32);
+  sp_ = slot;
+  // Handed to the trampoline by the switch that first resumes this fiber.
+  entry_ = entry;
+  arg_ = arg;
+}
+
+void Fiber::switchTo(Fiber &from, Fiber &to) {
+  if (to.entry_) {
+    pendingEntry = to.entry_;
+    pendingArg = to.arg_;
+    to.entry_ = nullptr;
+  }
+  kiln_emu_switch(&from.sp_, to.sp_);
+}
+#else
+void Fiber::reset(void (*entry)(void *), void *arg) {
+  getcontext(&context_);
+  context_.uc_stack.ss_sp = static_cast<char *>(stack_) + pageSize();
+  context_.uc_stack.ss_size = stackBytes_;
+  context_.uc_link = nullptr;
+  auto e = reinterpret_cast<uintptr_t>(entry), a = reinterpret_cast<uintptr_t>(arg);
+  makecontext(&context_, reinterpret_cast<void (*)()>(&ucontextEntry), 4, unsigned(e >> 32),
+              unsigned(e), unsigned(a >> 32), unsigned(a));
+}
+
+void Fiber::switchTo(Fiber &from, Fiber &to) { swapcontext(&from.context_, &to.context_); }
+#endif
+
+} // namespace emu
+} // namespace kiln

@@ -1,0 +1,206 @@
+//===- CudaEmuTest.cpp - the CUDA emulator on hand-written kernels --------===//
+//
+// Correct kernels give the right answer in every scheduling order; kernels
+// with planted bugs (test/unit/emu/TestKernels.cu) fail: a missing barrier
+// gives a wrong answer in some order, a barrier not every thread reaches is
+// a deadlock report naming the source lines, an out-of-range write traps.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/CudaEmu/Emulator.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+// The kernels (plain C++ functions once cuda_emu.h is force-included).
+void vectorAdd(const float *a, const float *b, float *c, int n);
+void rowSum(const float *in, float *out, int columns);
+void rowSumMissingBarrier(const float *in, float *out, int columns);
+void rotate(const float *in, float *out);
+void rotateMissingBarrier(const float *in, float *out);
+void warpSum(const float *in, float *out);
+void divergentBarrier(float *out);
+void earlyReturnBeforeBarrier(const float *in, float *out, int n);
+void writePastEnd(float *out, int n);
+void sharedPastEnd(float *out);
+void shuffleAfterExit(float *out);
+
+using namespace kiln::emu;
+
+namespace {
+
+std::vector<float> randomValues(size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = dist(rng);
+  return v;
+}
+
+LaunchOptions inOrder(Order order, uint64_t seed = 1) {
+  LaunchOptions options;
+  options.order = order;
+  options.seed = seed;
+  return options;
+}
+
+const Order kOrders[] = {Order::Forward, Order::Reverse, Order::Shuffled};
+
+TEST(CudaEmu, VectorAddWithGridStride) {
+  const int n = 1000;
+  auto a = randomValues(n, 1), b = randomValues(n, 2);
+  std::vector<float> c(n, 0.0f);
+  LaunchResult r = launchKernel(vectorAdd, {3}, {64}, 0, LaunchOptions{}, a.data(), b.data(),
+                                c.data(), n);
+  ASSERT_TRUE(r.ok) << r.error;
+  for (int i = 0; i < n; ++i)
+    ASSERT_EQ(c[i], a[i] + b[i]) << i;
+}
+
+TEST(CudaEmu, SharedMemoryReductionIsRightInEveryOrder) {
+  const int rows = 5, columns = 300;
+  auto in = randomValues(rows * columns, 3);
+  for (Order order : kOrders) {
+    std::vector<float> out(rows, 0.0f);
+    LaunchResult r = launchKernel(rowSum, {rows}, {128}, 0, inOrder(order), in.data(),
+                                  out.data(), columns);
+    ASSERT_TRUE(r.ok) << r.error;
+    for (int i = 0; i < rows; ++i) {
+      double expected = 0;
+      for (int j = 0; j < columns; ++j)
+        expected += in[i * columns + j];
+      EXPECT_NEAR(out[i], expected, 1e-4 * (1 + std::fabs(expected))) << "row " << i;
+    }
+  }
+}
+
+TEST(CudaEmu, WarpShufflesSum) {
+  auto in = randomValues(4 * 32, 4);
+  std::vector<float> out(4, 0.0f);
+  for (Order order : kOrders) {
+    LaunchResult r = launchKernel(warpSum, {4}, {32}, 0, inOrder(order), in.data(), out.data());
+    ASSERT_TRUE(r.ok) << r.error;
+    for (int w = 0; w < 4; ++w) {
+      double expected = 0;
+      for (int k = 0; k < 32; ++k)
+        expected += in[w * 32 + k];
+      EXPECT_NEAR(out[w], expected, 1e-5) << "warp " << w;
+    }
+  }
+}
+
+/// True when `kernel` computes rowSum's answer under `order`.
+bool rowSumRight(void (*kernel)(const float *, float *, int), Order order, uint64_t seed) {
+  const int rows = 3, columns = 256;
+  auto in = randomValues(rows * columns, 5);
+  std::vector<float> out(rows, 0.0f);
+  LaunchResult r = launchKernel(kernel, {rows}, {128}, 0, inOrder(order, seed), in.data(),
+                                out.data(), columns);
+  if (!r.ok)
+    return false;
+  for (int i = 0; i < rows; ++i) {
+    double expected = 0;
+    for (int j = 0; j < columns; ++j)
+      expected += in[i * columns + j];
+    if (!(std::fabs(out[i] - expected) <= 1e-4 * (1 + std::fabs(expected))))
+      return false;
+  }
+  return true;
+}
+
+TEST(CudaEmu, MissingBarrierBeforeTreeIsExposed) {
+  EXPECT_TRUE(rowSumRight(rowSum, Order::Forward, 1));
+  // Warp 0 runs ahead to the first barrier and reads other warps' entries
+  // before they are written: poison (NaN) gets in.
+  EXPECT_FALSE(rowSumRight(rowSumMissingBarrier, Order::Forward, 1));
+  int wrong = 0;
+  for (uint64_t seed = 1; seed <= 4; ++seed)
+    wrong += !rowSumRight(rowSumMissingBarrier, Order::Shuffled, seed);
+  EXPECT_GT(wrong, 0);
+}
+
+/// True when `kernel` rotates a block of 128 values under `order`.
+bool rotateRight(void (*kernel)(const float *, float *), Order order) {
+  auto in = randomValues(128, 6);
+  std::vector<float> out(128, 0.0f);
+  LaunchResult r = launchKernel(kernel, {1}, {128}, 0, inOrder(order), in.data(), out.data());
+  if (!r.ok)
+    return false;
+  for (int t = 0; t < 128; ++t)
+    if (out[t] != in[(t + 1) % 128])
+      return false;
+  return true;
+}
+
+TEST(CudaEmu, MissingBarrierBetweenReadAndWriteIsExposed) {
+  for (Order order : kOrders)
+    EXPECT_TRUE(rotateRight(rotate, order));
+  // Forward order happens to be right; in reverse, a warp overwrites the
+  // entries the warp before it has not read yet.
+  EXPECT_FALSE(rotateRight(rotateMissingBarrier, Order::Reverse));
+}
+
+TEST(CudaEmu, DivergentBarrierIsADeadlockReport) {
+  std::vector<float> out(32, 0.0f);
+  LaunchResult r = launchKernel(divergentBarrier, {1}, {32}, 0, LaunchOptions{}, out.data());
+  ASSERT_FALSE(r.ok);
+  EXPECT_EQ(r.error, "block (0, 0, 0): deadlock: not every thread of the block reaches "
+                     "__syncthreads: threads 0..15 wait at __syncthreads (TestKernels.cu:89); "
+                     "threads 16..31 exited");
+}
+
+TEST(CudaEmu, EarlyReturnBeforeBarrierIsADeadlockReport) {
+  std::vector<float> in(64, 1.0f), out(64, 0.0f);
+  LaunchResult r = launchKernel(earlyReturnBeforeBarrier, {1}, {64}, 0, LaunchOptions{},
+                                in.data(), out.data(), 40);
+  ASSERT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("threads 0..39 wait at __syncthreads (TestKernels.cu:99); threads "
+                         "40..63 exited"),
+            std::string::npos)
+      << r.error;
+}
+
+TEST(CudaEmu, ShuffleFromALaneOutsideTheMaskIsReported) {
+  std::vector<float> out(32, 0.0f);
+  LaunchResult r = launchKernel(shuffleAfterExit, {1}, {32}, 0, LaunchOptions{}, out.data());
+  ASSERT_FALSE(r.ok);
+  EXPECT_EQ(r.error, "block (0, 0, 0): __shfl_down_sync (TestKernels.cu:121): lane 30 reads "
+                     "lane 31, which is not in the mask");
+}
+
+TEST(CudaEmu, RejectsBadLaunchShapes) {
+  std::vector<float> out(1);
+  EXPECT_FALSE(launchKernel(divergentBarrier, {1}, {2048}, 0, LaunchOptions{}, out.data()).ok);
+  EXPECT_FALSE(launchKernel(divergentBarrier, {0}, {32}, 0, LaunchOptions{}, out.data()).ok);
+}
+
+using CudaEmuDeathTest = ::testing::Test;
+
+TEST(CudaEmuDeathTest, WritePastTheEndOfAGuardedBufferTraps) {
+  EXPECT_EXIT(
+      {
+        auto *out = static_cast<float *>(allocateGuarded(32 * sizeof(float), "out"));
+        launchKernel(writePastEnd, {1}, {64}, 0, LaunchOptions{}, out, 32);
+      },
+      ::testing::ExitedWithCode(70),
+      "out-of-bounds access to 'out' \\(128 bytes\\) at byte offset 128, by thread \\(32,0,0\\)");
+}
+
+TEST(CudaEmuDeathTest, SharedArrayOverrunTrapsInCheckedMode) {
+  EXPECT_EXIT(
+      {
+        std::vector<float> out(32);
+        LaunchOptions options;
+        options.checked = true;
+        launchKernel(sharedPastEnd, {1}, {32}, 0, options, out.data());
+      },
+      ::testing::ExitedWithCode(70),
+      "out-of-bounds access to 'shared array at TestKernels.cu:111' \\(128 bytes\\) at byte "
+      "offset 128, by thread \\(31,0,0\\)");
+}
+
+} // namespace

@@ -1,0 +1,122 @@
+// Kernels for the cuda-emu tests, written as for NVRTC. Built by the host
+// compiler with kiln/CudaEmu/cuda_emu.h force-included. Some carry planted
+// bugs (named so) that the emulator must turn into failures.
+
+#ifndef KILN_SHARED
+#define KILN_SHARED(T, name, count) __shared__ T name[count]
+#endif
+
+__global__ void vectorAdd(const float *a, const float *b, float *c, int n) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+    c[i] = a[i] + b[i];
+}
+
+// One block per row: the row's sum by a shared-memory tree (blockDim.x a
+// power of two, at most 256).
+__global__ void rowSum(const float *in, float *out, int columns) {
+  KILN_SHARED(float, partial, 256);
+  const float *row = in + blockIdx.x * columns;
+  float sum = 0.0f;
+  for (int c = threadIdx.x; c < columns; c += blockDim.x)
+    sum += row[c];
+  partial[threadIdx.x] = sum;
+  __syncthreads();
+  for (unsigned stride = blockDim.x / 2; stride > 0; stride /= 2) {
+    if (threadIdx.x < stride)
+      partial[threadIdx.x] += partial[threadIdx.x + stride];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0)
+    out[blockIdx.x] = partial[0];
+}
+
+// Planted bug: no barrier between writing `partial` and the tree reading
+// other warps' entries.
+__global__ void rowSumMissingBarrier(const float *in, float *out, int columns) {
+  KILN_SHARED(float, partial, 256);
+  const float *row = in + blockIdx.x * columns;
+  float sum = 0.0f;
+  for (int c = threadIdx.x; c < columns; c += blockDim.x)
+    sum += row[c];
+  partial[threadIdx.x] = sum;
+  for (unsigned stride = blockDim.x / 2; stride > 0; stride /= 2) {
+    if (threadIdx.x < stride)
+      partial[threadIdx.x] += partial[threadIdx.x + stride];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0)
+    out[blockIdx.x] = partial[0];
+}
+
+// Rotates a block's values through shared memory: out[i] = in[(i + 1) % n].
+__global__ void rotate(const float *in, float *out) {
+  KILN_SHARED(float, tile, 128);
+  unsigned t = threadIdx.x, n = blockDim.x;
+  tile[t] = in[t];
+  __syncthreads();
+  float next = tile[(t + 1) % n];
+  __syncthreads();
+  tile[t] = next;
+  __syncthreads();
+  out[t] = tile[t];
+}
+
+// Planted bug: the barrier between reading a neighbour and overwriting the
+// tile is missing (a write-after-read race).
+__global__ void rotateMissingBarrier(const float *in, float *out) {
+  KILN_SHARED(float, tile, 128);
+  unsigned t = threadIdx.x, n = blockDim.x;
+  tile[t] = in[t];
+  __syncthreads();
+  float next = tile[(t + 1) % n];
+  tile[t] = next;
+  __syncthreads();
+  out[t] = tile[t];
+}
+
+// A warp's sum by butterfly shuffles; lane 0 writes it.
+__global__ void warpSum(const float *in, float *out) {
+  float v = in[blockIdx.x * 32 + threadIdx.x];
+  for (int offset = 16; offset > 0; offset /= 2)
+    v += __shfl_xor_sync(0xffffffffu, v, offset);
+  if (threadIdx.x == 0)
+    out[blockIdx.x] = v;
+}
+
+// Planted bug: only half the block reaches the barrier.
+__global__ void divergentBarrier(float *out) {
+  if (threadIdx.x < 16)
+    __syncthreads();
+  out[threadIdx.x] = 1.0f;
+}
+
+// Planted bug: out-of-range threads return before a barrier the others wait at.
+__global__ void earlyReturnBeforeBarrier(const float *in, float *out, int n) {
+  KILN_SHARED(float, tile, 64);
+  if ((int)threadIdx.x >= n)
+    return;
+  tile[threadIdx.x] = in[threadIdx.x];
+  __syncthreads();
+  out[threadIdx.x] = tile[(threadIdx.x + 1) % n];
+}
+
+// Planted bug: writes one element past the end of `out`.
+__global__ void writePastEnd(float *out, int n) {
+  if ((int)threadIdx.x <= n)
+    out[threadIdx.x] = 2.0f;
+}
+
+// Planted bug: indexes the shared tile one past its end.
+__global__ void sharedPastEnd(float *out) {
+  KILN_SHARED(float, tile, 32);
+  tile[threadIdx.x + 1] = 1.0f;
+  __syncthreads();
+  out[threadIdx.x] = tile[threadIdx.x];
+}
+
+// Planted bug: lane 31 leaves before the warp's shuffle.
+__global__ void shuffleAfterExit(float *out) {
+  if (threadIdx.x == 31)
+    return;
+  out[threadIdx.x] = __shfl_down_sync(0x7fffffffu, 1.0f, 1);
+}
