@@ -1,0 +1,72 @@
+//===- NvrtcTest.cpp - the emulator's kernel text also compiles for GPUs --===//
+
+#include "kiln/CodeGen/Nvrtc.h"
+
+#include "gtest/gtest.h"
+
+#include <fstream>
+#include <sstream>
+
+using namespace kiln::codegen;
+
+namespace {
+
+std::string readSource(const char *relative) {
+  std::ifstream in(std::string(KILN_SOURCE_DIR) + "/" + relative);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class NvrtcArch : public ::testing::TestWithParam<const char *> {};
+
+// The kernels the emulator tests run are the same text NVRTC compiles: for
+// each architecture kiln targets by default, PTX and a cubin, and ptxas
+// reports registers and no spills for every kernel.
+TEST_P(NvrtcArch, CompilesTheEmulatorTestKernels) {
+  if (!haveNvrtc())
+    GTEST_SKIP() << "built without the CUDA toolkit";
+  std::string source = readSource("test/unit/emu/TestKernels.cu");
+  ASSERT_FALSE(source.empty());
+  NvrtcResult r = compileCuda(source, "TestKernels.cu", GetParam());
+  ASSERT_TRUE(r.ok) << r.log;
+  EXPECT_NE(r.ptx.find(".entry"), std::string::npos);
+  EXPECT_NE(r.ptx.find(std::string(".target ") + GetParam()), std::string::npos);
+  EXPECT_FALSE(r.cubin.empty());
+  EXPECT_EQ(r.resources.size(), 11u) << r.log;
+  for (const auto &[kernel, usage] : r.resources) {
+    EXPECT_GT(usage.registers, 0) << kernel;
+    EXPECT_FALSE(usage.spills()) << kernel;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(DefaultArchitectures, NvrtcArch, ::testing::Values("sm_80", "sm_90"));
+
+TEST(Nvrtc, ReportsErrorsWithTheSourceName) {
+  if (!haveNvrtc())
+    GTEST_SKIP() << "built without the CUDA toolkit";
+  NvrtcResult r = compileCuda("__global__ void k(float *p) { p[0] = undefined_name; }\n",
+                              "region_7.cu", "sm_90");
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.log.find("region_7.cu(1)"), std::string::npos) << r.log;
+  EXPECT_NE(r.log.find("undefined_name"), std::string::npos) << r.log;
+}
+
+TEST(Nvrtc, ParsesThePtxasReport) {
+  auto resources = parsePtxasReport(
+      "ptxas info    : 0 bytes gmem\n"
+      "ptxas info    : Compiling entry function 'kiln_loop_3' for 'sm_90'\n"
+      "ptxas info    : Function properties for kiln_loop_3\n"
+      "    8 bytes stack frame, 4 bytes spill stores, 12 bytes spill loads\n"
+      "ptxas info    : Used 40 registers, used 1 barriers, 2048 bytes smem, 380 bytes cmem[0]\n");
+  ASSERT_EQ(resources.size(), 1u);
+  const KernelResources &r = resources["kiln_loop_3"];
+  EXPECT_EQ(r.registers, 40);
+  EXPECT_EQ(r.sharedBytes, 2048);
+  EXPECT_EQ(r.stackBytes, 8);
+  EXPECT_EQ(r.spillStoreBytes, 4);
+  EXPECT_EQ(r.spillLoadBytes, 12);
+  EXPECT_TRUE(r.spills());
+}
+
+} // namespace
