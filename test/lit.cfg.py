@@ -16,6 +16,10 @@ config.substitutions.append(("%examples", os.path.join(config.kiln_src_root, "ex
 # NumPy comes from Debian's python3-numpy, installed for /usr/bin/python3.
 config.substitutions.append(("%python", "/usr/bin/python3"))
 
+# Tests that compile kernels with NVRTC say `REQUIRES: nvrtc`.
+if config.kiln_have_cuda_toolkit:
+    config.available_features.add("nvrtc")
+
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [

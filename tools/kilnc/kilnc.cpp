@@ -15,6 +15,8 @@
 
 #include "kiln/Frontend/KgParser.h"
 #include "kiln/Frontend/OnnxImporter.h"
+#include "kiln/CodeGen/KernelGenerator.h"
+#include "kiln/CodeGen/Nvrtc.h"
 #include "kiln/Exec/ExecOps.h"
 #include "kiln/IR/GraphDot.h"
 #include "kiln/IR/KilnDialect.h"
@@ -54,7 +56,7 @@ static cl::opt<std::string> inputFilename(cl::Positional,
 static cl::opt<std::string> outputFilename("o", cl::desc("Output file (default: stdout)"),
                                            cl::value_desc("file"), cl::init("-"),
                                            cl::cat(kilncCategory));
-enum class EmitKind { Auto, MLIR, Plan, Executable, Program };
+enum class EmitKind { Auto, MLIR, Plan, Executable, Program, Cuda };
 static cl::opt<EmitKind> emit(
     "emit",
     cl::desc("What to write (default from -o: FILE.kx an executable, FILE.mlir or stdout "
@@ -65,7 +67,10 @@ static cl::opt<EmitKind> emit(
                           "the execution plan: steps with streams, events and buffers"),
                clEnumValN(EmitKind::Executable, "kx", "a .kx executable for kiln-run"),
                clEnumValN(EmitKind::Program, "program",
-                          "a standalone program: the runtime with the executable inside")),
+                          "a standalone program: the runtime with the executable inside"),
+               clEnumValN(EmitKind::Cuda, "cuda",
+                          "the generated CUDA C++ kernels, one .cu file per kernel, into the "
+                          "folder -o names")),
     cl::cat(kilncCategory));
 static cl::opt<std::string> standaloneStub(
     "standalone-stub", cl::desc("The kiln-standalone binary to build programs from "
@@ -111,6 +116,17 @@ static cl::list<std::string> inputValues(
     cl::value_desc("NAME=FILE"), cl::cat(kilncCategory));
 static cl::opt<bool> noOptimize("O0", cl::desc("Skip the graph pipeline"),
                                 cl::cat(kilncCategory));
+static cl::opt<bool> kernelReport(
+    "kernel-report",
+    cl::desc("Compile each step's generated kernel with NVRTC and print, per step: region kind, "
+             "execution unit, launch shape, registers, shared memory and spills (or why the "
+             "step has no kernel yet)"),
+    cl::cat(kilncCategory));
+static cl::list<std::string> archs("arch",
+                                   cl::desc("GPU architectures to compile kernels for "
+                                            "(default sm_90 and sm_80)"),
+                                   cl::value_desc("sm_XX"), cl::CommaSeparated,
+                                   cl::cat(kilncCategory));
 static cl::opt<bool> noFusion("no-fusion",
                               cl::desc("Skip operator fusion: one kernel per graph op"),
                               cl::cat(kilncCategory));
@@ -214,6 +230,69 @@ void reportFusion(ModuleOp module) {
       llvm::errs() << " " << kind << " " << count << ",";
     llvm::errs() << " unfused " << unfused << "\n";
   }
+}
+
+/// Writes each generated kernel to DIR/<name>.cu.
+LogicalResult writeKernelSources(ModuleOp module, llvm::StringRef dir) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
+    llvm::errs() << "kilnc: error: cannot create '" << dir << "': " << ec.message() << "\n";
+    return failure();
+  }
+  unsigned written = 0, total = 0;
+  for (auto func : module.getOps<func::FuncOp>())
+    for (const mlir::kiln::GeneratedKernel &kernel : mlir::kiln::generateKernels(func)) {
+      ++total;
+      if (kernel.name.empty())
+        continue;
+      llvm::SmallString<256> path(dir);
+      llvm::sys::path::append(path, kernel.name + ".cu");
+      std::error_code ec;
+      llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_Text);
+      if (ec) {
+        llvm::errs() << "kilnc: error: cannot write '" << path << "': " << ec.message() << "\n";
+        return failure();
+      }
+      os << kernel.source;
+      ++written;
+    }
+  llvm::errs() << "kilnc: wrote " << written << " kernels for " << total << " steps to " << dir
+               << "\n";
+  return success();
+}
+
+/// The kernel report: one line per step and architecture.
+LogicalResult reportKernels(ModuleOp module, const std::vector<std::string> &targets) {
+  bool ok = true;
+  for (auto func : module.getOps<func::FuncOp>()) {
+    llvm::errs() << "kilnc: kernels @" << func.getName() << " (NVRTC "
+                 << ::kiln::codegen::nvrtcVersion() << "):\n";
+    for (const mlir::kiln::GeneratedKernel &kernel : mlir::kiln::generateKernels(func)) {
+      llvm::errs() << "  #" << kernel.step << " " << kernel.stepName;
+      if (kernel.name.empty()) {
+        llvm::errs() << ": no kernel (runs on the host): " << kernel.reason << "\n";
+        continue;
+      }
+      llvm::errs() << ": " << kernel.name << ", " << kernel.unit << ", " << kernel.gridBlocks
+                   << " x " << kernel.blockThreads << " threads\n";
+      for (const std::string &arch : targets) {
+        ::kiln::codegen::NvrtcResult compiled =
+            ::kiln::codegen::compileCuda(kernel.source, kernel.name + ".cu", arch);
+        if (!compiled.ok) {
+          llvm::errs() << "      " << arch << ": error: " << compiled.log << "\n";
+          ok = false;
+          continue;
+        }
+        const ::kiln::codegen::KernelResources &r = compiled.resources[kernel.name];
+        llvm::errs() << "      " << arch << ": " << r.registers << " registers, " << r.sharedBytes
+                     << " bytes shared, "
+                     << (r.spills() ? "SPILLS " + std::to_string(r.spillStoreBytes) + "/" +
+                                          std::to_string(r.spillLoadBytes) + " bytes"
+                                    : std::string("no spills"))
+                     << "\n";
+      }
+    }
+  }
+  return success(ok);
 }
 
 /// One line per function on stderr: steps, streams, events and memory.
@@ -351,7 +430,22 @@ int main(int argc, char **argv) {
                                                       : EmitKind::Program;
   }
   bool lower = kind == EmitKind::Plan || kind == EmitKind::Executable ||
-               kind == EmitKind::Program;
+               kind == EmitKind::Program || kind == EmitKind::Cuda || kernelReport;
+  if (kind == EmitKind::Cuda && outputFilename == "-") {
+    llvm::errs() << "kilnc: error: --emit=cuda writes one file per kernel: name a folder with -o\n";
+    return 1;
+  }
+  std::vector<std::string> targets(archs.begin(), archs.end());
+  if (targets.empty())
+    targets = {"sm_90", "sm_80"};
+  for (const std::string &arch : targets) {
+    unsigned number = 0;
+    if (!llvm::StringRef(arch).starts_with("sm_") ||
+        llvm::StringRef(arch).drop_front(3).getAsInteger(10, number)) {
+      llvm::errs() << "kilnc: error: --arch takes sm_XX (e.g. sm_90), got '" << arch << "'\n";
+      return 1;
+    }
+  }
   std::unique_ptr<llvm::MemoryBuffer> stub;
   if (kind == EmitKind::Program) {
     // Find the stub first, so a missing one fails before any work.
@@ -445,6 +539,8 @@ int main(int argc, char **argv) {
       if (failed(plan.run(*module)))
         return 1;
       reportPlans(*module);
+      if (kernelReport && failed(reportKernels(*module, targets)))
+        return 1;
     }
   } else if (!dumpDot.empty() || fusionReport) {
     llvm::errs() << "kilnc: error: -O0 stops after parsing; --dump-dot and --fusion-report "
@@ -453,6 +549,8 @@ int main(int argc, char **argv) {
   }
 
   // Emit.
+  if (kind == EmitKind::Cuda)
+    return failed(writeKernelSources(*module, outputFilename)) ? 1 : 0;
   std::string message;
   auto output = openOutputFile(outputFilename, &message);
   if (!output) {

@@ -1,0 +1,45 @@
+//===- KernelGenerator.h - CUDA C++ for the steps of a plan -----*- C++ -*-===//
+//
+// One kernel per step of an execution plan, written as CUDA C++ text that
+// NVRTC compiles for the GPU and the host compiler compiles for cuda-emu.
+// One emitter per region kind (lib/CodeGen/*KernelEmitter.cpp); a step no
+// emitter handles yet keeps a reason, and runs on the host.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_CODEGEN_KERNELGENERATOR_H
+#define KILN_CODEGEN_KERNELGENERATOR_H
+
+#include "kiln/Exec/ExecOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir {
+namespace kiln {
+
+struct GeneratedKernel {
+  unsigned step = 0;         ///< index of the step in program order
+  std::string stepName;      ///< "loop(add+relu)"
+  std::string kind;          ///< region kind, or the op for an unfused step
+  std::string name;          ///< the kernel's extern "C" name, "" if none
+  std::string source;        ///< complete CUDA C++ translation unit
+  std::string unit;          ///< "CUDA cores" or "Tensor Cores"
+  unsigned blockThreads = 0; ///< launch: threads per block
+  unsigned gridBlocks = 0;   ///< launch: blocks
+  std::string reason;        ///< why there is no kernel (when name is empty)
+  std::string location;      ///< model file:line of the step's first op
+};
+
+/// A kernel (or a reason) for every step of `plan`.
+std::vector<GeneratedKernel> generateKernels(func::FuncOp plan);
+
+/// The elementwise loop kernel for `step`, or a reason in `kernel.reason`.
+void emitLoopKernel(exec::StepOp step, GeneratedKernel &kernel);
+
+} // namespace kiln
+} // namespace mlir
+
+#endif // KILN_CODEGEN_KERNELGENERATOR_H

@@ -1,0 +1,53 @@
+//===- KernelGenerator.cpp - one kernel per step --------------------------===//
+
+#include "kiln/CodeGen/KernelGenerator.h"
+
+#include "kiln/IR/KilnOps.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+
+std::string locationOf(exec::StepOp step) {
+  for (Operation &op : step.getBody().front())
+    if (auto loc = llvm::dyn_cast<FileLineColLoc>(op.getLoc()))
+      return loc.getFilename().str() + ":" + std::to_string(loc.getLine());
+  return "";
+}
+
+std::string nameOf(exec::StepOp step) {
+  std::vector<std::string> ops;
+  for (Operation &op : step.getBody().front().without_terminator())
+    ops.push_back(op.getName().stripDialect().str());
+  std::string joined = llvm::join(ops, "+");
+  return step.getKind() ? step.getKind()->str() + "(" + joined + ")" : joined;
+}
+
+} // namespace
+
+std::vector<GeneratedKernel> mlir::kiln::generateKernels(func::FuncOp plan) {
+  std::vector<GeneratedKernel> kernels;
+  unsigned index = 0;
+  for (exec::StepOp step : plan.getBody().getOps<exec::StepOp>()) {
+    GeneratedKernel kernel;
+    kernel.step = index++;
+    kernel.stepName = nameOf(step);
+    kernel.location = locationOf(step);
+    Operation &first = step.getBody().front().front();
+    kernel.kind = step.getKind() ? step.getKind()->str() : first.getName().stripDialect().str();
+    std::string base = step.getKind() ? step.getKind()->str() : kernel.kind;
+    kernel.name = "kiln_" + base + "_" + std::to_string(kernel.step);
+    if (!step.getKind() || *step.getKind() == "loop") {
+      // An unfused elementwise op is a one-op loop.
+      emitLoopKernel(step, kernel);
+    } else {
+      kernel.name.clear();
+      kernel.reason = "'" + kernel.kind + "' kernels are not generated yet";
+    }
+    kernels.push_back(std::move(kernel));
+  }
+  return kernels;
+}
