@@ -77,9 +77,13 @@ public:
         continue;
       params.push_back("const " + *scalarType(input.getType()) + " *__restrict__ in" +
                        std::to_string(k));
+      kernel.inputArgs.push_back(static_cast<uint32_t>(k));
+      kernel.paramTypes.push_back("const " + *scalarType(input.getType()) + " *");
     }
-    for (auto [k, output] : llvm::enumerate(step.getResults()))
+    for (auto [k, output] : llvm::enumerate(step.getResults())) {
       params.push_back(*scalarType(output.getType()) + " *__restrict__ out" + std::to_string(k));
+      kernel.paramTypes.push_back(*scalarType(output.getType()) + " *");
+    }
 
     // The iteration index, one variable per dimension.
     std::vector<std::string> index;
@@ -353,5 +357,7 @@ void mlir::kiln::emitLoopKernel(exec::StepOp step, GeneratedKernel &kernel) {
   if (!kernel.reason.empty()) {
     kernel.name.clear();
     kernel.source.clear();
+    kernel.inputArgs.clear();
+    kernel.paramTypes.clear();
   }
 }

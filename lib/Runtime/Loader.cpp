@@ -68,6 +68,7 @@ private:
   Status tensorSpec(const kx::TensorType *type, const std::string &what, TensorSpec &out);
   Status values(Program &p);
   Status steps(Program &p);
+  Status deviceCode(Program &p);
   Status schedule(Program &p);
 
   const kx::Executable &exe;
@@ -263,7 +264,36 @@ Status ProgramBuilder::steps(Program &p) {
         return Status::error(what + " output #" + std::to_string(k) + " is " +
                              typeText(out) + " but its op computes another type");
     }
+    if (s->kernel() && s->kernel()->size() > 0) {
+      // A device kernel: its launch and its parameters.
+      step.kernel = s->kernel()->str();
+      step.grid = s->grid();
+      step.block = s->block();
+      if (step.grid < 1 || step.block < 1 || step.block > 1024)
+        return Status::error(what + " launches kernel '" + step.kernel + "' with " +
+                             std::to_string(step.grid) + " blocks of " +
+                             std::to_string(step.block) + " threads");
+      st = indices(s->kernel_inputs(), step.kernelInputs, step.inputs.size(), "kernel input");
+      if (!st)
+        return st;
+    }
     p.steps.push_back(std::move(step));
+  }
+  return Status::ok();
+}
+
+Status ProgramBuilder::deviceCode(Program &p) {
+  if (!exe.device_code())
+    return Status::ok();
+  for (const kx::DeviceCode *code : *exe.device_code()) {
+    DeviceCodeDesc desc;
+    desc.target = code->target() ? code->target()->str() : "";
+    desc.format = code->format() ? code->format()->str() : "";
+    if (code->data()) {
+      desc.data = code->data()->data();
+      desc.size = code->data()->size();
+    }
+    p.deviceCode.push_back(desc);
   }
   return Status::ok();
 }
@@ -356,7 +386,7 @@ Status ProgramBuilder::build(Program &p) {
   if (!(s = io(exe.inputs(), p.inputValues, p.inputs, true)) ||
       !(s = io(exe.outputs(), p.outputValues, p.outputs, false)))
     return s;
-  if (!(s = steps(p)))
+  if (!(s = steps(p)) || !(s = deviceCode(p)))
     return s;
   return schedule(p);
 }

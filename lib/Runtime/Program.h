@@ -43,6 +43,18 @@ struct StepDesc {
   std::vector<uint32_t> outputs; ///< value indices (buffers)
   std::vector<OpDesc> ops;
   std::vector<uint32_t> yields;  ///< step-local value index per output
+  /// The generated kernel computing the step on a device ("" for none),
+  /// its launch, and which step inputs it takes (then every output).
+  std::string kernel;
+  uint32_t grid = 0, block = 0;
+  std::vector<uint32_t> kernelInputs;
+};
+
+struct DeviceCodeDesc {
+  std::string target; ///< "sm_90", "cuda-emu"
+  std::string format; ///< "ptx", "cubin", "elf-so"
+  const uint8_t *data = nullptr; ///< in the mapped file
+  uint64_t size = 0;
 };
 
 struct WeightDesc {
@@ -61,6 +73,7 @@ struct Program {
   uint32_t numStreams = 1;
   uint32_t numEvents = 0;
   std::vector<StepDesc> steps;
+  std::vector<DeviceCodeDesc> deviceCode;
 };
 
 /// Runs one step of `program` on the CPU: reads its inputs, computes its ops,

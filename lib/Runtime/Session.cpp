@@ -1,6 +1,7 @@
 //===- Session.cpp - bind inputs, run, read outputs -----------------------===//
 
 #include "Program.h"
+#include "CudaEmuDevice.h"
 #include "Scheduler.h"
 
 #include <cstdlib>
@@ -39,8 +40,21 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Executabl
       return Status::error("this executable places tensors on cuda:" +
                            std::to_string(v.type.deviceOrdinal) +
                            ", but this runtime has no CUDA backend yet; compile for the CPU");
-  (void)options;
   std::unique_ptr<Session> session(new Session());
+  if (options.device == DeviceChoice::Cuda)
+    return Status::error("--device=cuda: this runtime has no CUDA backend yet; use cpu, or "
+                         "cuda-emu for an executable compiled with --target=cuda-emu");
+  if (options.device == DeviceChoice::CudaEmu) {
+    emu::LaunchOptions launch;
+    launch.order = options.emuOrder == EmuOrder::Reverse    ? emu::Order::Reverse
+                   : options.emuOrder == EmuOrder::Shuffled ? emu::Order::Shuffled
+                                                            : emu::Order::Forward;
+    launch.checked = options.emuChecked;
+    auto device = CudaEmuDevice::load(p, launch);
+    if (!device)
+      return device.status();
+    session->emu_ = std::move(*device);
+  }
   session->exe_ = std::move(exe);
   if (p.arenaBytes > 0) {
     session->arena_ = static_cast<uint8_t *>(std::calloc(1, p.arenaBytes));
@@ -99,6 +113,8 @@ Status Session::run() {
       inputs.push_back(valueData(v));
     for (uint32_t v : step.outputs)
       outputs.push_back(const_cast<uint8_t *>(valueData(v)));
+    if (emu_)
+      return emu_->runStep(p, index, inputs, outputs);
     return runStepOnCpu(p, step, inputs, outputs);
   };
   return runSchedule(p, execute, &timings_, workers_.get());
@@ -131,6 +147,9 @@ std::string Executable::describe() const {
   for (const StepDesc &step : p.steps)
     if (!step.kind.empty())
       ++fused[step.kind];
+  for (const DeviceCodeDesc &code : p.deviceCode)
+    s += "  device code: " + code.target + " " + code.format + " (" + std::to_string(code.size) +
+         " bytes)\n";
   s += "  steps: " + std::to_string(p.steps.size());
   for (const auto &[kind, count] : fused)
     s += (kind == fused.begin()->first ? " (fused: " : ", ") + kind + " " + std::to_string(count);
@@ -146,6 +165,9 @@ std::string Executable::describe() const {
     }
     if (step.event >= 0)
       s += " signals e" + std::to_string(step.event);
+    if (!step.kernel.empty())
+      s += " kernel " + step.kernel + "<<<" + std::to_string(step.grid) + ", " +
+           std::to_string(step.block) + ">>>";
     for (uint32_t out : step.outputs)
       s += " -> arena[" + std::to_string(p.values[out].index) + "] " +
            p.values[out].type.typeString();

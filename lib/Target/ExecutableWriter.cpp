@@ -23,7 +23,7 @@ constexpr int64_t kMaxWeightBytes = int64_t(4) << 30;
 
 class Writer {
 public:
-  explicit Writer(func::FuncOp func) : func(func) {}
+  Writer(func::FuncOp func, const DeviceCode &code) : func(func), code(code) {}
 
   LogicalResult write(llvm::raw_ostream &os);
 
@@ -32,10 +32,11 @@ private:
   FailureOr<uint32_t> valueIndex(Value value);
   FailureOr<flatbuffers::Offset<kx::Weight>> weight(Operation *op, StringRef name,
                                                     ElementsAttr value);
-  FailureOr<flatbuffers::Offset<kx::Step>> step(exec::StepOp step);
+  FailureOr<flatbuffers::Offset<kx::Step>> step(exec::StepOp step, unsigned stepIndex);
   flatbuffers::Offset<kx::Attr> attr(const std::string &name, const ::kiln::ref::OpAttr &a);
 
   func::FuncOp func;
+  const DeviceCode &code;
   flatbuffers::FlatBufferBuilder fbb{1 << 16};
   llvm::DenseMap<Value, uint32_t> valueIndices;
   std::vector<flatbuffers::Offset<kx::Value>> values;
@@ -151,7 +152,7 @@ static std::string stepName(const std::string &kind, const std::vector<std::stri
   return kind.empty() ? joined : kind + "(" + joined + ")";
 }
 
-FailureOr<flatbuffers::Offset<kx::Step>> Writer::step(exec::StepOp s) {
+FailureOr<flatbuffers::Offset<kx::Step>> Writer::step(exec::StepOp s, unsigned stepIndex) {
   std::vector<uint32_t> inputs, outputs, yields;
   for (Value v : s.getInputs()) {
     auto id = valueIndex(v);
@@ -208,16 +209,22 @@ FailureOr<flatbuffers::Offset<kx::Step>> Writer::step(exec::StepOp s) {
     for (int64_t e : *w)
       waits.push_back(static_cast<uint32_t>(e));
   std::string kind = s.getKind() ? s.getKind()->str() : "";
+  auto kernel = code.kernels.find(stepIndex);
+  StepKernel none;
+  const StepKernel &k = kernel == code.kernels.end() ? none : kernel->second;
   return kx::CreateStepDirect(fbb, stepName(kind, opNames).c_str(), s.getStream().value_or(0),
                               s.getEvent() ? static_cast<int64_t>(*s.getEvent()) : -1, &waits,
-                              &inputs, &outputs, &ops, &yields, kind.c_str());
+                              &inputs, &outputs, &ops, &yields, kind.c_str(),
+                              k.name.empty() ? nullptr : k.name.c_str(), k.name.empty() ? 0 : k.grid,
+                              k.name.empty() ? 0 : k.block,
+                              k.name.empty() ? nullptr : &k.inputs);
 }
 
 LogicalResult Writer::write(llvm::raw_ostream &os) {
   std::vector<flatbuffers::Offset<kx::Step>> steps;
   int64_t numEvents = 0;
   for (exec::StepOp s : func.getBody().getOps<exec::StepOp>()) {
-    auto offset = step(s);
+    auto offset = step(s, static_cast<unsigned>(steps.size()));
     if (failed(offset))
       return failure();
     steps.push_back(*offset);
@@ -248,6 +255,13 @@ LogicalResult Writer::write(llvm::raw_ostream &os) {
   if (!arena)
     return func.emitOpError("has no buffer plan; run kiln-assign-buffers first");
   std::vector<flatbuffers::Offset<kx::DeviceCode>> deviceCode;
+  for (const DeviceCodeBlob &blob : code.blobs) {
+    fbb.ForceVectorAlignment(blob.data.size(), 1, 16);
+    auto data = fbb.CreateVector(reinterpret_cast<const uint8_t *>(blob.data.data()),
+                                 blob.data.size());
+    deviceCode.push_back(kx::CreateDeviceCode(fbb, fbb.CreateString(blob.target),
+                                              fbb.CreateString(blob.format), data));
+  }
   auto root = kx::CreateExecutableDirect(
       fbb, func.getName().str().c_str(), &inputs, &outputs, &values, &weights,
       arena.getInt(), streams ? streams.getInt() : 1, numEvents, &steps, &deviceCode);
@@ -266,6 +280,7 @@ LogicalResult Writer::write(llvm::raw_ostream &os) {
 
 } // namespace
 
-LogicalResult mlir::kiln::writeExecutable(func::FuncOp func, llvm::raw_ostream &os) {
-  return Writer(func).write(os);
+LogicalResult mlir::kiln::writeExecutable(func::FuncOp func, llvm::raw_ostream &os,
+                                          const DeviceCode &code) {
+  return Writer(func, code).write(os);
 }

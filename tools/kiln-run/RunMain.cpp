@@ -1,6 +1,6 @@
 //===- RunMain.cpp - the kiln-run command line ----------------------------===//
 //
-//   kiln-run EXE.kx [--device=auto|cpu] [--input NAME=FILE.npy|FILE.pb|random[:SEED]]...
+//   kiln-run EXE.kx [--device=auto|cpu|cuda-emu|cuda] [--input NAME=FILE.npy|FILE.pb|random[:SEED]]...
 //                   [--output-dir DIR] [--output-format=npy|pb] [--bench N]
 //                   [--trace FILE.json] [--describe]
 //
@@ -37,12 +37,15 @@ struct Options {
   std::string trace;
   bool describe = false;
   std::string outputFormat = "npy";
+  std::string emuOrder = "forward";
+  bool emuChecked = false;
 };
 
 const char *kUsage =
-    "usage: %s%s [--device=auto|cpu] [--input NAME=FILE.npy|FILE.pb|random[:SEED]]...\n"
+    "usage: %s%s [--device=auto|cpu|cuda-emu|cuda]\n"
+    "       [--input NAME=FILE.npy|FILE.pb|random[:SEED]]...\n"
     "       [--output-dir DIR] [--output-format=npy|pb] [--bench N] [--trace FILE.json]\n"
-    "       [--describe]\n";
+    "       [--describe] [--emu-order=forward|reverse|shuffled] [--emu-checked]\n";
 
 int usageError(const char *argv0, bool embedded, const std::string &message) {
   std::fprintf(stderr, "%s: error: %s\n", argv0, message.c_str());
@@ -74,10 +77,17 @@ std::optional<int> parse(int argc, char **argv, bool embedded, Options &o) {
     } else if (arg == "--describe") {
       o.describe = true;
     } else if (value("--device", v)) {
-      if (v != "auto" && v != "cpu")
+      if (v != "auto" && v != "cpu" && v != "cuda-emu" && v != "cuda")
         return usageError(argv[0], embedded,
-                          "unknown device '" + v + "' (this runtime has: auto, cpu)");
+                          "unknown device '" + v + "' (auto, cpu, cuda-emu or cuda)");
       o.device = v;
+    } else if (value("--emu-order", v)) {
+      if (v != "forward" && v != "reverse" && v != "shuffled")
+        return usageError(argv[0], embedded,
+                          "unknown --emu-order '" + v + "' (forward, reverse or shuffled)");
+      o.emuOrder = v;
+    } else if (arg == "--emu-checked") {
+      o.emuChecked = true;
     } else if (value("--input", v)) {
       size_t eq = v.find('=');
       if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
@@ -217,7 +227,14 @@ int runMain(int argc, char **argv, std::shared_ptr<const rt::Executable> embedde
     return 0;
   }
   rt::SessionOptions sessionOptions;
-  sessionOptions.device = o.device == "cpu" ? rt::DeviceChoice::CPU : rt::DeviceChoice::Auto;
+  sessionOptions.device = o.device == "cpu"        ? rt::DeviceChoice::CPU
+                          : o.device == "cuda-emu" ? rt::DeviceChoice::CudaEmu
+                          : o.device == "cuda"     ? rt::DeviceChoice::Cuda
+                                                   : rt::DeviceChoice::Auto;
+  sessionOptions.emuOrder = o.emuOrder == "reverse"    ? rt::EmuOrder::Reverse
+                            : o.emuOrder == "shuffled" ? rt::EmuOrder::Shuffled
+                                                       : rt::EmuOrder::Forward;
+  sessionOptions.emuChecked = o.emuChecked;
   auto session = rt::Session::create(exe, sessionOptions);
   if (!session)
     return error(session.status().message());

@@ -15,6 +15,7 @@
 
 #include "kiln/Frontend/KgParser.h"
 #include "kiln/Frontend/OnnxImporter.h"
+#include "kiln/CodeGen/EmuLibrary.h"
 #include "kiln/CodeGen/KernelGenerator.h"
 #include "kiln/CodeGen/Nvrtc.h"
 #include "kiln/Exec/ExecOps.h"
@@ -76,11 +77,16 @@ static cl::opt<std::string> standaloneStub(
     "standalone-stub", cl::desc("The kiln-standalone binary to build programs from "
                                 "(default: next to kilnc)"),
     cl::value_desc("path"), cl::cat(kilncCategory));
-enum class TargetKind { CPU };
-static cl::opt<TargetKind> target("target", cl::desc("Device the executable runs on"),
-                                  cl::init(TargetKind::CPU),
-                                  cl::values(clEnumValN(TargetKind::CPU, "cpu", "the CPU")),
-                                  cl::cat(kilncCategory));
+enum class TargetKind { CPU, CudaEmu, Cuda };
+static cl::opt<TargetKind> target(
+    "target", cl::desc("Device the executable runs on"), cl::init(TargetKind::CPU),
+    cl::values(clEnumValN(TargetKind::CPU, "cpu", "the CPU"),
+               clEnumValN(TargetKind::CudaEmu, "cuda-emu",
+                          "generated CUDA kernels, built by the host compiler for the CPU "
+                          "emulator (kiln-run --device=cuda-emu)"),
+               clEnumValN(TargetKind::Cuda, "cuda",
+                          "generated CUDA kernels as PTX and cubin for each --arch")),
+    cl::cat(kilncCategory));
 enum class ScheduleKind { MaxConcurrency, MinMemory };
 static cl::opt<ScheduleKind> schedule(
     "schedule", cl::desc("Trade-off of the execution plan"),
@@ -293,6 +299,56 @@ LogicalResult reportKernels(ModuleOp module, const std::vector<std::string> &tar
     }
   }
   return success(ok);
+}
+
+/// The kernels of `plan` for --target: the host-built library for cuda-emu,
+/// or PTX and cubin per architecture for cuda; steps without a generated
+/// kernel run on the host.
+LogicalResult buildDeviceCode(func::FuncOp plan, const std::vector<std::string> &targets,
+                              mlir::kiln::DeviceCode &code) {
+  std::vector<mlir::kiln::GeneratedKernel> kernels = mlir::kiln::generateKernels(plan);
+  unsigned generated = 0;
+  for (const mlir::kiln::GeneratedKernel &kernel : kernels) {
+    if (kernel.name.empty())
+      continue;
+    ++generated;
+    mlir::kiln::StepKernel step;
+    step.name = kernel.name;
+    step.grid = kernel.gridBlocks;
+    step.block = kernel.blockThreads;
+    step.inputs = kernel.inputArgs;
+    code.kernels[kernel.step] = step;
+  }
+  llvm::errs() << "kilnc: " << generated << " of " << kernels.size()
+               << " steps have generated kernels; the rest run on the host\n";
+  if (target == TargetKind::CudaEmu) {
+    // Built even when empty: the library marks the executable as cuda-emu.
+    std::string library, error;
+    if (!mlir::kiln::buildEmuLibrary(kernels, library, error)) {
+      llvm::errs() << "kilnc: error: " << error << "\n";
+      return failure();
+    }
+    code.blobs.push_back({"cuda-emu", "elf-so", std::move(library)});
+    return success();
+  }
+  if (generated == 0)
+    return success();
+  // One translation unit per architecture, all kernels in it.
+  std::string source;
+  for (const mlir::kiln::GeneratedKernel &kernel : kernels)
+    if (!kernel.name.empty())
+      source += kernel.source + "\n";
+  for (const std::string &arch : targets) {
+    ::kiln::codegen::NvrtcResult compiled =
+        ::kiln::codegen::compileCuda(source, plan.getName().str() + ".cu", arch);
+    if (!compiled.ok) {
+      llvm::errs() << "kilnc: error: NVRTC failed for " << arch << ":\n" << compiled.log << "\n";
+      return failure();
+    }
+    code.blobs.push_back({arch, "ptx", compiled.ptx});
+    code.blobs.push_back({arch, "cubin", compiled.cubin});
+  }
+  return success();
 }
 
 /// One line per function on stderr: steps, streams, events and memory.
@@ -563,9 +619,12 @@ int main(int argc, char **argv) {
       llvm::errs() << "kilnc: error: an executable holds exactly one model function\n";
       return 1;
     }
+    mlir::kiln::DeviceCode code;
+    if (target != TargetKind::CPU && failed(buildDeviceCode(*funcs.begin(), targets, code)))
+      return 1;
     std::string kx;
     llvm::raw_string_ostream kxStream(kx);
-    if (failed(mlir::kiln::writeExecutable(*funcs.begin(), kxStream)))
+    if (failed(mlir::kiln::writeExecutable(*funcs.begin(), kxStream, code)))
       return 1;
     kxStream.flush();
     if (kind == EmitKind::Program) {

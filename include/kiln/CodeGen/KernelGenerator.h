@@ -30,6 +30,10 @@ struct GeneratedKernel {
   unsigned blockThreads = 0; ///< launch: threads per block
   unsigned gridBlocks = 0;   ///< launch: blocks
   std::string reason;        ///< why there is no kernel (when name is empty)
+  /// Parameters: these step inputs (by position; splat constants are
+  /// literals in the text), then every step output; with their C types.
+  std::vector<uint32_t> inputArgs;
+  std::vector<std::string> paramTypes;
   std::string location;      ///< model file:line of the step's first op
 };
 

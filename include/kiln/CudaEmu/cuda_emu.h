@@ -122,6 +122,16 @@ inline float __logf(float x) { return std::log(x); }
 inline float __fdividef(float a, float b) { return a / b; }
 inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 inline double rsqrt(double x) { return 1.0 / std::sqrt(x); }
+inline float __int_as_float(int bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof(f));
+  return f;
+}
+inline double __longlong_as_double(long long bits) {
+  double d;
+  std::memcpy(&d, &bits, sizeof(d));
+  return d;
+}
 inline float __saturatef(float x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : x); }
 // expf, tanhf, erff, fmaxf, ... come from <cmath> (math.h) unchanged.
 

@@ -84,6 +84,7 @@ struct TensorSpec {
 
 struct Program;
 class StreamWorkers;
+class CudaEmuDevice;
 
 /// A loaded, validated executable. Immutable and shareable between sessions.
 class Executable {
@@ -114,10 +115,18 @@ private:
   friend struct Loader;
 };
 
-enum class DeviceChoice { Auto, CPU };
+/// Where steps run. CudaEmu runs the executable's generated kernels on the
+/// CPU through the CUDA emulator (steps without a kernel on the CPU backend).
+enum class DeviceChoice { Auto, CPU, CudaEmu, Cuda };
+
+/// How cuda-emu schedules threads (docs/cuda-emu.md).
+enum class EmuOrder { Forward, Reverse, Shuffled };
 
 struct SessionOptions {
   DeviceChoice device = DeviceChoice::Auto;
+  EmuOrder emuOrder = EmuOrder::Forward;
+  /// Shared arrays followed by guard pages: an overrun traps.
+  bool emuChecked = false;
 };
 
 /// Wall-clock span of one step in the last run, in microseconds from the
@@ -152,6 +161,7 @@ private:
   std::vector<bool> inputSet_;
   uint8_t *arena_ = nullptr;
   std::unique_ptr<StreamWorkers> workers_;
+  std::unique_ptr<CudaEmuDevice> emu_;
   std::vector<StepTiming> timings_;
   const uint8_t *valueData(uint32_t value) const;
   friend class StepRunner;

@@ -6,14 +6,36 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <map>
+#include <string>
+#include <vector>
+
 namespace mlir {
 namespace kiln {
 
+/// A step's generated kernel and its launch.
+struct StepKernel {
+  std::string name;
+  unsigned grid = 1, block = 1;
+  std::vector<uint32_t> inputs; ///< step inputs passed, then every output
+};
+
+/// A blob of compiled kernels ("sm_90"/"cubin", "cuda-emu"/"elf-so", ...).
+struct DeviceCodeBlob {
+  std::string target, format, data;
+};
+
+struct DeviceCode {
+  std::map<unsigned, StepKernel> kernels; ///< by step index
+  std::vector<DeviceCodeBlob> blobs;
+};
+
 /// Serializes a function lowered to an execution plan (steps with streams,
-/// events and offsets) into a .kx file. The output depends only on the IR,
-/// so the same model always gives the same bytes. Reports errors on the
-/// offending op.
-LogicalResult writeExecutable(func::FuncOp func, llvm::raw_ostream &os);
+/// events and offsets) into a .kx file, with the device code and the steps'
+/// kernels when given. The output depends only on its inputs, so the same
+/// model always gives the same bytes. Reports errors on the offending op.
+LogicalResult writeExecutable(func::FuncOp func, llvm::raw_ostream &os,
+                              const DeviceCode &code = {});
 
 } // namespace kiln
 } // namespace mlir

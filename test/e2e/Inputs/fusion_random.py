@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""fusion_random.py --kilnc K --kiln-run R --work DIR [--count N] [--seed S]
+"""fusion_random.py --kilnc K --kiln-run R --work DIR [--count N] [--seed S] [--emu]
 
 Writes N random .kg models (elementwise chains and trees, broadcasts,
 reshapes, matmuls with bias and activation, sibling matmuls, attention,
 softmax, layer norm, reductions, values with several users), compiles each
 with and without fusion, runs both on the same random input and compares
 every output (|fused - unfused| <= 1e-5 + 1e-4 |unfused|; not every output
-all zeros). Fails unless every fusion kind except conv_epilogue formed at least
-once over the set, so the check cannot pass by fusing nothing.
+all zeros). With --emu the fused model is compiled for cuda-emu and its
+generated kernels run through the CUDA emulator. Fails unless every fusion
+kind except conv_epilogue formed at least once over the set, so the check
+cannot pass by fusing nothing.
 """
 import argparse
 import os
@@ -122,6 +124,8 @@ def main():
     parser.add_argument("--work", required=True)
     parser.add_argument("--count", type=int, default=20)
     parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--emu", action="store_true",
+                        help="compile the fused model for cuda-emu and run it there")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
     totals = {kind: 0 for kind in KINDS + ["conv_epilogue"]}
@@ -133,7 +137,8 @@ def main():
         with open(path, "w") as f:
             f.write(model.text(rng.randint(5, 12)))
         fused, unfused = path[:-3] + ".fused.kx", path[:-3] + ".unfused.kx"
-        report = run([args.kilnc, path, "--fusion-report", "-o", fused])
+        target = ["--target=cuda-emu"] if args.emu else []
+        report = run([args.kilnc, path, "--fusion-report", "-o", fused] + target)
         run([args.kilnc, path, "--no-fusion", "-o", unfused])
         summary = re.search(r"kilnc: fusion @\S+: .*", report).group(0)
         for kind, count in re.findall(r" (\w+) (\d+),", summary):
@@ -141,7 +146,8 @@ def main():
         outs = []
         for kx, tag in ((fused, "a"), (unfused, "b")):
             out = path[:-3] + "." + tag
-            run([args.kiln_run, kx, "--input", f"x=random:{i + 1}", "--output-dir", out])
+            device = ["--device=cuda-emu"] if args.emu and tag == "a" else []
+            run([args.kiln_run, kx, "--input", f"x=random:{i + 1}", "--output-dir", out] + device)
             outs.append(out)
         names = sorted(os.listdir(outs[1]))
         if sorted(os.listdir(outs[0])) != names or not names:
@@ -163,7 +169,7 @@ def main():
     if missing:
         sys.exit(f"FAIL: no {', '.join(missing)} region formed in {args.count} graphs; the "
                  "generator no longer exercises every kind")
-    print(f"{args.count} random graphs: fused and unfused outputs agree "
+    print(f"{args.count} random graphs: fused{' (on cuda-emu)' if args.emu else ''} and unfused outputs agree "
           f"(largest difference {worst:.2g})")
     print("regions: " + ", ".join(f"{k} {totals[k]}" for k in KINDS))
 

@@ -1,0 +1,89 @@
+//===- EmuLibrary.cpp - generated kernels built for cuda-emu --------------===//
+
+#include "kiln/CodeGen/EmuLibrary.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+std::string mlir::kiln::emuLibrarySource(const std::vector<GeneratedKernel> &kernels) {
+  std::string s = "// kiln: generated kernels for cuda-emu (the same text NVRTC compiles)\n";
+  for (const GeneratedKernel &kernel : kernels) {
+    if (kernel.name.empty())
+      continue;
+    s += "\n" + kernel.source;
+    s += "\nextern \"C\" void kiln_emu_thread_" + kernel.name + "(void *const *args) {\n  " +
+         kernel.name + "(";
+    for (size_t k = 0; k < kernel.paramTypes.size(); ++k)
+      s += (k ? ", " : "") + std::string("(") + kernel.paramTypes[k] + ")args[" +
+           std::to_string(k) + "]";
+    s += ");\n}\n";
+  }
+  return s;
+}
+
+bool mlir::kiln::buildEmuLibrary(const std::vector<GeneratedKernel> &kernels,
+                                 std::string &sharedObject, std::string &error) {
+  llvm::SmallString<128> dir;
+  if (std::error_code ec = llvm::sys::fs::createUniqueDirectory("kiln-emu", dir)) {
+    error = "cannot create a temporary folder: " + ec.message();
+    return false;
+  }
+  auto path = [&](const char *name) {
+    llvm::SmallString<256> p(dir);
+    llvm::sys::path::append(p, name);
+    return std::string(p);
+  };
+  std::string source = path("kernels.cu"), object = path("kernels.so"), log = path("log.txt");
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(source, ec, llvm::sys::fs::OF_Text);
+    if (ec) {
+      error = "cannot write '" + source + "': " + ec.message();
+      return false;
+    }
+    os << emuLibrarySource(kernels);
+  }
+  const char *override = std::getenv("KILN_HOST_CXX");
+  std::string compiler = override && *override ? override : "";
+  if (compiler.empty()) {
+    auto found = llvm::sys::findProgramByName("c++");
+    if (!found) {
+      error = "no host C++ compiler (c++) on PATH to build the cuda-emu kernels; set KILN_HOST_CXX";
+      return false;
+    }
+    compiler = *found;
+  }
+  std::string header = std::string(KILN_INCLUDE_DIR) + "/kiln/CudaEmu/cuda_emu.h";
+  std::vector<llvm::StringRef> args = {compiler, "-std=c++17", "-O2", "-fPIC", "-shared",
+                                       "-fno-math-errno", "-x", "c++", "-include", header,
+                                       source, "-o", object};
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log),
+                                                llvm::StringRef(log)};
+  std::string message;
+  int rc = llvm::sys::ExecuteAndWait(compiler, args, std::nullopt, redirects, 0, 0, &message);
+  bool ok = rc == 0;
+  if (ok) {
+    auto buffer = llvm::MemoryBuffer::getFile(object, /*IsText=*/false);
+    ok = static_cast<bool>(buffer);
+    if (ok)
+      sharedObject = (*buffer)->getBuffer().str();
+    else
+      error = "cannot read the built kernels: " + buffer.getError().message();
+  } else {
+    auto output = llvm::MemoryBuffer::getFile(log);
+    error = "the host compiler failed to build the cuda-emu kernels" +
+            (message.empty() ? std::string() : " (" + message + ")") + ":\n" +
+            (output ? (*output)->getBuffer().str() : std::string());
+  }
+  llvm::sys::fs::remove_directories(dir);
+  return ok;
+}

@@ -1,0 +1,86 @@
+//===- CudaEmuDevice.cpp - steps as emulated CUDA kernels -----------------===//
+
+#include "CudaEmuDevice.h"
+
+#include <cerrno>
+#include <cstring>
+#include <dlfcn.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+namespace kiln {
+namespace rt {
+
+Result<std::unique_ptr<CudaEmuDevice>> CudaEmuDevice::load(const Program &program,
+                                                          const emu::LaunchOptions &options) {
+  const DeviceCodeDesc *code = nullptr;
+  for (const DeviceCodeDesc &d : program.deviceCode)
+    if (d.target == "cuda-emu" && d.format == "elf-so")
+      code = &d;
+  if (!code)
+    return Status::error("this executable has no cuda-emu kernels; compile it with kilnc "
+                         "--target=cuda-emu");
+  // dlopen needs a file: an anonymous in-memory one, gone when closed.
+  int fd = memfd_create("kiln-cuda-emu-kernels", MFD_CLOEXEC);
+  if (fd < 0)
+    return Status::error(std::string("cannot create the kernel library file: ") +
+                         std::strerror(errno));
+  size_t written = 0;
+  while (written < code->size) {
+    ssize_t n = write(fd, code->data + written, code->size - written);
+    if (n <= 0) {
+      close(fd);
+      return Status::error("cannot write the kernel library");
+    }
+    written += static_cast<size_t>(n);
+  }
+  std::string path = "/proc/self/fd/" + std::to_string(fd);
+  void *library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  close(fd);
+  if (!library)
+    return Status::error(std::string("cannot load the cuda-emu kernels: ") + dlerror());
+  std::unique_ptr<CudaEmuDevice> device(new CudaEmuDevice());
+  device->library_ = library;
+  device->options_ = options;
+  for (size_t k = 0; k < program.steps.size(); ++k) {
+    const StepDesc &step = program.steps[k];
+    ThreadEntry entry = nullptr;
+    if (!step.kernel.empty()) {
+      entry = reinterpret_cast<ThreadEntry>(
+          dlsym(library, ("kiln_emu_thread_" + step.kernel).c_str()));
+      if (!entry)
+        return Status::error("step #" + std::to_string(k) + " (" + step.name + ") names kernel '" +
+                             step.kernel + "', which the cuda-emu library does not have");
+    }
+    device->entries_.push_back(entry);
+  }
+  return device;
+}
+
+CudaEmuDevice::~CudaEmuDevice() {
+  if (library_)
+    dlclose(library_);
+}
+
+Status CudaEmuDevice::runStep(const Program &program, size_t index,
+                              const std::vector<const uint8_t *> &inputs,
+                              const std::vector<uint8_t *> &outputs) const {
+  const StepDesc &step = program.steps[index];
+  ThreadEntry entry = entries_[index];
+  if (!entry)
+    return runStepOnCpu(program, step, inputs, outputs);
+  std::vector<void *> args;
+  for (uint32_t k : step.kernelInputs)
+    args.push_back(const_cast<uint8_t *>(inputs[k]));
+  for (uint8_t *out : outputs)
+    args.push_back(out);
+  emu::LaunchResult result = emu::launch(emu::Dim3{step.grid, 1, 1}, emu::Dim3{step.block, 1, 1},
+                                         0, options_, [&] { entry(args.data()); });
+  if (!result.ok)
+    return Status::error("step #" + std::to_string(index) + " (" + step.name + "): kernel " +
+                         step.kernel + " on cuda-emu: " + result.error);
+  return Status::ok();
+}
+
+} // namespace rt
+} // namespace kiln
