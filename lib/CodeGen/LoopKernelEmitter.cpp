@@ -9,6 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ElementEmitter.h"
+
 #include "kiln/CodeGen/KernelGenerator.h"
 
 #include "kiln/IR/KilnOps.h"
@@ -29,24 +31,10 @@ namespace {
 constexpr unsigned kThreadsPerBlock = 256;
 constexpr int64_t kMaxBlocks = 4096; // grid-stride beyond this
 
-/// "1.25f" / "1.25" with enough digits to round-trip.
-std::string literal(double value, bool isDouble) {
-  if (std::isnan(value))
-    return isDouble ? "__longlong_as_double(0x7ff8000000000000LL)" : "__int_as_float(0x7fc00000)";
-  if (std::isinf(value))
-    return std::string(value < 0 ? "-" : "") + (isDouble ? "__longlong_as_double(0x7ff0000000000000LL)"
-                                                          : "__int_as_float(0x7f800000)");
-  char buffer[64];
-  std::snprintf(buffer, sizeof(buffer), "%.17g", value);
-  std::string s = buffer;
-  if (s.find_first_of(".eE") == std::string::npos)
-    s += ".0";
-  return isDouble ? s : s + "f";
-}
-
 class LoopEmitter {
 public:
-  LoopEmitter(exec::StepOp step, GeneratedKernel &kernel) : step(step), kernel(kernel) {}
+  LoopEmitter(exec::StepOp step, GeneratedKernel &kernel)
+      : step(step), kernel(kernel), elements(step, kernel.reason) {}
 
   void emit() {
     Block &body = step.getBody().front();
@@ -61,33 +49,17 @@ public:
       if (!getEncoding(v.getType()).isRowMajor())
         return fail("an output is not row-major");
     for (Operation &op : body.without_terminator())
-      if (!supported(&op))
+      if (!elements.supported(&op))
         return;
-    for (auto [k, input] : llvm::enumerate(step.getInputs())) {
-      if (!getEncoding(input.getType()).isRowMajor())
-        return fail("an input is not row-major");
-      if (!scalarType(input.getType()))
-        return;
-    }
 
-    // Signature: inputs (splat constants become literals), then outputs.
-    std::vector<std::string> params;
-    for (auto [k, input] : llvm::enumerate(step.getInputs())) {
-      if (splatOf(input))
-        continue;
-      params.push_back("const " + *scalarType(input.getType()) + " *__restrict__ in" +
-                       std::to_string(k));
-      kernel.inputArgs.push_back(static_cast<uint32_t>(k));
-      kernel.paramTypes.push_back("const " + *scalarType(input.getType()) + " *");
-    }
-    for (auto [k, output] : llvm::enumerate(step.getResults())) {
-      params.push_back(*scalarType(output.getType()) + " *__restrict__ out" + std::to_string(k));
-      kernel.paramTypes.push_back(*scalarType(output.getType()) + " *");
-    }
+    std::vector<std::string> params = kernelParameters(step, elements, kernel);
+    if (!kernel.reason.empty())
+      return;
 
     // The iteration index, one variable per dimension.
     std::vector<std::string> index;
-    std::vector<int64_t> strides = rowMajorStrides(shape);
+    std::vector<int64_t> strides = ElementEmitter::rowMajorStrides(shape);
+    std::vector<std::string> lines;
     for (size_t d = 0; d < shape.size(); ++d) {
       std::string expr = "0LL";
       if (shape[d] != 1) {
@@ -100,7 +72,7 @@ public:
     }
     std::vector<std::string> stores;
     for (auto [k, v] : llvm::enumerate(yield.getValues())) {
-      std::string value = valueAt(v, index);
+      std::string value = elements.valueAt(v, index);
       if (!kernel.reason.empty())
         return;
       stores.push_back("out" + std::to_string(k) + "[linear] = " + value + ";");
@@ -126,6 +98,8 @@ public:
        << "  for (long long linear = (long long)blockIdx.x * blockDim.x + threadIdx.x; "
           "linear < count;\n"
        << "       linear += (long long)gridDim.x * blockDim.x) {\n";
+    std::vector<std::string> computeLines = elements.takeLines();
+    lines.insert(lines.end(), computeLines.begin(), computeLines.end());
     for (const std::string &line : lines)
       os << "    " << line << "\n";
     for (const std::string &line : stores)
@@ -140,214 +114,10 @@ private:
       kernel.reason = why;
   }
 
-  static std::vector<int64_t> rowMajorStrides(llvm::ArrayRef<int64_t> dims) {
-    std::vector<int64_t> strides(dims.size(), 1);
-    for (int64_t d = static_cast<int64_t>(dims.size()) - 2; d >= 0; --d)
-      strides[d] = strides[d + 1] * dims[d + 1];
-    return strides;
-  }
-
-  /// The C type a value is computed in, or nothing (with a reason).
-  std::optional<std::string> scalarType(Type type) {
-    Type element = llvm::cast<RankedTensorType>(type).getElementType();
-    if (element.isF32())
-      return std::string("float");
-    if (element.isF64())
-      return std::string("double");
-    if (element.isInteger(1))
-      return std::string("bool");
-    std::string name;
-    llvm::raw_string_ostream os(name);
-    os << element;
-    fail("element type " + name + " is not generated yet (f32, f64, i1)");
-    return std::nullopt;
-  }
-
-  static std::optional<double> splatOf(Value value) {
-    auto constant = value.getDefiningOp<ConstantOp>();
-    auto dense = constant ? llvm::dyn_cast<DenseElementsAttr>(constant.getValue()) : nullptr;
-    if (!dense || !dense.isSplat())
-      return std::nullopt;
-    Type element = dense.getElementType();
-    if (llvm::isa<FloatType>(element))
-      return dense.getSplatValue<APFloat>().convertToDouble();
-    if (element.isInteger(1))
-      return dense.getSplatValue<bool>() ? 1.0 : 0.0;
-    return std::nullopt;
-  }
-
-  bool supported(Operation *op) {
-    bool ok = llvm::isa<NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, SigmoidOp, ReluOp,
-                        GeluOp, ErfOp, NotOp, FloorOp, CeilOp, RoundOp, SinOp, CosOp, TanOp,
-                        AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, AndOp, OrOp, EqOp, NeOp,
-                        LtOp, LeOp, GtOp, GeOp, SelectOp, CastOp, BroadcastOp, ReshapeOp,
-                        BatchNormOp>(op);
-    if (!ok) {
-      fail("'" + op->getName().stripDialect().str() + "' is not generated yet by the loop emitter");
-      return false;
-    }
-    for (Type t : op->getResultTypes())
-      if (!scalarType(t) || !getEncoding(t).isRowMajor())
-        return fail("a value is not row-major"), false;
-    return true;
-  }
-
-  /// The expression (a variable name or literal) for `value` at `index`
-  /// (one expression per dimension of the value's shape).
-  std::string valueAt(Value value, const std::vector<std::string> &index) {
-    std::string key = llvm::join(index, ",");
-    auto memo = computed.find({value.getAsOpaquePointer(), key});
-    if (memo != computed.end())
-      return memo->second;
-    std::string result = compute(value, index);
-    computed[{value.getAsOpaquePointer(), key}] = result;
-    return result;
-  }
-
-  std::string fresh(Value value, const std::string &expr) {
-    std::string name = "v" + std::to_string(next++);
-    lines.push_back("const " + scalarType(value.getType()).value_or("float") + " " + name + " = " +
-                    expr + ";");
-    return name;
-  }
-
-  /// Index of an operand broadcast (NumPy rules) to a result at `index`.
-  static std::vector<std::string> broadcastIndex(Value operand,
-                                                 const std::vector<std::string> &index) {
-    auto dims = llvm::cast<RankedTensorType>(operand.getType()).getShape();
-    std::vector<std::string> out;
-    size_t skip = index.size() - dims.size();
-    for (size_t d = 0; d < dims.size(); ++d)
-      out.push_back(dims[d] == 1 ? "0LL" : index[skip + d]);
-    return out;
-  }
-
-  std::string compute(Value value, const std::vector<std::string> &index) {
-    auto dims = llvm::cast<RankedTensorType>(value.getType()).getShape();
-    if (auto arg = llvm::dyn_cast<BlockArgument>(value)) {
-      Value input = step.getInputs()[arg.getArgNumber()];
-      if (std::optional<double> splat = splatOf(input))
-        return literal(*splat, scalarType(value.getType()) == std::string("double"));
-      std::vector<int64_t> strides = rowMajorStrides(dims);
-      std::string offset;
-      for (size_t d = 0; d < dims.size(); ++d) {
-        if (dims[d] == 1)
-          continue;
-        std::string term = strides[d] == 1 ? index[d] : index[d] + " * " + std::to_string(strides[d]) + "LL";
-        offset += (offset.empty() ? "" : " + ") + term;
-      }
-      return fresh(value, "in" + std::to_string(arg.getArgNumber()) + "[" +
-                              (offset.empty() ? "0" : offset) + "]");
-    }
-    Operation *op = value.getDefiningOp();
-    bool isDouble = scalarType(value.getType()) == std::string("double");
-    std::string f = isDouble ? "" : "f"; // float or double math functions
-    auto operand = [&](unsigned k) {
-      return valueAt(op->getOperand(k), broadcastIndex(op->getOperand(k), index));
-    };
-    if (auto reshape = llvm::dyn_cast<ReshapeOp>(op)) {
-      // Same row-major linear position in the input's shape.
-      std::vector<int64_t> strides = rowMajorStrides(dims);
-      std::string linear;
-      for (size_t d = 0; d < dims.size(); ++d)
-        if (dims[d] != 1)
-          linear += (linear.empty() ? "" : " + ") +
-                    (strides[d] == 1 ? index[d] : index[d] + " * " + std::to_string(strides[d]) + "LL");
-      if (linear.empty())
-        linear = "0LL";
-      auto inDims = llvm::cast<RankedTensorType>(reshape.getInput().getType()).getShape();
-      std::vector<int64_t> inStrides = rowMajorStrides(inDims);
-      std::vector<std::string> inIndex;
-      for (size_t d = 0; d < inDims.size(); ++d) {
-        if (inDims[d] == 1) {
-          inIndex.push_back("0LL");
-          continue;
-        }
-        std::string expr = "(" + linear + ")";
-        if (inStrides[d] != 1)
-          expr += " / " + std::to_string(inStrides[d]) + "LL";
-        if (d > 0)
-          expr += " % " + std::to_string(inDims[d]) + "LL";
-        inIndex.push_back("(" + expr + ")");
-      }
-      return valueAt(reshape.getInput(), inIndex);
-    }
-    if (llvm::isa<BroadcastOp>(op))
-      return operand(0);
-    if (auto norm = llvm::dyn_cast<BatchNormOp>(op)) {
-      // Per channel (dimension 1): (x - mean) * scale / sqrt(var + eps) + bias.
-      std::vector<std::string> channel = {index.size() > 1 ? index[1] : "0LL"};
-      std::string x = operand(0), scale = valueAt(norm.getScale(), channel),
-                  bias = valueAt(norm.getBias(), channel), mean = valueAt(norm.getMean(), channel),
-                  var = valueAt(norm.getVariance(), channel);
-      return fresh(value, "(" + x + " - " + mean + ") * " + scale + " / sqrt" + f + "(" + var +
-                              " + " + literal(norm.getEpsilon().convertToDouble(), isDouble) +
-                              ") + " + bias);
-    }
-    if (auto cast = llvm::dyn_cast<CastOp>(op))
-      return fresh(value, "(" + *scalarType(value.getType()) + ")(" + operand(0) + ")");
-    if (llvm::isa<SelectOp>(op))
-      return fresh(value, operand(0) + " ? " + operand(1) + " : " + operand(2));
-    std::string one = literal(1.0, isDouble), zero = literal(0.0, isDouble);
-    if (op->getNumOperands() == 1) {
-      std::string a = operand(0);
-      std::string expr =
-          llvm::TypeSwitch<Operation *, std::string>(op)
-              .Case([&](NegOp) { return "-" + a; })
-              .Case([&](AbsOp) { return "fabs" + f + "(" + a + ")"; })
-              .Case([&](ExpOp) { return "exp" + f + "(" + a + ")"; })
-              .Case([&](LogOp) { return "log" + f + "(" + a + ")"; })
-              .Case([&](SqrtOp) { return "sqrt" + f + "(" + a + ")"; })
-              .Case([&](RsqrtOp) { return one + " / sqrt" + f + "(" + a + ")"; })
-              .Case([&](TanhOp) { return "tanh" + f + "(" + a + ")"; })
-              .Case([&](SigmoidOp) { return one + " / (" + one + " + exp" + f + "(-" + a + "))"; })
-              // NaN stays NaN, as in the reference.
-              .Case([&](ReluOp) { return a + " > " + zero + " ? " + a + " : (" + a + " != " + a + " ? " + a + " : " + zero + ")"; })
-              .Case([&](GeluOp) {
-                return literal(0.5, isDouble) + " * " + a + " * (" + one + " + erf" + f + "(" + a +
-                       " * " + literal(0.70710678118654752, isDouble) + "))";
-              })
-              .Case([&](ErfOp) { return "erf" + f + "(" + a + ")"; })
-              .Case([&](NotOp) { return "!" + a; })
-              .Case([&](FloorOp) { return "floor" + f + "(" + a + ")"; })
-              .Case([&](CeilOp) { return "ceil" + f + "(" + a + ")"; })
-              .Case([&](RoundOp) { return "rint" + f + "(" + a + ")"; })
-              .Case([&](SinOp) { return "sin" + f + "(" + a + ")"; })
-              .Case([&](CosOp) { return "cos" + f + "(" + a + ")"; })
-              .Case([&](TanOp) { return "tan" + f + "(" + a + ")"; })
-              .Default([&](Operation *) { return std::string(); });
-      return fresh(value, expr);
-    }
-    std::string a = operand(0), b = operand(1);
-    // Max and min propagate NaN, as in the reference (fmaxf would not).
-    std::string nan = "(" + a + " != " + a + " || " + b + " != " + b + ")";
-    std::string expr =
-        llvm::TypeSwitch<Operation *, std::string>(op)
-            .Case([&](AddOp) { return a + " + " + b; })
-            .Case([&](SubOp) { return a + " - " + b; })
-            .Case([&](MulOp) { return a + " * " + b; })
-            .Case([&](DivOp) { return a + " / " + b; })
-            .Case([&](PowOp) { return "pow" + f + "(" + a + ", " + b + ")"; })
-            .Case([&](MaxOp) { return nan + " ? " + a + " + " + b + " : (" + a + " > " + b + " ? " + a + " : " + b + ")"; })
-            .Case([&](MinOp) { return nan + " ? " + a + " + " + b + " : (" + a + " < " + b + " ? " + a + " : " + b + ")"; })
-            .Case([&](AndOp) { return a + " && " + b; })
-            .Case([&](OrOp) { return a + " || " + b; })
-            .Case([&](EqOp) { return a + " == " + b; })
-            .Case([&](NeOp) { return a + " != " + b; })
-            .Case([&](LtOp) { return a + " < " + b; })
-            .Case([&](LeOp) { return a + " <= " + b; })
-            .Case([&](GtOp) { return a + " > " + b; })
-            .Case([&](GeOp) { return a + " >= " + b; })
-            .Default([&](Operation *) { return std::string(); });
-    return fresh(value, expr);
-  }
-
   exec::StepOp step;
   GeneratedKernel &kernel;
+  ElementEmitter elements;
   std::vector<int64_t> shape;
-  std::vector<std::string> lines;
-  std::map<std::pair<const void *, std::string>, std::string> computed;
-  unsigned next = 0;
 };
 
 } // namespace

@@ -1,0 +1,274 @@
+//===- ElementEmitter.cpp - CUDA expressions for elementwise graph ops ----===//
+
+#include "ElementEmitter.h"
+
+#include "kiln/CodeGen/KernelGenerator.h"
+
+#include "kiln/IR/KilnOps.h"
+#include "kiln/IR/KilnTypes.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+/// "1.25f" / "1.25" with enough digits to round-trip.
+std::string mlir::kiln::cudaLiteral(double value, bool isDouble) {
+  if (std::isnan(value))
+    return isDouble ? "__longlong_as_double(0x7ff8000000000000LL)" : "__int_as_float(0x7fc00000)";
+  if (std::isinf(value))
+    return std::string(value < 0 ? "-" : "") + (isDouble ? "__longlong_as_double(0x7ff0000000000000LL)"
+                                                          : "__int_as_float(0x7f800000)");
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), "%.17g", value);
+  std::string s = buffer;
+  if (s.find_first_of(".eE") == std::string::npos)
+    s += ".0";
+  return isDouble ? s : s + "f";
+}
+
+
+void ElementEmitter::seed(Value value, const std::vector<std::string> &index,
+                          const std::string &expr) {
+  computed[{value.getAsOpaquePointer(), llvm::join(index, ",")}] = expr;
+}
+
+std::vector<std::string> ElementEmitter::takeLines() {
+  std::vector<std::string> out;
+  out.swap(lines);
+  computed.clear();
+  return out;
+}
+
+std::vector<int64_t> ElementEmitter::rowMajorStrides(llvm::ArrayRef<int64_t> dims) {
+  std::vector<int64_t> strides(dims.size(), 1);
+  for (int64_t d = static_cast<int64_t>(dims.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * dims[d + 1];
+  return strides;
+}
+
+std::optional<std::string> ElementEmitter::scalarType(Type type) {
+  Type element = llvm::cast<RankedTensorType>(type).getElementType();
+  if (element.isF32())
+    return std::string("float");
+  if (element.isF64())
+    return std::string("double");
+  if (element.isInteger(1))
+    return std::string("bool");
+  std::string name;
+  llvm::raw_string_ostream os(name);
+  os << element;
+  fail("element type " + name + " is not generated yet (f32, f64, i1)");
+  return std::nullopt;
+}
+
+std::optional<double> ElementEmitter::splatOf(Value value) {
+  auto constant = value.getDefiningOp<ConstantOp>();
+  auto dense = constant ? llvm::dyn_cast<DenseElementsAttr>(constant.getValue()) : nullptr;
+  if (!dense || !dense.isSplat())
+    return std::nullopt;
+  Type element = dense.getElementType();
+  if (llvm::isa<FloatType>(element))
+    return dense.getSplatValue<APFloat>().convertToDouble();
+  if (element.isInteger(1))
+    return dense.getSplatValue<bool>() ? 1.0 : 0.0;
+  return std::nullopt;
+}
+
+bool ElementEmitter::supported(Operation *op) {
+  bool ok = llvm::isa<NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, SigmoidOp, ReluOp,
+                      GeluOp, ErfOp, NotOp, FloorOp, CeilOp, RoundOp, SinOp, CosOp, TanOp,
+                      AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, AndOp, OrOp, EqOp, NeOp,
+                      LtOp, LeOp, GtOp, GeOp, SelectOp, CastOp, BroadcastOp, ReshapeOp,
+                      BatchNormOp>(op);
+  if (!ok) {
+    fail("'" + op->getName().stripDialect().str() + "' is not generated yet by the loop emitter");
+    return false;
+  }
+  for (Type t : op->getResultTypes())
+    if (!scalarType(t) || !getEncoding(t).isRowMajor())
+      return fail("a value is not row-major"), false;
+  return true;
+}
+
+std::string ElementEmitter::valueAt(Value value, const std::vector<std::string> &index) {
+  std::string key = llvm::join(index, ",");
+  auto memo = computed.find({value.getAsOpaquePointer(), key});
+  if (memo != computed.end())
+    return memo->second;
+  std::string result = compute(value, index);
+  computed[{value.getAsOpaquePointer(), key}] = result;
+  return result;
+}
+
+std::string ElementEmitter::fresh(Value value, const std::string &expr) {
+  std::string name = "v" + std::to_string(next++);
+  lines.push_back("const " + scalarType(value.getType()).value_or("float") + " " + name + " = " +
+                  expr + ";");
+  return name;
+}
+
+std::vector<std::string> ElementEmitter::broadcastIndex(Value operand,
+                                                      const std::vector<std::string> &index) {
+  auto dims = llvm::cast<RankedTensorType>(operand.getType()).getShape();
+  std::vector<std::string> out;
+  size_t skip = index.size() - dims.size();
+  for (size_t d = 0; d < dims.size(); ++d)
+    out.push_back(dims[d] == 1 ? "0LL" : index[skip + d]);
+  return out;
+}
+
+std::string ElementEmitter::compute(Value value, const std::vector<std::string> &index) {
+  auto dims = llvm::cast<RankedTensorType>(value.getType()).getShape();
+  if (auto arg = llvm::dyn_cast<BlockArgument>(value)) {
+    Value input = step.getInputs()[arg.getArgNumber()];
+    if (std::optional<double> splat = splatOf(input))
+      return cudaLiteral(*splat, scalarType(value.getType()) == std::string("double"));
+    std::vector<int64_t> strides = rowMajorStrides(dims);
+    std::string offset;
+    for (size_t d = 0; d < dims.size(); ++d) {
+      if (dims[d] == 1)
+        continue;
+      std::string term = strides[d] == 1 ? index[d] : index[d] + " * " + std::to_string(strides[d]) + "LL";
+      offset += (offset.empty() ? "" : " + ") + term;
+    }
+    return fresh(value, "in" + std::to_string(arg.getArgNumber()) + "[" +
+                            (offset.empty() ? "0" : offset) + "]");
+  }
+  Operation *op = value.getDefiningOp();
+  bool isDouble = scalarType(value.getType()) == std::string("double");
+  std::string f = isDouble ? "" : "f"; // float or double math functions
+  auto operand = [&](unsigned k) {
+    return valueAt(op->getOperand(k), broadcastIndex(op->getOperand(k), index));
+  };
+  if (auto reshape = llvm::dyn_cast<ReshapeOp>(op)) {
+    // Same row-major linear position in the input's shape.
+    std::vector<int64_t> strides = rowMajorStrides(dims);
+    std::string linear;
+    for (size_t d = 0; d < dims.size(); ++d)
+      if (dims[d] != 1)
+        linear += (linear.empty() ? "" : " + ") +
+                  (strides[d] == 1 ? index[d] : index[d] + " * " + std::to_string(strides[d]) + "LL");
+    if (linear.empty())
+      linear = "0LL";
+    auto inDims = llvm::cast<RankedTensorType>(reshape.getInput().getType()).getShape();
+    std::vector<int64_t> inStrides = rowMajorStrides(inDims);
+    std::vector<std::string> inIndex;
+    for (size_t d = 0; d < inDims.size(); ++d) {
+      if (inDims[d] == 1) {
+        inIndex.push_back("0LL");
+        continue;
+      }
+      std::string expr = "(" + linear + ")";
+      if (inStrides[d] != 1)
+        expr += " / " + std::to_string(inStrides[d]) + "LL";
+      if (d > 0)
+        expr += " % " + std::to_string(inDims[d]) + "LL";
+      inIndex.push_back("(" + expr + ")");
+    }
+    return valueAt(reshape.getInput(), inIndex);
+  }
+  if (llvm::isa<BroadcastOp>(op))
+    return operand(0);
+  if (auto norm = llvm::dyn_cast<BatchNormOp>(op)) {
+    // Per channel (dimension 1): (x - mean) * scale / sqrt(var + eps) + bias.
+    std::vector<std::string> channel = {index.size() > 1 ? index[1] : "0LL"};
+    std::string x = operand(0), scale = valueAt(norm.getScale(), channel),
+                bias = valueAt(norm.getBias(), channel), mean = valueAt(norm.getMean(), channel),
+                var = valueAt(norm.getVariance(), channel);
+    return fresh(value, "(" + x + " - " + mean + ") * " + scale + " / sqrt" + f + "(" + var +
+                            " + " + cudaLiteral(norm.getEpsilon().convertToDouble(), isDouble) +
+                            ") + " + bias);
+  }
+  if (auto cast = llvm::dyn_cast<CastOp>(op))
+    return fresh(value, "(" + *scalarType(value.getType()) + ")(" + operand(0) + ")");
+  if (llvm::isa<SelectOp>(op))
+    return fresh(value, operand(0) + " ? " + operand(1) + " : " + operand(2));
+  std::string one = cudaLiteral(1.0, isDouble), zero = cudaLiteral(0.0, isDouble);
+  if (op->getNumOperands() == 1) {
+    std::string a = operand(0);
+    std::string expr =
+        llvm::TypeSwitch<Operation *, std::string>(op)
+            .Case([&](NegOp) { return "-" + a; })
+            .Case([&](AbsOp) { return "fabs" + f + "(" + a + ")"; })
+            .Case([&](ExpOp) { return "exp" + f + "(" + a + ")"; })
+            .Case([&](LogOp) { return "log" + f + "(" + a + ")"; })
+            .Case([&](SqrtOp) { return "sqrt" + f + "(" + a + ")"; })
+            .Case([&](RsqrtOp) { return one + " / sqrt" + f + "(" + a + ")"; })
+            .Case([&](TanhOp) { return "tanh" + f + "(" + a + ")"; })
+            .Case([&](SigmoidOp) { return one + " / (" + one + " + exp" + f + "(-" + a + "))"; })
+            // NaN stays NaN, as in the reference.
+            .Case([&](ReluOp) { return a + " > " + zero + " ? " + a + " : (" + a + " != " + a + " ? " + a + " : " + zero + ")"; })
+            .Case([&](GeluOp) {
+              return cudaLiteral(0.5, isDouble) + " * " + a + " * (" + one + " + erf" + f + "(" + a +
+                     " * " + cudaLiteral(0.70710678118654752, isDouble) + "))";
+            })
+            .Case([&](ErfOp) { return "erf" + f + "(" + a + ")"; })
+            .Case([&](NotOp) { return "!" + a; })
+            .Case([&](FloorOp) { return "floor" + f + "(" + a + ")"; })
+            .Case([&](CeilOp) { return "ceil" + f + "(" + a + ")"; })
+            .Case([&](RoundOp) { return "rint" + f + "(" + a + ")"; })
+            .Case([&](SinOp) { return "sin" + f + "(" + a + ")"; })
+            .Case([&](CosOp) { return "cos" + f + "(" + a + ")"; })
+            .Case([&](TanOp) { return "tan" + f + "(" + a + ")"; })
+            .Default([&](Operation *) { return std::string(); });
+    return fresh(value, expr);
+  }
+  std::string a = operand(0), b = operand(1);
+  // Max and min propagate NaN, as in the reference (fmaxf would not).
+  std::string nan = "(" + a + " != " + a + " || " + b + " != " + b + ")";
+  std::string expr =
+      llvm::TypeSwitch<Operation *, std::string>(op)
+          .Case([&](AddOp) { return a + " + " + b; })
+          .Case([&](SubOp) { return a + " - " + b; })
+          .Case([&](MulOp) { return a + " * " + b; })
+          .Case([&](DivOp) { return a + " / " + b; })
+          .Case([&](PowOp) { return "pow" + f + "(" + a + ", " + b + ")"; })
+          .Case([&](MaxOp) { return nan + " ? " + a + " + " + b + " : (" + a + " > " + b + " ? " + a + " : " + b + ")"; })
+          .Case([&](MinOp) { return nan + " ? " + a + " + " + b + " : (" + a + " < " + b + " ? " + a + " : " + b + ")"; })
+          .Case([&](AndOp) { return a + " && " + b; })
+          .Case([&](OrOp) { return a + " || " + b; })
+          .Case([&](EqOp) { return a + " == " + b; })
+          .Case([&](NeOp) { return a + " != " + b; })
+          .Case([&](LtOp) { return a + " < " + b; })
+          .Case([&](LeOp) { return a + " <= " + b; })
+          .Case([&](GtOp) { return a + " > " + b; })
+          .Case([&](GeOp) { return a + " >= " + b; })
+          .Default([&](Operation *) { return std::string(); });
+  return fresh(value, expr);
+}
+
+
+std::vector<std::string> mlir::kiln::kernelParameters(exec::StepOp step, ElementEmitter &elements,
+                                                      GeneratedKernel &kernel) {
+  std::vector<std::string> params;
+  for (auto [k, input] : llvm::enumerate(step.getInputs())) {
+    if (ElementEmitter::splatOf(input))
+      continue;
+    std::optional<std::string> type = elements.scalarType(input.getType());
+    if (!type)
+      return {};
+    if (!getEncoding(input.getType()).isRowMajor()) {
+      elements.fail("an input is not row-major");
+      return {};
+    }
+    params.push_back("const " + *type + " *__restrict__ in" + std::to_string(k));
+    kernel.inputArgs.push_back(static_cast<uint32_t>(k));
+    kernel.paramTypes.push_back("const " + *type + " *");
+  }
+  for (auto [k, output] : llvm::enumerate(step.getResults())) {
+    std::optional<std::string> type = elements.scalarType(output.getType());
+    if (!type)
+      return {};
+    if (!getEncoding(output.getType()).isRowMajor()) {
+      elements.fail("an output is not row-major");
+      return {};
+    }
+    params.push_back(*type + " *__restrict__ out" + std::to_string(k));
+    kernel.paramTypes.push_back(*type + " *");
+  }
+  return params;
+}

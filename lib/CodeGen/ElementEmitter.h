@@ -1,0 +1,80 @@
+//===- ElementEmitter.h - CUDA expressions for elementwise graph ops -*- C++ -*-===//
+//
+// Shared by the emitters: given a step's body, writes the statements that
+// compute one element of a value at a given index (one expression per
+// dimension), recursively through elementwise ops, broadcasts, row-major
+// reshapes and inference batch norm down to loads of the step's inputs.
+// Each value is computed once per distinct index within a scope.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_LIB_CODEGEN_ELEMENTEMITTER_H
+#define KILN_LIB_CODEGEN_ELEMENTEMITTER_H
+
+#include "kiln/Exec/ExecOps.h"
+
+#include "mlir/IR/Value.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir {
+namespace kiln {
+
+/// A C literal of `value`: "1.25f" for float, "1.25" for double.
+std::string cudaLiteral(double value, bool isDouble);
+
+class ElementEmitter {
+public:
+  /// `failure` receives the first reason code cannot be generated.
+  ElementEmitter(exec::StepOp step, std::string &failure) : step(step), failure(failure) {}
+
+  /// The expression (a variable or a literal) for `value` at `index`.
+  std::string valueAt(Value value, const std::vector<std::string> &index);
+  /// Makes `value` at `index` read as `expr` (e.g. a reduction's result).
+  void seed(Value value, const std::vector<std::string> &index, const std::string &expr);
+  /// The statements written since the last call; starts a new scope.
+  std::vector<std::string> takeLines();
+
+  /// The C type `type`'s elements are computed in ("float", "double",
+  /// "bool"), or nothing (with a failure reason).
+  std::optional<std::string> scalarType(Type type);
+  /// True when the emitter can compute `op`'s elements.
+  bool supported(Operation *op);
+  /// The value of a splat constant feeding the step, if `value` is one.
+  static std::optional<double> splatOf(Value value);
+  static std::vector<int64_t> rowMajorStrides(llvm::ArrayRef<int64_t> dims);
+  /// Index of an operand broadcast (NumPy rules) to a result at `index`.
+  static std::vector<std::string> broadcastIndex(Value operand,
+                                                 const std::vector<std::string> &index);
+  void fail(const std::string &why) {
+    if (failure.empty())
+      failure = why;
+  }
+
+private:
+  std::string fresh(Value value, const std::string &expr);
+  std::string compute(Value value, const std::vector<std::string> &index);
+
+  exec::StepOp step;
+  std::string &failure;
+  std::vector<std::string> lines;
+  std::map<std::pair<const void *, std::string>, std::string> computed;
+  unsigned next = 0;
+};
+
+struct GeneratedKernel;
+
+/// The kernel's parameters for `step` ("const float *__restrict__ in0",
+/// ...; splat constants are literals, not parameters), recording them in
+/// `kernel.inputArgs` and `kernel.paramTypes`. Fails (kernel.reason) on an
+/// input or output that is not row-major or of an unsupported type.
+std::vector<std::string> kernelParameters(exec::StepOp step, ElementEmitter &elements,
+                                          GeneratedKernel &kernel);
+
+} // namespace kiln
+} // namespace mlir
+
+#endif // KILN_LIB_CODEGEN_ELEMENTEMITTER_H
