@@ -40,7 +40,13 @@ std::vector<GeneratedKernel> mlir::kiln::generateKernels(func::FuncOp plan) {
     kernel.kind = step.getKind() ? step.getKind()->str() : first.getName().stripDialect().str();
     std::string base = step.getKind() ? step.getKind()->str() : kernel.kind;
     kernel.name = "kiln_" + base + "_" + std::to_string(kernel.step);
-    if (!step.getKind() || *step.getKind() == "loop") {
+    bool oneReduction =
+        !step.getKind() && llvm::isa<SoftmaxOp, LogSoftmaxOp, LayerNormOp, ReduceSumOp,
+                                     ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp,
+                                     GlobalAvgPoolOp>(first);
+    if ((step.getKind() && *step.getKind() == "reduction") || oneReduction) {
+      emitReductionKernel(step, kernel);
+    } else if (!step.getKind() || *step.getKind() == "loop") {
       // An unfused elementwise op is a one-op loop.
       emitLoopKernel(step, kernel);
     } else {

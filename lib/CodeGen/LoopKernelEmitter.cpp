@@ -61,12 +61,13 @@ public:
     std::vector<int64_t> strides = ElementEmitter::rowMajorStrides(shape);
     std::vector<std::string> lines;
     for (size_t d = 0; d < shape.size(); ++d) {
-      std::string expr = "0LL";
-      if (shape[d] != 1) {
-        expr = strides[d] == 1 ? "linear" : "(linear / " + std::to_string(strides[d]) + "LL)";
-        if (d > 0)
-          expr += " % " + std::to_string(shape[d]) + "LL";
+      if (shape[d] == 1) {
+        index.push_back("0LL");
+        continue;
       }
+      std::string expr = strides[d] == 1 ? "linear" : "(linear / " + std::to_string(strides[d]) + "LL)";
+      if (d > 0)
+        expr += " % " + std::to_string(shape[d]) + "LL";
       lines.push_back("const long long i" + std::to_string(d) + " = " + expr + ";");
       index.push_back("i" + std::to_string(d));
     }

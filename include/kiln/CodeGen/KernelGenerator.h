@@ -43,6 +43,10 @@ std::vector<GeneratedKernel> generateKernels(func::FuncOp plan);
 /// The elementwise loop kernel for `step`, or a reason in `kernel.reason`.
 void emitLoopKernel(exec::StepOp step, GeneratedKernel &kernel);
 
+/// The row-wise reduction kernel for `step` (a reduction region or one
+/// reduction op), or a reason in `kernel.reason`.
+void emitReductionKernel(exec::StepOp step, GeneratedKernel &kernel);
+
 } // namespace kiln
 } // namespace mlir
 

@@ -1,0 +1,376 @@
+//===- ReductionKernelEmitter.cpp - row-wise reductions as one kernel -----===//
+//
+// One block per row (grid-stride over rows) for regions whose reduction runs
+// over the trailing dimensions: softmax, log_softmax and layer_norm over the
+// last axes, reduce_sum/mean/max/min/prod over trailing axes, and
+// global_avg_pool. Each pass over the row recomputes the elementwise
+// prologue from the inputs (cheap, and no row buffer is needed); the block
+// combines per-thread partials with warp shuffles and a 32-float shared
+// scratch. Softmax subtracts the row maximum and layer norm makes a second
+// pass for the variance, so both are numerically stable. The epilogue runs
+// on the result before the store.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ElementEmitter.h"
+
+#include "kiln/CodeGen/KernelGenerator.h"
+#include "kiln/IR/KilnOps.h"
+#include "kiln/IR/KilnTypes.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+#include <cmath>
+#include <sstream>
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+
+constexpr int64_t kMaxBlocks = 65535;
+
+/// Shared by every reduction kernel of a translation unit.
+const char *kReduceHelpers = R"(#ifndef KILN_SHARED
+#define KILN_SHARED(T, name, count) __shared__ T name[count]
+#endif
+#ifndef KILN_REDUCE_HELPERS
+#define KILN_REDUCE_HELPERS
+struct KilnSum {
+  __device__ float operator()(float a, float b) const { return a + b; }
+};
+struct KilnProd {
+  __device__ float operator()(float a, float b) const { return a * b; }
+};
+// Max and min propagate NaN, as the reference does.
+struct KilnMax {
+  __device__ float operator()(float a, float b) const { return (a > b || a != a) ? a : b; }
+};
+struct KilnMin {
+  __device__ float operator()(float a, float b) const { return (a < b || a != a) ? a : b; }
+};
+// The reduction of every thread's `v` over the block, returned to all of
+// them. blockDim.x is a multiple of 32; `scratch` holds 32 floats.
+template <typename Op>
+__device__ float kiln_block_reduce(float v, float *scratch, Op op, float identity) {
+  for (int offset = 16; offset > 0; offset /= 2)
+    v = op(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+  if (lane == 0)
+    scratch[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < warps ? scratch[lane] : identity;
+    for (int offset = 16; offset > 0; offset /= 2)
+      v = op(v, __shfl_xor_sync(0xffffffffu, v, offset));
+    if (lane == 0)
+      scratch[0] = v;
+  }
+  __syncthreads();
+  v = scratch[0];
+  __syncthreads(); // the scratch is reused by the next reduction
+  return v;
+}
+#endif
+)";
+
+/// `pattern` with every X replaced by `x`.
+std::string substitute(std::string pattern, const std::string &x) {
+  for (size_t at = pattern.find('X'); at != std::string::npos; at = pattern.find('X', at + x.size()))
+    pattern.replace(at, 1, x);
+  return pattern;
+}
+
+class ReductionEmitter {
+public:
+  ReductionEmitter(exec::StepOp step, GeneratedKernel &kernel)
+      : step(step), kernel(kernel), elements(step, kernel.reason) {}
+
+  void emit() {
+    Block &body = step.getBody().front();
+    for (Operation &op : body.without_terminator()) {
+      if (isAnchor(&op)) {
+        if (anchor)
+          return fail("the region holds two reductions");
+        anchor = &op;
+      } else if (!elements.supported(&op)) {
+        return;
+      }
+    }
+    if (!anchor)
+      return fail("the region holds no reduction");
+    auto yield = llvm::cast<exec::YieldOp>(body.getTerminator());
+    if (yield.getValues().size() != 1)
+      return fail("the region has several outputs");
+    Value output = yield.getValues().front();
+
+    auto inType = llvm::cast<RankedTensorType>(anchor->getOperand(0).getType());
+    if (!inType.getElementType().isF32())
+      return fail("reductions are generated for f32 only");
+    shape.assign(inType.getShape().begin(), inType.getShape().end());
+    int64_t rank = static_cast<int64_t>(shape.size());
+    int64_t first = firstReducedDim(rank);
+    if (first < 0)
+      return;
+    int64_t rows = 1, cols = 1;
+    for (int64_t d = 0; d < rank; ++d)
+      (d < first ? rows : cols) *= shape[d];
+    if (rows == 0 || cols == 0)
+      return fail("the tensor is empty");
+
+    std::vector<std::string> params = kernelParameters(step, elements, kernel);
+    if (!kernel.reason.empty())
+      return;
+
+    // Indices: the row's leading dimensions and the column's trailing ones.
+    std::vector<int64_t> strides = ElementEmitter::rowMajorStrides(shape);
+    std::vector<std::string> rowLines, rowIndex, colIndexNames;
+    for (int64_t d = 0; d < first; ++d) {
+      if (shape[d] == 1) {
+        rowIndex.push_back("0LL");
+        continue;
+      }
+      int64_t rowStride = strides[d] / cols;
+      std::string expr = rowStride == 1 ? "row" : "(row / " + std::to_string(rowStride) + "LL)";
+      if (d > 0)
+        expr += " % " + std::to_string(shape[d]) + "LL";
+      rowLines.push_back("const long long r" + std::to_string(d) + " = " + expr + ";");
+      rowIndex.push_back("r" + std::to_string(d));
+    }
+    std::vector<std::string> colLines;
+    std::vector<std::string> fullIndex = rowIndex;
+    for (int64_t d = first; d < rank; ++d) {
+      if (shape[d] == 1) {
+        fullIndex.push_back("0LL");
+        continue;
+      }
+      std::string expr = strides[d] == 1 ? "col" : "(col / " + std::to_string(strides[d]) + "LL)";
+      if (d > first)
+        expr += " % " + std::to_string(shape[d]) + "LL";
+      colLines.push_back("const long long c" + std::to_string(d) + " = " + expr + ";");
+      fullIndex.push_back("c" + std::to_string(d));
+    }
+
+    Value input = anchor->getOperand(0);
+    auto element = [&](std::vector<std::string> &lines) {
+      lines.insert(lines.end(), colLines.begin(), colLines.end());
+      std::string x = elements.valueAt(input, fullIndex);
+      std::vector<std::string> compute = elements.takeLines();
+      lines.insert(lines.end(), compute.begin(), compute.end());
+      return x;
+    };
+    std::string n = cudaLiteral(static_cast<double>(cols), false);
+    std::ostringstream os;
+    auto pass = [&](const std::string &init, const std::string &accumulate) {
+      std::vector<std::string> lines;
+      std::string x = element(lines);
+      os << "      float acc = " << init << ";\n"
+         << "      for (long long col = threadIdx.x; col < " << cols << "LL; col += blockDim.x) {\n";
+      for (const std::string &line : lines)
+        os << "        " << line << "\n";
+      os << "        acc = " << substitute(accumulate, x) << ";\n      }\n";
+    };
+    std::vector<std::string> resultIndex;
+    bool perElement = llvm::isa<SoftmaxOp, LogSoftmaxOp, LayerNormOp>(anchor);
+    std::string store;
+
+    os << "  KILN_SHARED(float, scratch, 32);\n"
+       << "  for (long long row = blockIdx.x; row < " << rows << "LL; row += gridDim.x) {\n";
+    for (const std::string &line : rowLines)
+      os << "    " << line << "\n";
+    std::string resultExpr;
+    if (llvm::isa<SoftmaxOp, LogSoftmaxOp>(anchor)) {
+      os << "    // Pass 1: the row maximum, for stability.\n    {\n";
+      pass(cudaLiteral(-INFINITY, false), "KilnMax()(acc, X)");
+      os << "      rowMax = kiln_block_reduce(acc, scratch, KilnMax(), "
+         << cudaLiteral(-INFINITY, false) << ");\n    }\n";
+      os << "    // Pass 2: the sum of exponentials.\n    {\n";
+      pass("0.0f", "acc + expf(X - rowMax)");
+      os << "      rowSum = kiln_block_reduce(acc, scratch, KilnSum(), 0.0f);\n    }\n";
+      resultExpr = llvm::isa<SoftmaxOp>(anchor) ? "expf(X - rowMax) / rowSum"
+                                                : "X - rowMax - logf(rowSum)";
+    } else if (auto norm = llvm::dyn_cast<LayerNormOp>(anchor)) {
+      os << "    // Pass 1: the mean; pass 2: the variance around it.\n    {\n";
+      pass("0.0f", "acc + X");
+      os << "      rowMean = kiln_block_reduce(acc, scratch, KilnSum(), 0.0f) / " << n
+         << ";\n    }\n    {\n";
+      pass("0.0f", "acc + (X - rowMean) * (X - rowMean)");
+      os << "      rowRstd = rsqrtf(kiln_block_reduce(acc, scratch, KilnSum(), 0.0f) / " << n
+         << " + " << cudaLiteral(norm.getEpsilon().convertToDouble(), false) << ");\n    }\n";
+      // Scale and bias broadcast against the normalized (trailing) shape.
+      std::vector<std::string> trailing(fullIndex.begin() + first, fullIndex.end());
+      std::string scale = "__SCALE__", bias = "__BIAS__";
+      resultExpr = "(X - rowMean) * rowRstd * " + scale + (norm.getBias() ? " + " + bias : "");
+      scaleValue = norm.getScale();
+      biasValue = norm.getBias();
+      trailingIndex = trailing;
+    } else {
+      Reduce r = reduceKind();
+      os << "    {\n";
+      pass(r.identity, r.accumulate);
+      os << "      rowResult = kiln_block_reduce(acc, scratch, " << r.functor << ", " << r.identity
+         << ");\n    }\n";
+      resultExpr = r.mean ? "rowResult / " + n : "rowResult";
+    }
+
+    // The result, the epilogue and the store.
+    Type resultType = anchor->getResult(0).getType();
+    auto resultDims = llvm::cast<RankedTensorType>(resultType).getShape();
+    if (perElement) {
+      resultIndex = fullIndex;
+      std::vector<std::string> lines;
+      std::string x = element(lines);
+      std::string y = substitute(resultExpr, x);
+      if (scaleValue) {
+        y.replace(y.find("__SCALE__"), 9,
+                  elements.valueAt(scaleValue, ElementEmitter::broadcastIndex(scaleValue, padTo(scaleValue))));
+        if (biasValue)
+          y.replace(y.find("__BIAS__"), 8,
+                    elements.valueAt(biasValue, ElementEmitter::broadcastIndex(biasValue, padTo(biasValue))));
+        std::vector<std::string> loads = elements.takeLines();
+        lines.insert(lines.end(), loads.begin(), loads.end());
+      }
+      lines.push_back("const float y = " + y + ";");
+      elements.seed(anchor->getResult(0), resultIndex, "y");
+      std::string out = elements.valueAt(output, resultIndex);
+      std::vector<std::string> epilogue = elements.takeLines();
+      lines.insert(lines.end(), epilogue.begin(), epilogue.end());
+      os << "    // Last pass: the result, the epilogue, the store.\n"
+         << "    for (long long col = threadIdx.x; col < " << cols
+         << "LL; col += blockDim.x) {\n";
+      for (const std::string &line : lines)
+        os << "      " << line << "\n";
+      os << "      out0[row * " << cols << "LL + col] = " << out << ";\n    }\n";
+    } else {
+      // One value per row: its index in the result keeps reduced dims as 0.
+      resultIndex = rowIndex;
+      for (size_t d = rowIndex.size(); d < resultDims.size(); ++d)
+        resultIndex.push_back("0LL");
+      elements.seed(anchor->getResult(0), resultIndex, "y");
+      std::string out = elements.valueAt(output, resultIndex);
+      std::vector<std::string> epilogue = elements.takeLines();
+      os << "    if (threadIdx.x == 0) {\n      const float y = " << resultExpr << ";\n";
+      for (const std::string &line : epilogue)
+        os << "      " << line << "\n";
+      os << "      out0[row] = " << out << ";\n    }\n";
+    }
+    os << "  }\n}\n";
+    if (!kernel.reason.empty())
+      return;
+
+    int64_t threads = std::min<int64_t>(256, std::max<int64_t>(32, (cols + 31) / 32 * 32));
+    kernel.blockThreads = static_cast<unsigned>(threads);
+    kernel.gridBlocks = static_cast<unsigned>(std::min<int64_t>(rows, kMaxBlocks));
+    kernel.unit = "CUDA cores";
+
+    std::ostringstream text;
+    text << kReduceHelpers << "\n// Generated by kiln: " << kernel.stepName << "\n";
+    if (!kernel.location.empty())
+      text << "// from " << kernel.location << "\n";
+    text << "// One block per row of " << cols << " elements (" << rows
+         << " rows); the prologue is recomputed in each pass over the row.\n"
+         << "extern \"C\" __global__ void __launch_bounds__(256)\n"
+         << kernel.name << "(" << llvm::join(params, ",\n    ") << ") {\n";
+    std::string code = os.str();
+    // Declare the per-row results the passes assign.
+    std::string declared;
+    for (const char *name : {"rowMax", "rowSum", "rowMean", "rowRstd", "rowResult"})
+      if (code.find(std::string(name) + " =") != std::string::npos)
+        declared += std::string(declared.empty() ? "    float " : ", ") + name;
+    if (!declared.empty()) {
+      size_t at = code.find("\n", code.find("row += gridDim.x) {")) + 1;
+      code.insert(at, declared + ";\n");
+    }
+    text << code;
+    kernel.source = text.str();
+  }
+
+private:
+  struct Reduce {
+    std::string identity, accumulate, functor;
+    bool mean = false;
+  };
+
+  static bool isAnchor(Operation *op) {
+    return llvm::isa<SoftmaxOp, LogSoftmaxOp, LayerNormOp, ReduceSumOp, ReduceMeanOp,
+                     ReduceMaxOp, ReduceMinOp, ReduceProdOp, GlobalAvgPoolOp>(op);
+  }
+
+  Reduce reduceKind() {
+    std::string inf = cudaLiteral(INFINITY, false);
+    if (llvm::isa<ReduceMaxOp>(anchor))
+      return {"-" + inf, "KilnMax()(acc, X)", "KilnMax()"};
+    if (llvm::isa<ReduceMinOp>(anchor))
+      return {inf, "KilnMin()(acc, X)", "KilnMin()"};
+    if (llvm::isa<ReduceProdOp>(anchor))
+      return {"1.0f", "acc * X", "KilnProd()"};
+    bool mean = llvm::isa<ReduceMeanOp, GlobalAvgPoolOp>(anchor);
+    return {"0.0f", "acc + X", "KilnSum()", mean};
+  }
+
+  /// The first reduced dimension, when the reduction covers exactly the
+  /// trailing dimensions from there; -1 (with a reason) otherwise.
+  int64_t firstReducedDim(int64_t rank) {
+    auto trailingAxes = [&](llvm::ArrayRef<int64_t> axes) -> int64_t {
+      if (axes.empty())
+        return 0; // all axes
+      for (size_t k = 0; k < axes.size(); ++k)
+        if (axes[k] != rank - static_cast<int64_t>(axes.size()) + static_cast<int64_t>(k)) {
+          fail("the reduced axes are not the trailing dimensions");
+          return -1;
+        }
+      return axes.front();
+    };
+    if (auto s = llvm::dyn_cast<SoftmaxOp>(anchor))
+      return static_cast<int64_t>(s.getAxis()) == rank - 1 ? rank - 1 : (fail("softmax is not over the last axis"), -1);
+    if (auto s = llvm::dyn_cast<LogSoftmaxOp>(anchor))
+      return static_cast<int64_t>(s.getAxis()) == rank - 1 ? rank - 1
+                                     : (fail("log_softmax is not over the last axis"), -1);
+    if (auto n = llvm::dyn_cast<LayerNormOp>(anchor))
+      return static_cast<int64_t>(n.getAxis());
+    if (llvm::isa<GlobalAvgPoolOp>(anchor))
+      return 2;
+    auto axes = anchor->getAttrOfType<DenseI64ArrayAttr>("axes");
+    if (!axes)
+      return fail("the reduction has no axes attribute"), -1;
+    std::vector<int64_t> sorted(axes.asArrayRef().begin(), axes.asArrayRef().end());
+    std::sort(sorted.begin(), sorted.end());
+    return trailingAxes(sorted);
+  }
+
+  /// The trailing index, right-aligned to `value`'s rank (for scale/bias).
+  std::vector<std::string> padTo(Value value) {
+    auto dims = llvm::cast<RankedTensorType>(value.getType()).getShape();
+    std::vector<std::string> index = trailingIndex;
+    while (index.size() < dims.size())
+      index.insert(index.begin(), "0LL");
+    if (index.size() > dims.size())
+      index.erase(index.begin(), index.begin() + (index.size() - dims.size()));
+    return index;
+  }
+
+  void fail(const std::string &why) {
+    if (kernel.reason.empty())
+      kernel.reason = why;
+  }
+
+  exec::StepOp step;
+  GeneratedKernel &kernel;
+  ElementEmitter elements;
+  Operation *anchor = nullptr;
+  std::vector<int64_t> shape;
+  Value scaleValue, biasValue;
+  std::vector<std::string> trailingIndex;
+};
+
+} // namespace
+
+void mlir::kiln::emitReductionKernel(exec::StepOp step, GeneratedKernel &kernel) {
+  ReductionEmitter(step, kernel).emit();
+  if (!kernel.reason.empty()) {
+    kernel.name.clear();
+    kernel.source.clear();
+    kernel.inputArgs.clear();
+    kernel.paramTypes.clear();
+  }
+}
