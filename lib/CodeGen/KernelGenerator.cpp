@@ -44,7 +44,10 @@ std::vector<GeneratedKernel> mlir::kiln::generateKernels(func::FuncOp plan) {
         !step.getKind() && llvm::isa<SoftmaxOp, LogSoftmaxOp, LayerNormOp, ReduceSumOp,
                                      ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp,
                                      GlobalAvgPoolOp>(first);
-    if ((step.getKind() && *step.getKind() == "reduction") || oneReduction) {
+    bool oneMatmul = !step.getKind() && llvm::isa<MatMulOp>(first);
+    if ((step.getKind() && *step.getKind() == "matmul_epilogue") || oneMatmul) {
+      emitMatmulKernel(step, kernel);
+    } else if ((step.getKind() && *step.getKind() == "reduction") || oneReduction) {
       emitReductionKernel(step, kernel);
     } else if (!step.getKind() || *step.getKind() == "loop") {
       // An unfused elementwise op is a one-op loop.

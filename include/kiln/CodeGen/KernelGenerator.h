@@ -47,6 +47,10 @@ void emitLoopKernel(exec::StepOp step, GeneratedKernel &kernel);
 /// reduction op), or a reason in `kernel.reason`.
 void emitReductionKernel(exec::StepOp step, GeneratedKernel &kernel);
 
+/// The tiled matmul kernel with its fused epilogue for `step` (a
+/// matmul_epilogue region or one matmul), or a reason.
+void emitMatmulKernel(exec::StepOp step, GeneratedKernel &kernel);
+
 } // namespace kiln
 } // namespace mlir
 

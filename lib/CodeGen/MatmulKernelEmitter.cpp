@@ -1,0 +1,212 @@
+//===- MatmulKernelEmitter.cpp - tiled matmul with a fused epilogue -------===//
+//
+// The CUDA-core kernel for f32 matmul regions (the Tensor Core `wmma` path
+// for f16/bf16 is not written yet): each block computes a 64x64 tile of
+// one batch's result, staging 16-deep slices of A and B in shared memory;
+// each of its 256 threads accumulates a 4x4 sub-tile in registers. The
+// region's epilogue (bias, activation, scaling, residual, cast) runs on the
+// accumulator before the single store. Tiles are bounds-checked, so any
+// M, N and K work.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ElementEmitter.h"
+
+#include "kiln/CodeGen/KernelGenerator.h"
+#include "kiln/IR/KilnOps.h"
+#include "kiln/IR/KilnTypes.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+#include <sstream>
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+
+constexpr int64_t kTileM = 64, kTileN = 64, kTileK = 16;
+constexpr unsigned kThreads = 256; // 16 x 16 threads, 4 x 4 results each
+constexpr int64_t kMaxBlocks = 65535;
+
+class MatmulEmitter {
+public:
+  MatmulEmitter(exec::StepOp step, GeneratedKernel &kernel)
+      : step(step), kernel(kernel), elements(step, kernel.reason) {}
+
+  void emit() {
+    Block &body = step.getBody().front();
+    MatMulOp matmul;
+    for (Operation &op : body.without_terminator()) {
+      if (auto mm = llvm::dyn_cast<MatMulOp>(op)) {
+        if (matmul)
+          return fail("the region holds two matmuls");
+        matmul = mm;
+      } else if (!elements.supported(&op)) {
+        return;
+      }
+    }
+    if (!matmul)
+      return fail("the region holds no matmul");
+    auto yield = llvm::cast<exec::YieldOp>(body.getTerminator());
+    if (yield.getValues().size() != 1)
+      return fail("the region has several outputs");
+    auto lhs = llvm::dyn_cast<BlockArgument>(matmul.getLhs());
+    auto rhs = llvm::dyn_cast<BlockArgument>(matmul.getRhs());
+    if (!lhs || !rhs)
+      return fail("a matmul operand is computed inside the region");
+    auto aType = llvm::cast<RankedTensorType>(lhs.getType());
+    auto bType = llvm::cast<RankedTensorType>(rhs.getType());
+    auto cType = llvm::cast<RankedTensorType>(matmul.getType());
+    if (!aType.getElementType().isF32() || !bType.getElementType().isF32())
+      return fail("only f32 matmuls have a generated kernel yet (f16/bf16 Tensor Core kernels "
+                  "are not written)");
+    std::vector<std::string> params = kernelParameters(step, elements, kernel);
+    if (!kernel.reason.empty())
+      return;
+
+    bool ta = matmul.getTransposeA(), tb = matmul.getTransposeB();
+    int64_t ra = aType.getRank(), rc = cType.getRank();
+    int64_t m = cType.getDimSize(rc - 2), n = cType.getDimSize(rc - 1);
+    int64_t k = aType.getDimSize(ta ? ra - 2 : ra - 1);
+    std::vector<int64_t> batchDims(cType.getShape().begin(), cType.getShape().end() - 2);
+    int64_t batches = 1;
+    for (int64_t d : batchDims)
+      batches *= d;
+    int64_t tilesM = (m + kTileM - 1) / kTileM, tilesN = (n + kTileN - 1) / kTileN;
+    int64_t tiles = batches * tilesM * tilesN;
+    if (tiles == 0)
+      return fail("the result is empty");
+
+    // The batch index of the result, and where each operand's matrix starts.
+    std::vector<std::string> batchLines, batchIndex;
+    std::vector<int64_t> batchStrides = ElementEmitter::rowMajorStrides(batchDims);
+    for (size_t d = 0; d < batchDims.size(); ++d) {
+      if (batchDims[d] == 1) {
+        batchIndex.push_back("0LL");
+        continue;
+      }
+      std::string expr = batchStrides[d] == 1 ? "batch" : "(batch / " + std::to_string(batchStrides[d]) + "LL)";
+      if (d > 0)
+        expr += " % " + std::to_string(batchDims[d]) + "LL";
+      batchLines.push_back("const long long b" + std::to_string(d) + " = " + expr + ";");
+      batchIndex.push_back("b" + std::to_string(d));
+    }
+    auto matrixStart = [&](RankedTensorType type) {
+      // Batch dims broadcast NumPy-style against the result's.
+      auto dims = type.getShape();
+      size_t rank = dims.size();
+      std::vector<int64_t> strides = ElementEmitter::rowMajorStrides(dims);
+      std::string offset;
+      size_t skip = batchDims.size() - (rank - 2);
+      for (size_t d = 0; d + 2 < rank; ++d)
+        if (dims[d] != 1)
+          offset += (offset.empty() ? "" : " + ") + batchIndex[skip + d] + " * " +
+                    std::to_string(strides[d]) + "LL";
+      return offset.empty() ? std::string("0LL") : offset;
+    };
+    std::string aIndex = ta ? "gk * " + std::to_string(m) + "LL + gm" : "gm * " + std::to_string(k) + "LL + gk";
+    std::string bIndex = tb ? "gn * " + std::to_string(k) + "LL + gk" : "gk * " + std::to_string(n) + "LL + gn";
+    std::string aName = "in" + std::to_string(lhs.getArgNumber());
+    std::string bName = "in" + std::to_string(rhs.getArgNumber());
+
+    // The epilogue at result element (batch..., row, col).
+    std::vector<std::string> resultIndex = batchIndex;
+    resultIndex.push_back("row");
+    resultIndex.push_back("col");
+    elements.seed(matmul.getResult(), resultIndex, "acc[i][j]");
+    std::string out = elements.valueAt(yield.getValues().front(), resultIndex);
+    std::vector<std::string> epilogue = elements.takeLines();
+    if (!kernel.reason.empty())
+      return;
+    if (llvm::cast<RankedTensorType>(yield.getValues().front().getType()).getShape() !=
+        cType.getShape())
+      return fail("the epilogue changes the result's shape");
+
+    std::ostringstream os;
+    os << "#ifndef KILN_SHARED\n#define KILN_SHARED(T, name, count) __shared__ T name[count]\n"
+       << "#endif\n\n// Generated by kiln: " << kernel.stepName << "\n";
+    if (!kernel.location.empty())
+      os << "// from " << kernel.location << "\n";
+    os << "// C[" << m << "x" << n << "] = A" << (ta ? "^T" : "") << " B" << (tb ? "^T" : "")
+       << " over K=" << k << ", " << batches << " batch(es): 64x64 tiles per block, 16-deep\n"
+       << "// slices of A and B in shared memory, 4x4 results per thread; the epilogue runs on\n"
+       << "// the accumulator before the store.\n"
+       << "extern \"C\" __global__ void __launch_bounds__(" << kThreads << ")\n"
+       << kernel.name << "(" << llvm::join(params, ",\n    ") << ") {\n"
+       << "  KILN_SHARED(float, tileA, " << kTileK * kTileM << "); // [k][m]\n"
+       << "  KILN_SHARED(float, tileB, " << kTileK * kTileN << "); // [k][n]\n"
+       << "  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;\n"
+       << "  for (long long tile = blockIdx.x; tile < " << tiles << "LL; tile += gridDim.x) {\n"
+       << "    const long long batch = tile / " << tilesM * tilesN << "LL;\n"
+       << "    const long long m0 = (tile / " << tilesN << "LL) % " << tilesM << "LL * " << kTileM
+       << "LL, n0 = tile % " << tilesN << "LL * " << kTileN << "LL;\n";
+    for (const std::string &line : batchLines)
+      os << "    " << line << "\n";
+    os << "    const float *a = " << aName << " + " << matrixStart(aType) << ";\n"
+       << "    const float *b = " << bName << " + " << matrixStart(bType) << ";\n"
+       << "    float acc[4][4] = {};\n"
+       << "    for (long long k0 = 0; k0 < " << k << "LL; k0 += " << kTileK << ") {\n"
+       << "      for (int e = threadIdx.x; e < " << kTileM * kTileK << "; e += " << kThreads
+       << ") {\n"
+       << "        const long long gm = m0 + e / " << kTileK << ", gk = k0 + e % " << kTileK << ";\n"
+       << "        tileA[(e % " << kTileK << ") * " << kTileM << " + e / " << kTileK
+       << "] = (gm < " << m << "LL && gk < " << k << "LL) ? a[" << aIndex << "] : 0.0f;\n"
+       << "      }\n"
+       << "      for (int e = threadIdx.x; e < " << kTileK * kTileN << "; e += " << kThreads
+       << ") {\n"
+       << "        const long long gk = k0 + e / " << kTileN << ", gn = n0 + e % " << kTileN << ";\n"
+       << "        tileB[e] = (gk < " << k << "LL && gn < " << n << "LL) ? b[" << bIndex
+       << "] : 0.0f;\n"
+       << "      }\n"
+       << "      __syncthreads();\n"
+       << "      for (int kk = 0; kk < " << kTileK << "; ++kk) {\n"
+       << "        float av[4], bv[4];\n"
+       << "        for (int i = 0; i < 4; ++i)\n"
+       << "          av[i] = tileA[kk * " << kTileM << " + ty * 4 + i];\n"
+       << "        for (int j = 0; j < 4; ++j)\n"
+       << "          bv[j] = tileB[kk * " << kTileN << " + tx * 4 + j];\n"
+       << "        for (int i = 0; i < 4; ++i)\n"
+       << "          for (int j = 0; j < 4; ++j)\n"
+       << "            acc[i][j] += av[i] * bv[j];\n"
+       << "      }\n"
+       << "      __syncthreads();\n"
+       << "    }\n"
+       << "    for (int i = 0; i < 4; ++i)\n"
+       << "      for (int j = 0; j < 4; ++j) {\n"
+       << "        const long long row = m0 + ty * 4 + i, col = n0 + tx * 4 + j;\n"
+       << "        if (row >= " << m << "LL || col >= " << n << "LL)\n"
+       << "          continue;\n";
+    for (const std::string &line : epilogue)
+      os << "        " << line << "\n";
+    os << "        out0[batch * " << m * n << "LL + row * " << n << "LL + col] = " << out << ";\n"
+       << "      }\n"
+       << "  }\n}\n";
+    kernel.source = os.str();
+    kernel.blockThreads = kThreads;
+    kernel.gridBlocks = static_cast<unsigned>(std::min(tiles, kMaxBlocks));
+    kernel.unit = "CUDA cores (tile 64x64x16, 4x4 per thread)";
+  }
+
+private:
+  void fail(const std::string &why) {
+    if (kernel.reason.empty())
+      kernel.reason = why;
+  }
+
+  exec::StepOp step;
+  GeneratedKernel &kernel;
+  ElementEmitter elements;
+};
+
+} // namespace
+
+void mlir::kiln::emitMatmulKernel(exec::StepOp step, GeneratedKernel &kernel) {
+  MatmulEmitter(step, kernel).emit();
+  if (!kernel.reason.empty()) {
+    kernel.name.clear();
+    kernel.source.clear();
+    kernel.inputArgs.clear();
+    kernel.paramTypes.clear();
+  }
+}
