@@ -272,3 +272,38 @@ std::vector<std::string> mlir::kiln::kernelParameters(exec::StepOp step, Element
   }
   return params;
 }
+
+std::vector<std::string> ElementEmitter::decompose(llvm::ArrayRef<int64_t> dims,
+                                                   const std::string &linear,
+                                                   const std::string &prefix,
+                                                   std::vector<std::string> &lines) {
+  std::vector<int64_t> strides = rowMajorStrides(dims);
+  std::vector<std::string> index;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (dims[d] == 1) {
+      index.push_back("0LL");
+      continue;
+    }
+    std::string expr = strides[d] == 1 ? linear : "(" + linear + " / " + std::to_string(strides[d]) + "LL)";
+    if (d > 0)
+      expr += " % " + std::to_string(dims[d]) + "LL";
+    std::string name = prefix + std::to_string(d);
+    lines.push_back("const long long " + name + " = " + expr + ";");
+    index.push_back(name);
+  }
+  return index;
+}
+
+std::string ElementEmitter::batchOffset(RankedTensorType operand,
+                                        const std::vector<std::string> &resultBatchIndex) {
+  auto dims = operand.getShape();
+  size_t rank = dims.size();
+  std::vector<int64_t> strides = rowMajorStrides(dims);
+  std::string offset;
+  size_t skip = resultBatchIndex.size() - (rank - 2);
+  for (size_t d = 0; d + 2 < rank; ++d)
+    if (dims[d] != 1)
+      offset += (offset.empty() ? "" : " + ") + resultBatchIndex[skip + d] + " * " +
+                std::to_string(strides[d]) + "LL";
+  return offset.empty() ? std::string("0LL") : offset;
+}

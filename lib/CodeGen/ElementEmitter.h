@@ -49,6 +49,16 @@ public:
   /// Index of an operand broadcast (NumPy rules) to a result at `index`.
   static std::vector<std::string> broadcastIndex(Value operand,
                                                  const std::vector<std::string> &index);
+  /// Decomposes `linear` (a row-major position in `dims`) into one index
+  /// expression per dimension ("0LL" for size-1 dimensions), declaring
+  /// variables <prefix>0, <prefix>1, ... in `lines`.
+  static std::vector<std::string> decompose(llvm::ArrayRef<int64_t> dims, const std::string &linear,
+                                            const std::string &prefix,
+                                            std::vector<std::string> &lines);
+  /// Where the matrix of a batched operand starts: its batch dimensions
+  /// broadcast (NumPy) against the result's, given the result's batch index.
+  static std::string batchOffset(RankedTensorType operand,
+                                 const std::vector<std::string> &resultBatchIndex);
   void fail(const std::string &why) {
     if (failure.empty())
       failure = why;

@@ -45,7 +45,11 @@ std::vector<GeneratedKernel> mlir::kiln::generateKernels(func::FuncOp plan) {
                                      ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp,
                                      GlobalAvgPoolOp>(first);
     bool oneMatmul = !step.getKind() && llvm::isa<MatMulOp>(first);
-    if ((step.getKind() && *step.getKind() == "matmul_epilogue") || oneMatmul) {
+    if (step.getKind() && *step.getKind() == "attention") {
+      emitAttentionKernel(step, kernel);
+    } else if ((step.getKind() &&
+         (*step.getKind() == "matmul_epilogue" || *step.getKind() == "horizontal")) ||
+        oneMatmul) {
       emitMatmulKernel(step, kernel);
     } else if ((step.getKind() && *step.getKind() == "reduction") || oneReduction) {
       emitReductionKernel(step, kernel);

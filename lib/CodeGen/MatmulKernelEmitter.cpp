@@ -42,6 +42,9 @@ public:
         if (matmul)
           return fail("the region holds two matmuls");
         matmul = mm;
+      } else if (llvm::isa<SliceOp>(op) &&
+                 llvm::all_of(op.getUsers(), [](Operation *u) { return llvm::isa<exec::YieldOp>(u); })) {
+        continue; // a horizontal region's outputs: column ranges of the result
       } else if (!elements.supported(&op)) {
         return;
       }
@@ -49,8 +52,6 @@ public:
     if (!matmul)
       return fail("the region holds no matmul");
     auto yield = llvm::cast<exec::YieldOp>(body.getTerminator());
-    if (yield.getValues().size() != 1)
-      return fail("the region has several outputs");
     auto lhs = llvm::dyn_cast<BlockArgument>(matmul.getLhs());
     auto rhs = llvm::dyn_cast<BlockArgument>(matmul.getRhs());
     if (!lhs || !rhs)
@@ -110,18 +111,41 @@ public:
     std::string aName = "in" + std::to_string(lhs.getArgNumber());
     std::string bName = "in" + std::to_string(rhs.getArgNumber());
 
+    // The outputs: the epilogue's result, or column ranges of it (the
+    // slices of a horizontal region, one per sibling).
+    Value tail;
+    std::vector<std::pair<int64_t, int64_t>> columns;
+    for (Value v : yield.getValues()) {
+      Value whole = v;
+      std::pair<int64_t, int64_t> range{0, n};
+      if (auto slice = v.getDefiningOp<SliceOp>()) {
+        whole = slice.getInput();
+        auto dims = llvm::cast<RankedTensorType>(whole.getType()).getShape();
+        auto starts = slice.getStarts(), ends = slice.getEnds(), steps = slice.getSteps();
+        for (size_t d = 0; d + 1 < dims.size(); ++d)
+          if (starts[d] != 0 || ends[d] != dims[d] || steps[d] != 1)
+            return fail("an output slices the result along more than its last dimension");
+        if (steps.back() != 1)
+          return fail("an output slices the result with a stride");
+        range = {starts.back(), ends.back()};
+      }
+      if (tail && whole != tail)
+        return fail("the outputs come from different values");
+      tail = whole;
+      columns.push_back(range);
+    }
+    if (llvm::cast<RankedTensorType>(tail.getType()).getShape() != cType.getShape())
+      return fail("the epilogue changes the result's shape");
+
     // The epilogue at result element (batch..., row, col).
     std::vector<std::string> resultIndex = batchIndex;
     resultIndex.push_back("row");
     resultIndex.push_back("col");
     elements.seed(matmul.getResult(), resultIndex, "acc[i][j]");
-    std::string out = elements.valueAt(yield.getValues().front(), resultIndex);
+    std::string out = elements.valueAt(tail, resultIndex);
     std::vector<std::string> epilogue = elements.takeLines();
     if (!kernel.reason.empty())
       return;
-    if (llvm::cast<RankedTensorType>(yield.getValues().front().getType()).getShape() !=
-        cType.getShape())
-      return fail("the epilogue changes the result's shape");
 
     std::ostringstream os;
     os << "#ifndef KILN_SHARED\n#define KILN_SHARED(T, name, count) __shared__ T name[count]\n"
@@ -179,8 +203,18 @@ public:
        << "          continue;\n";
     for (const std::string &line : epilogue)
       os << "        " << line << "\n";
-    os << "        out0[batch * " << m * n << "LL + row * " << n << "LL + col] = " << out << ";\n"
-       << "      }\n"
+    if (columns.size() == 1 && columns[0] == std::make_pair(int64_t(0), n)) {
+      os << "        out0[batch * " << m * n << "LL + row * " << n << "LL + col] = " << out << ";\n";
+    } else {
+      os << "        const float result = " << out << ";\n";
+      for (auto [k, range] : llvm::enumerate(columns)) {
+        int64_t width = range.second - range.first;
+        os << "        if (col >= " << range.first << "LL && col < " << range.second << "LL)\n"
+           << "          out" << k << "[batch * " << m * width << "LL + row * " << width
+           << "LL + col - " << range.first << "LL] = result;\n";
+      }
+    }
+    os << "      }\n"
        << "  }\n}\n";
     kernel.source = os.str();
     kernel.blockThreads = kThreads;

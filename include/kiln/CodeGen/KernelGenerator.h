@@ -47,8 +47,11 @@ void emitLoopKernel(exec::StepOp step, GeneratedKernel &kernel);
 /// reduction op), or a reason in `kernel.reason`.
 void emitReductionKernel(exec::StepOp step, GeneratedKernel &kernel);
 
+/// The fused attention kernel for an attention region, or a reason.
+void emitAttentionKernel(exec::StepOp step, GeneratedKernel &kernel);
+
 /// The tiled matmul kernel with its fused epilogue for `step` (a
-/// matmul_epilogue region or one matmul), or a reason.
+/// matmul_epilogue or horizontal region, or one matmul), or a reason.
 void emitMatmulKernel(exec::StepOp step, GeneratedKernel &kernel);
 
 } // namespace kiln
