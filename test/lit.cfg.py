@@ -20,6 +20,9 @@ config.substitutions.append(("%python", "/usr/bin/python3"))
 if config.kiln_have_cuda_toolkit:
     config.available_features.add("nvrtc")
 
+# Compiled kernels are cached inside the build tree, not in ~/.cache.
+config.environment["KILN_CACHE_DIR"] = os.path.join(config.kiln_obj_root, "test", "kernel-cache")
+
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [

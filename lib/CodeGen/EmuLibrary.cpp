@@ -2,6 +2,8 @@
 
 #include "kiln/CodeGen/EmuLibrary.h"
 
+#include "kiln/CodeGen/CompileCache.h"
+
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -31,7 +33,9 @@ std::string mlir::kiln::emuLibrarySource(const std::vector<GeneratedKernel> &ker
 }
 
 bool mlir::kiln::buildEmuLibrary(const std::vector<GeneratedKernel> &kernels,
-                                 std::string &sharedObject, std::string &error) {
+                                 std::string &sharedObject, std::string &error, bool *cached) {
+  if (cached)
+    *cached = false;
   llvm::SmallString<128> dir;
   if (std::error_code ec = llvm::sys::fs::createUniqueDirectory("kiln-emu", dir)) {
     error = "cannot create a temporary folder: " + ec.message();
@@ -66,6 +70,22 @@ bool mlir::kiln::buildEmuLibrary(const std::vector<GeneratedKernel> &kernels,
   std::vector<llvm::StringRef> args = {compiler, "-std=c++17", "-O2", "-fPIC", "-shared",
                                        "-fno-math-errno", "-x", "c++", "-include", header,
                                        source, "-o", object};
+  // The cache key: the compiler, its flags, the emulation header and the text.
+  auto headerText = llvm::MemoryBuffer::getFile(header);
+  std::vector<std::string> keyParts = {"cuda-emu", compiler,
+                                       headerText ? (*headerText)->getBuffer().str() : "",
+                                       emuLibrarySource(kernels)};
+  for (size_t k = 1; k + 3 < args.size(); ++k) // the flags, not the temporary paths
+    keyParts.push_back(args[k].str());
+  ::kiln::codegen::CompileCache cache = ::kiln::codegen::CompileCache::fromEnvironment();
+  std::string key = ::kiln::codegen::CompileCache::key(keyParts);
+  if (std::optional<std::string> hit = cache.get(key, "so")) {
+    sharedObject = std::move(*hit);
+    if (cached)
+      *cached = true;
+    llvm::sys::fs::remove_directories(dir);
+    return true;
+  }
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log),
                                                 llvm::StringRef(log)};
   std::string message;
@@ -74,9 +94,10 @@ bool mlir::kiln::buildEmuLibrary(const std::vector<GeneratedKernel> &kernels,
   if (ok) {
     auto buffer = llvm::MemoryBuffer::getFile(object, /*IsText=*/false);
     ok = static_cast<bool>(buffer);
-    if (ok)
+    if (ok) {
       sharedObject = (*buffer)->getBuffer().str();
-    else
+      cache.put(key, "so", sharedObject);
+    } else
       error = "cannot read the built kernels: " + buffer.getError().message();
   } else {
     auto output = llvm::MemoryBuffer::getFile(log);

@@ -74,8 +74,37 @@ Status CudaEmuDevice::runStep(const Program &program, size_t index,
     args.push_back(const_cast<uint8_t *>(inputs[k]));
   for (uint8_t *out : outputs)
     args.push_back(out);
-  emu::LaunchResult result = emu::launch(emu::Dim3{step.grid, 1, 1}, emu::Dim3{step.block, 1, 1},
-                                         0, options_, [&] { entry(args.data()); });
+  // Checked mode: every parameter in its own guarded buffer (the arena
+  // packs them together, so an overrun would land in a neighbour).
+  std::vector<void *> guarded;
+  if (options_.checked) {
+    for (size_t a = 0; a < args.size(); ++a) {
+      bool isOutput = a >= step.kernelInputs.size();
+      uint32_t value = isOutput ? step.outputs[a - step.kernelInputs.size()]
+                                : step.inputs[step.kernelInputs[a]];
+      size_t bytes = static_cast<size_t>(program.values[value].type.byteSize());
+      std::string name = "step #" + std::to_string(index) + " " + step.kernel + " " +
+                         (isOutput ? "output " + std::to_string(a - step.kernelInputs.size())
+                                   : "input " + std::to_string(step.kernelInputs[a]));
+      void *copy = emu::allocateGuarded(bytes, name.c_str());
+      if (!copy)
+        return Status::error("cannot map a guarded buffer for " + name);
+      if (isOutput)
+        std::memset(copy, 0xFF, bytes); // unwritten elements show as NaN
+      else
+        std::memcpy(copy, args[a], bytes);
+      guarded.push_back(copy);
+    }
+  }
+  emu::LaunchResult result =
+      emu::launch(emu::Dim3{step.grid, 1, 1}, emu::Dim3{step.block, 1, 1}, 0, options_,
+                  [&] { entry(guarded.empty() ? args.data() : guarded.data()); });
+  for (size_t a = 0; a < guarded.size(); ++a) {
+    if (a >= step.kernelInputs.size())
+      std::memcpy(args[a], guarded[a],
+                  program.values[step.outputs[a - step.kernelInputs.size()]].type.byteSize());
+    emu::freeGuarded(guarded[a]);
+  }
   if (!result.ok)
     return Status::error("step #" + std::to_string(index) + " (" + step.name + "): kernel " +
                          step.kernel + " on cuda-emu: " + result.error);

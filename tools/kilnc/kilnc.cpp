@@ -15,6 +15,7 @@
 
 #include "kiln/Frontend/KgParser.h"
 #include "kiln/Frontend/OnnxImporter.h"
+#include "kiln/CodeGen/CompileCache.h"
 #include "kiln/CodeGen/EmuLibrary.h"
 #include "kiln/CodeGen/KernelGenerator.h"
 #include "kiln/CodeGen/Nvrtc.h"
@@ -44,6 +45,8 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+#include <algorithm>
+#include <chrono>
 #include <map>
 
 using namespace mlir;
@@ -269,6 +272,7 @@ LogicalResult writeKernelSources(ModuleOp module, llvm::StringRef dir) {
 /// The kernel report: one line per step and architecture.
 LogicalResult reportKernels(ModuleOp module, const std::vector<std::string> &targets) {
   bool ok = true;
+  auto cache = ::kiln::codegen::CompileCache::fromEnvironment();
   for (auto func : module.getOps<func::FuncOp>()) {
     llvm::errs() << "kilnc: kernels @" << func.getName() << " (NVRTC "
                  << ::kiln::codegen::nvrtcVersion() << "):\n";
@@ -281,8 +285,8 @@ LogicalResult reportKernels(ModuleOp module, const std::vector<std::string> &tar
       llvm::errs() << ": " << kernel.name << ", " << kernel.unit << ", " << kernel.gridBlocks
                    << " x " << kernel.blockThreads << " threads\n";
       for (const std::string &arch : targets) {
-        ::kiln::codegen::NvrtcResult compiled =
-            ::kiln::codegen::compileCuda(kernel.source, kernel.name + ".cu", arch);
+        ::kiln::codegen::NvrtcResult compiled = ::kiln::codegen::compileCudaCached(
+            cache, kernel.source, kernel.name + ".cu", arch);
         if (!compiled.ok) {
           llvm::errs() << "      " << arch << ": error: " << compiled.log << "\n";
           ok = false;
@@ -299,6 +303,12 @@ LogicalResult reportKernels(ModuleOp module, const std::vector<std::string> &tar
     }
   }
   return success(ok);
+}
+
+std::string seconds(std::chrono::steady_clock::duration d) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.2f s", std::chrono::duration<double>(d).count());
+  return buffer;
 }
 
 /// The kernels of `plan` for --target: the host-built library for cuda-emu,
@@ -324,25 +334,62 @@ LogicalResult buildDeviceCode(func::FuncOp plan, const std::vector<std::string> 
   if (target == TargetKind::CudaEmu) {
     // Built even when empty: the library marks the executable as cuda-emu.
     std::string library, error;
-    if (!mlir::kiln::buildEmuLibrary(kernels, library, error)) {
+    bool cached = false;
+    auto start = std::chrono::steady_clock::now();
+    if (!mlir::kiln::buildEmuLibrary(kernels, library, error, &cached)) {
       llvm::errs() << "kilnc: error: " << error << "\n";
       return failure();
     }
+    llvm::errs() << "kilnc: cuda-emu kernels: "
+                 << (cached ? std::string("from the kernel cache")
+                            : "built in " + seconds(std::chrono::steady_clock::now() - start))
+                 << "\n";
     code.blobs.push_back({"cuda-emu", "elf-so", std::move(library)});
     return success();
   }
   if (generated == 0)
     return success();
-  // One translation unit per architecture, all kernels in it.
+  // One translation unit per architecture, all kernels in it; remember
+  // where each kernel starts, to name it in NVRTC's errors.
   std::string source;
+  std::vector<std::pair<unsigned, const mlir::kiln::GeneratedKernel *>> firstLines;
   for (const mlir::kiln::GeneratedKernel &kernel : kernels)
-    if (!kernel.name.empty())
+    if (!kernel.name.empty()) {
+      firstLines.push_back({1 + static_cast<unsigned>(std::count(source.begin(), source.end(), '\n')),
+                            &kernel});
       source += kernel.source + "\n";
-  for (const std::string &arch : targets) {
-    ::kiln::codegen::NvrtcResult compiled =
-        ::kiln::codegen::compileCuda(source, plan.getName().str() + ".cu", arch);
+    }
+  auto cache = ::kiln::codegen::CompileCache::fromEnvironment();
+  for (auto [index, arch] : llvm::enumerate(targets)) {
+    auto start = std::chrono::steady_clock::now();
+    bool cached = false;
+    ::kiln::codegen::NvrtcResult compiled = ::kiln::codegen::compileCudaCached(
+        cache, source, plan.getName().str() + ".cu", arch, &cached);
+    llvm::errs() << "kilnc: [" << index + 1 << "/" << targets.size() << "] " << generated
+                 << " kernels for " << arch << ": "
+                 << (cached ? std::string("from the kernel cache")
+                            : "NVRTC " + seconds(std::chrono::steady_clock::now() - start))
+                 << "\n";
     if (!compiled.ok) {
       llvm::errs() << "kilnc: error: NVRTC failed for " << arch << ":\n" << compiled.log << "\n";
+      // Name the kernel (and its region's model location) of each error.
+      llvm::SmallVector<llvm::StringRef> lines;
+      llvm::StringRef(compiled.log).split(lines, '\n');
+      for (llvm::StringRef line : lines) {
+        size_t open = line.find(".cu("), close = line.find("): error");
+        unsigned at = 0;
+        if (open == llvm::StringRef::npos || close == llvm::StringRef::npos ||
+            line.slice(open + 4, close).getAsInteger(10, at))
+          continue;
+        const mlir::kiln::GeneratedKernel *owner = nullptr;
+        for (auto &[first, kernel] : firstLines)
+          if (first <= at)
+            owner = kernel;
+        if (owner)
+          llvm::errs() << "kilnc: note: line " << at << " is in kernel " << owner->name
+                       << " (step #" << owner->step << " " << owner->stepName
+                       << (owner->location.empty() ? "" : ", from " + owner->location) << ")\n";
+      }
       return failure();
     }
     code.blobs.push_back({arch, "ptx", compiled.ptx});

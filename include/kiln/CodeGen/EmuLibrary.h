@@ -23,10 +23,11 @@ namespace kiln {
 /// The translation unit: every kernel's text and its thread entry.
 std::string emuLibrarySource(const std::vector<GeneratedKernel> &kernels);
 
-/// Builds the shared object; on failure returns false with the compiler's
-/// output in `error`. The compiler is $KILN_HOST_CXX, else c++ on PATH.
+/// Builds the shared object, or takes it from the compile cache (`cached`
+/// says which); on failure returns false with the compiler's output in
+/// `error`. The compiler is $KILN_HOST_CXX, else c++ on PATH.
 bool buildEmuLibrary(const std::vector<GeneratedKernel> &kernels, std::string &sharedObject,
-                     std::string &error);
+                     std::string &error, bool *cached = nullptr);
 
 } // namespace kiln
 } // namespace mlir
