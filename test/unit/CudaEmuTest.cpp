@@ -9,6 +9,8 @@
 
 #include "kiln/CudaEmu/Emulator.h"
 
+#include <cuda_fp16.h>
+
 #include "gtest/gtest.h"
 
 #include <cmath>
@@ -27,6 +29,8 @@ void earlyReturnBeforeBarrier(const float *in, float *out, int n);
 void writePastEnd(float *out, int n);
 void sharedPastEnd(float *out);
 void shuffleAfterExit(float *out);
+void wmmaGemm(const __half *a, const __half *b, float *c, int m, int n, int k);
+void wmmaReadBackMissingSync(const __half *a, const __half *b, float *c);
 
 using namespace kiln::emu;
 
@@ -176,6 +180,48 @@ TEST(CudaEmu, RejectsBadLaunchShapes) {
   std::vector<float> out(1);
   EXPECT_FALSE(launchKernel(divergentBarrier, {1}, {2048}, 0, LaunchOptions{}, out.data()).ok);
   EXPECT_FALSE(launchKernel(divergentBarrier, {0}, {32}, 0, LaunchOptions{}, out.data()).ok);
+}
+
+/// Random f16 values (exactly representable) and their float copies.
+std::vector<__half> randomHalves(size_t n, unsigned seed, std::vector<float> &asFloat) {
+  std::vector<float> v = randomValues(n, seed);
+  std::vector<__half> h(n);
+  asFloat.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    h[i] = __float2half(v[i]);
+    asFloat[i] = __half2float(h[i]);
+  }
+  return h;
+}
+
+TEST(CudaEmu, WmmaGemmMatchesTheReference) {
+  const int m = 32, n = 48, k = 64;
+  std::vector<float> af, bf;
+  auto a = randomHalves(m * k, 8, af), b = randomHalves(k * n, 9, bf);
+  for (Order order : kOrders) {
+    std::vector<float> c(m * n, 0.0f);
+    LaunchResult r = launchKernel(wmmaGemm, {n / 16, m / 16}, {32}, 0, inOrder(order), a.data(),
+                                  b.data(), c.data(), m, n, k);
+    ASSERT_TRUE(r.ok) << r.error;
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < n; ++j) {
+        double expected = 0;
+        for (int l = 0; l < k; ++l)
+          expected += double(af[i * k + l]) * bf[l * n + j];
+        ASSERT_NEAR(c[i * n + j], expected, 1e-4) << i << "," << j;
+      }
+  }
+}
+
+TEST(CudaEmu, WmmaReadBackWithoutSyncIsExposed) {
+  std::vector<float> af, bf;
+  auto a = randomHalves(256, 10, af), b = randomHalves(256, 11, bf);
+  std::vector<float> c(256, 0.0f);
+  LaunchResult r = launchKernel(wmmaReadBackMissingSync, {1}, {32}, 0, inOrder(Order::Forward),
+                                a.data(), b.data(), c.data());
+  ASSERT_TRUE(r.ok) << r.error;
+  // Lane 0 reads element 1, which lane 1 has not stored yet: poison (NaN).
+  EXPECT_TRUE(std::isnan(c[0]));
 }
 
 using CudaEmuDeathTest = ::testing::Test;

@@ -22,9 +22,24 @@
 #include <cstring>
 #include <type_traits>
 
+// With the CUDA toolkit's headers on the include path, __half and
+// __nv_bfloat16 are the toolkit's own (they compile on the host). Those
+// headers define the qualifiers as nothing for a host compiler, so this
+// header redefines them below, after including them.
+#if __has_include(<cuda_fp16.h>)
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <vector_types.h>
+#define KILN_EMU_HAVE_CUDA_HEADERS 1
+#endif
+
 namespace kiln {
 namespace emu {
 
+#ifdef KILN_EMU_HAVE_CUDA_HEADERS
+using ::dim3;
+using ::uint3;
+#else
 struct uint3 {
   unsigned x, y, z;
 };
@@ -32,6 +47,7 @@ struct dim3 {
   unsigned x, y, z;
   constexpr dim3(unsigned x = 1, unsigned y = 1, unsigned z = 1) : x(x), y(y), z(z) {}
 };
+#endif
 
 // Set by the scheduler before it resumes each thread's fiber.
 extern thread_local uint3 threadIdx;
@@ -64,8 +80,10 @@ T shuffle(Collective kind, unsigned mask, T value, int param, int width, const c
 } // namespace emu
 } // namespace kiln
 
+#ifndef KILN_EMU_HAVE_CUDA_HEADERS
 using kiln::emu::dim3;
 using kiln::emu::uint3;
+#endif
 using kiln::emu::blockDim;
 using kiln::emu::blockIdx;
 using kiln::emu::gridDim;
@@ -73,6 +91,14 @@ using kiln::emu::threadIdx;
 
 #define warpSize 32
 
+#undef __global__
+#undef __device__
+#undef __host__
+#undef __forceinline__
+#undef __noinline__
+#undef __restrict__
+#undef __launch_bounds__
+#undef __shared__
 #define __global__
 #define __device__
 #define __host__
@@ -155,5 +181,7 @@ template <typename T> T atomicMax(T *address, T value) {
   }
   return old;
 }
+
+#include "kiln/CudaEmu/Wmma.h"
 
 #endif // KILN_CUDAEMU_CUDA_EMU_H

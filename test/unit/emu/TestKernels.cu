@@ -120,3 +120,41 @@ __global__ void shuffleAfterExit(float *out) {
     return;
   out[threadIdx.x] = __shfl_down_sync(0x7fffffffu, 1.0f, 1);
 }
+
+#include <cuda_fp16.h>
+#include <mma.h>
+
+// One warp per 16x16 tile of C = A B (f16 in, f32 accumulate), M, N and K
+// multiples of 16, all row-major.
+__global__ void wmmaGemm(const __half *a, const __half *b, float *c, int m, int n, int k) {
+  using namespace nvcuda;
+  const int tileRow = blockIdx.y * 16, tileCol = blockIdx.x * 16;
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+  wmma::fill_fragment(acc, 0.0f);
+  for (int k0 = 0; k0 < k; k0 += 16) {
+    wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> fa;
+    wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::row_major> fb;
+    wmma::load_matrix_sync(fa, a + tileRow * k + k0, k);
+    wmma::load_matrix_sync(fb, b + k0 * n + tileCol, n);
+    wmma::mma_sync(acc, fa, fb, acc);
+  }
+  wmma::store_matrix_sync(c + tileRow * n + tileCol, acc, n, wmma::mem_row_major);
+}
+
+// Planted bug: each lane reads back the whole stored tile (to scale it)
+// without a __syncwarp after the store, so it reads other lanes' elements
+// that may not be written yet.
+__global__ void wmmaReadBackMissingSync(const __half *a, const __half *b, float *c) {
+  using namespace nvcuda;
+  KILN_SHARED(float, tile, 256);
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+  wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> fa;
+  wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::row_major> fb;
+  wmma::fill_fragment(acc, 0.0f);
+  wmma::load_matrix_sync(fa, a, 16);
+  wmma::load_matrix_sync(fb, b, 16);
+  wmma::mma_sync(acc, fa, fb, acc);
+  wmma::store_matrix_sync(tile, acc, 16, wmma::mem_row_major);
+  for (int e = threadIdx.x; e < 256; e += 32)
+    c[e] = 2.0f * tile[(e + 1) % 256];
+}
