@@ -68,8 +68,17 @@ bool mlir::kiln::buildEmuLibrary(const std::vector<GeneratedKernel> &kernels,
   }
   std::string header = std::string(KILN_INCLUDE_DIR) + "/kiln/CudaEmu/cuda_emu.h";
   std::vector<llvm::StringRef> args = {compiler, "-std=c++17", "-O2", "-fPIC", "-shared",
-                                       "-fno-math-errno", "-x", "c++", "-include", header,
-                                       source, "-o", object};
+                                       "-fno-math-errno"};
+#ifdef KILN_CUDA_INCLUDE_DIR
+  // __half and __nv_bfloat16 come from the toolkit's headers.
+  args.push_back("-I" KILN_CUDA_INCLUDE_DIR);
+#endif
+  for (llvm::StringRef arg : {llvm::StringRef("-x"), llvm::StringRef("c++"),
+                              llvm::StringRef("-include"), llvm::StringRef(header)})
+    args.push_back(arg);
+  args.push_back(source);
+  args.push_back("-o");
+  args.push_back(object);
   // The cache key: the compiler, its flags, the emulation header and the text.
   auto headerText = llvm::MemoryBuffer::getFile(header);
   std::vector<std::string> keyParts = {"cuda-emu", compiler,

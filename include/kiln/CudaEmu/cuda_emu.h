@@ -182,6 +182,6 @@ template <typename T> T atomicMax(T *address, T value) {
   return old;
 }
 
-#include "kiln/CudaEmu/Wmma.h"
+#include "Wmma.h"
 
 #endif // KILN_CUDAEMU_CUDA_EMU_H
