@@ -58,11 +58,45 @@ std::optional<std::string> ElementEmitter::scalarType(Type type) {
     return std::string("double");
   if (element.isInteger(1))
     return std::string("bool");
+  if (element.isF16() || element.isBF16())
+    return std::string("float"); // stored narrow, computed in f32
   std::string name;
   llvm::raw_string_ostream os(name);
   os << element;
-  fail("element type " + name + " is not generated yet (f32, f64, i1)");
+  fail("element type " + name + " is not generated yet (f32, f16, bf16, f64, i1)");
   return std::nullopt;
+}
+
+std::optional<std::string> ElementEmitter::storageType(Type type) {
+  Type element = llvm::cast<RankedTensorType>(type).getElementType();
+  if (element.isF16())
+    return std::string("__half");
+  if (element.isBF16())
+    return std::string("__nv_bfloat16");
+  return scalarType(type);
+}
+
+std::string ElementEmitter::load(Type type, const std::string &expr) {
+  Type element = llvm::cast<RankedTensorType>(type).getElementType();
+  if (element.isF16())
+    return "__half2float(" + expr + ")";
+  if (element.isBF16())
+    return "__bfloat162float(" + expr + ")";
+  return expr;
+}
+
+std::string ElementEmitter::store(Type type, const std::string &expr) {
+  Type element = llvm::cast<RankedTensorType>(type).getElementType();
+  if (element.isF16())
+    return "__float2half(" + expr + ")";
+  if (element.isBF16())
+    return "__float2bfloat16(" + expr + ")";
+  return expr;
+}
+
+bool ElementEmitter::isNarrowFloat(Type type) {
+  Type element = llvm::cast<RankedTensorType>(type).getElementType();
+  return element.isF16() || element.isBF16();
 }
 
 std::optional<double> ElementEmitter::splatOf(Value value) {
@@ -135,8 +169,8 @@ std::string ElementEmitter::compute(Value value, const std::vector<std::string> 
       std::string term = strides[d] == 1 ? index[d] : index[d] + " * " + std::to_string(strides[d]) + "LL";
       offset += (offset.empty() ? "" : " + ") + term;
     }
-    return fresh(value, "in" + std::to_string(arg.getArgNumber()) + "[" +
-                            (offset.empty() ? "0" : offset) + "]");
+    return fresh(value, load(value.getType(), "in" + std::to_string(arg.getArgNumber()) + "[" +
+                                                  (offset.empty() ? "0" : offset) + "]"));
   }
   Operation *op = value.getDefiningOp();
   bool isDouble = scalarType(value.getType()) == std::string("double");
@@ -183,8 +217,13 @@ std::string ElementEmitter::compute(Value value, const std::vector<std::string> 
                             " + " + cudaLiteral(norm.getEpsilon().convertToDouble(), isDouble) +
                             ") + " + bias);
   }
-  if (auto cast = llvm::dyn_cast<CastOp>(op))
-    return fresh(value, "(" + *scalarType(value.getType()) + ")(" + operand(0) + ")");
+  if (llvm::isa<CastOp>(op)) {
+    // A cast to f16/bf16 rounds to it, though the value stays in f32.
+    std::string converted = "(" + *scalarType(value.getType()) + ")(" + operand(0) + ")";
+    if (isNarrowFloat(value.getType()))
+      converted = load(value.getType(), store(value.getType(), converted));
+    return fresh(value, converted);
+  }
   if (llvm::isa<SelectOp>(op))
     return fresh(value, operand(0) + " ? " + operand(1) + " : " + operand(2));
   std::string one = cudaLiteral(1.0, isDouble), zero = cudaLiteral(0.0, isDouble);
@@ -248,7 +287,7 @@ std::vector<std::string> mlir::kiln::kernelParameters(exec::StepOp step, Element
   for (auto [k, input] : llvm::enumerate(step.getInputs())) {
     if (ElementEmitter::splatOf(input))
       continue;
-    std::optional<std::string> type = elements.scalarType(input.getType());
+    std::optional<std::string> type = elements.storageType(input.getType());
     if (!type)
       return {};
     if (!getEncoding(input.getType()).isRowMajor()) {
@@ -260,7 +299,7 @@ std::vector<std::string> mlir::kiln::kernelParameters(exec::StepOp step, Element
     kernel.paramTypes.push_back("const " + *type + " *");
   }
   for (auto [k, output] : llvm::enumerate(step.getResults())) {
-    std::optional<std::string> type = elements.scalarType(output.getType());
+    std::optional<std::string> type = elements.storageType(output.getType());
     if (!type)
       return {};
     if (!getEncoding(output.getType()).isRowMajor()) {
@@ -306,4 +345,23 @@ std::string ElementEmitter::batchOffset(RankedTensorType operand,
       offset += (offset.empty() ? "" : " + ") + resultBatchIndex[skip + d] + " * " +
                 std::to_string(strides[d]) + "LL";
   return offset.empty() ? std::string("0LL") : offset;
+}
+
+std::string ElementEmitter::includesFor(exec::StepOp step) {
+  bool f16 = false, bf16 = false;
+  auto note = [&](Type type) {
+    auto tensor = llvm::dyn_cast<RankedTensorType>(type);
+    if (!tensor)
+      return;
+    f16 |= tensor.getElementType().isF16();
+    bf16 |= tensor.getElementType().isBF16();
+  };
+  for (Value v : step.getInputs())
+    note(v.getType());
+  step.getBody().walk([&](Operation *op) {
+    for (Type t : op->getResultTypes())
+      note(t);
+  });
+  return std::string(f16 ? "#include <cuda_fp16.h>\n" : "") +
+         (bf16 ? "#include <cuda_bf16.h>\n" : "");
 }

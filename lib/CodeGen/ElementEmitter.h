@@ -41,6 +41,14 @@ public:
   /// The C type `type`'s elements are computed in ("float", "double",
   /// "bool"), or nothing (with a failure reason).
   std::optional<std::string> scalarType(Type type);
+  /// The C type `type`'s elements are stored as ("__half" for f16, ...).
+  std::optional<std::string> storageType(Type type);
+  /// `expr`, a stored element of `type`, as its computed type, and back.
+  static std::string load(Type type, const std::string &expr);
+  static std::string store(Type type, const std::string &expr);
+  static bool isNarrowFloat(Type type);
+  /// "#include <cuda_fp16.h>" (and bf16) when `step` touches those types.
+  static std::string includesFor(exec::StepOp step);
   /// True when the emitter can compute `op`'s elements.
   bool supported(Operation *op);
   /// The value of a splat constant feeding the step, if `value` is one.
