@@ -31,9 +31,19 @@ std::string mlir::kiln::cudaLiteral(double value, bool isDouble) {
 }
 
 
+/// The memo key of `value` at `index`: a size-1 dimension is always index
+/// 0, however the caller spelled it.
+static std::string indexKey(Value value, const std::vector<std::string> &index) {
+  auto dims = llvm::cast<RankedTensorType>(value.getType()).getShape();
+  std::string key;
+  for (size_t d = 0; d < index.size(); ++d)
+    key += (d ? "," : "") + (d < dims.size() && dims[d] == 1 ? std::string("0LL") : index[d]);
+  return key;
+}
+
 void ElementEmitter::seed(Value value, const std::vector<std::string> &index,
                           const std::string &expr) {
-  computed[{value.getAsOpaquePointer(), llvm::join(index, ",")}] = expr;
+  computed[{value.getAsOpaquePointer(), indexKey(value, index)}] = expr;
 }
 
 std::vector<std::string> ElementEmitter::takeLines() {
@@ -129,7 +139,7 @@ bool ElementEmitter::supported(Operation *op) {
 }
 
 std::string ElementEmitter::valueAt(Value value, const std::vector<std::string> &index) {
-  std::string key = llvm::join(index, ",");
+  std::string key = indexKey(value, index);
   auto memo = computed.find({value.getAsOpaquePointer(), key});
   if (memo != computed.end())
     return memo->second;

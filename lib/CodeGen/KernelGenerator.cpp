@@ -45,8 +45,11 @@ std::vector<GeneratedKernel> mlir::kiln::generateKernels(func::FuncOp plan) {
                                      ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp,
                                      GlobalAvgPoolOp>(first);
     bool oneMatmul = !step.getKind() && llvm::isa<MatMulOp>(first);
+    bool oneConv = !step.getKind() && llvm::isa<Conv2dOp>(first);
     if (step.getKind() && *step.getKind() == "attention") {
       emitAttentionKernel(step, kernel);
+    } else if ((step.getKind() && *step.getKind() == "conv_epilogue") || oneConv) {
+      emitConvKernel(step, kernel);
     } else if ((step.getKind() &&
          (*step.getKind() == "matmul_epilogue" || *step.getKind() == "horizontal")) ||
         oneMatmul) {

@@ -47,6 +47,10 @@ void emitLoopKernel(exec::StepOp step, GeneratedKernel &kernel);
 /// reduction op), or a reason in `kernel.reason`.
 void emitReductionKernel(exec::StepOp step, GeneratedKernel &kernel);
 
+/// The implicit-GEMM convolution kernel with its fused epilogue for `step`
+/// (a conv_epilogue region or one conv2d), or a reason.
+void emitConvKernel(exec::StepOp step, GeneratedKernel &kernel);
+
 /// The fused attention kernel for an attention region, or a reason.
 void emitAttentionKernel(exec::StepOp step, GeneratedKernel &kernel);
 
