@@ -29,6 +29,7 @@
 #if __has_include(<cuda_fp16.h>)
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <vector_functions.h>
 #include <vector_types.h>
 #define KILN_EMU_HAVE_CUDA_HEADERS 1
 #endif
@@ -43,6 +44,10 @@ using ::uint3;
 struct uint3 {
   unsigned x, y, z;
 };
+struct alignas(16) float4 {
+  float x, y, z, w;
+};
+inline float4 make_float4(float x, float y, float z, float w) { return {x, y, z, w}; }
 struct dim3 {
   unsigned x, y, z;
   constexpr dim3(unsigned x = 1, unsigned y = 1, unsigned z = 1) : x(x), y(y), z(z) {}
@@ -82,6 +87,8 @@ T shuffle(Collective kind, unsigned mask, T value, int param, int width, const c
 
 #ifndef KILN_EMU_HAVE_CUDA_HEADERS
 using kiln::emu::dim3;
+using kiln::emu::float4;
+using kiln::emu::make_float4;
 using kiln::emu::uint3;
 #endif
 using kiln::emu::blockDim;
