@@ -88,3 +88,24 @@ func.func @shared_producers(%x: !t) -> (!r, !r, !t, !t) {
   %1 = kiln.reduce_max %n {axes = array<i64: 1>} : (!t) -> !r
   return %0, %1, %e, %n : !r, !r, !t, !t
 }
+
+// -----
+
+!a = tensor<4x16xf32, #kiln.enc<row_major, cpu>>
+!w = tensor<16x8xf32, #kiln.enc<row_major, cpu>>
+!t = tensor<4x8xf32, #kiln.enc<row_major, cpu>>
+!v = tensor<8xf32, #kiln.enc<row_major, cpu>>
+
+// A cheap producer that is a matmul's epilogue is not copied into the
+// reduction (the matmul would then have two users and lose its epilogue).
+// CHECK-LABEL: func.func @keeps_matmul_epilogue
+// CHECK: %[[S:.*]] = kiln.add
+// CHECK-NOT: kiln.fusion
+func.func @keeps_matmul_epilogue(%x: !a, %w: !w, %b: !v) -> (!t, !t) {
+  %0 = kiln.matmul %x, %w : (!a, !w) -> !t
+  // expected-remark @+1 {{reduction fusion: 'add' not fused into the region of 'softmax': it is the epilogue of a matmul or convolution, which a copy would take away}}
+  %1 = kiln.add %0, %b : (!t, !v) -> !t
+  // expected-remark @+1 {{reduction fusion: 'softmax' stays a kernel of its own}}
+  %2 = kiln.softmax %1 {axis = 1 : i64} : (!t) -> !t
+  return %1, %2 : !t, !t
+}

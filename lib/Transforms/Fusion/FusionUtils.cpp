@@ -52,6 +52,18 @@ bool isCheapToDuplicate(Operation *op) {
          isFreeDataMovement(op);
 }
 
+std::string whyNotDuplicated(Operation *op) {
+  if (!isCheapToDuplicate(op))
+    return "it has users outside the region and is too expensive to compute twice";
+  // A copy would read the contraction's result, which would then have two
+  // users, and the matmul or convolution would lose its epilogue.
+  if (llvm::any_of(op->getOperands(), [](Value v) {
+        return llvm::isa_and_nonnull<MatMulOp, Conv2dOp>(v.getDefiningOp());
+      }))
+    return "it is the epilogue of a matmul or convolution, which a copy would take away";
+  return "";
+}
+
 bool isReductionAnchor(Operation *op) {
   return llvm::isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp, ArgMaxOp,
                    SoftmaxOp, LogSoftmaxOp, LayerNormOp, GlobalAvgPoolOp>(op);

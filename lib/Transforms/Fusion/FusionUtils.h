@@ -47,6 +47,11 @@ inline bool isLoopFusible(Operation *op) {
 /// comparisons and free data movement (as XLA's "not expensive").
 bool isCheapToDuplicate(Operation *op);
 
+/// Why `op`, which has users outside a region, must not be copied into it
+/// (too expensive, or it would take a matmul's or convolution's epilogue
+/// away), or "" when it may be.
+std::string whyNotDuplicated(Operation *op);
+
 /// Reductions and row-wise normalisations: the anchors of reduction regions.
 bool isReductionAnchor(Operation *op);
 

@@ -22,10 +22,12 @@ std::vector<Rejection> growProducers(Group &group, Operation *from, const Limits
       // A duplicated op stays in the graph too, still reading its operands,
       // so its producers can only be duplicated as well.
       bool move = !group.duplicated.contains(op) && group.ownsAllUsers(producer);
-      if (!move && !isCheapToDuplicate(producer)) {
-        rejected.push_back({producer, "it has users outside the region and is too expensive "
-                                      "to compute twice"});
-        continue;
+      if (!move) {
+        std::string why = whyNotDuplicated(producer);
+        if (!why.empty()) {
+          rejected.push_back({producer, why});
+          continue;
+        }
       }
       if (move)
         group.moved.insert(producer);

@@ -50,7 +50,8 @@ struct KilnFuseReductionsPass : public ::mlir::kiln::impl::KilnFuseReductionsBas
     if (Operation *producer = anchor->getOperand(0).getDefiningOp()) {
       if (isFusionCandidate(producer) && isLoopFusible(producer)) {
         bool move = group.ownsAllUsers(producer);
-        if (move || isCheapToDuplicate(producer)) {
+        std::string why = move ? "" : whyNotDuplicated(producer);
+        if (why.empty()) {
           (move ? group.moved : group.duplicated).insert(producer);
           std::string problem = checkLegality(group, limits);
           if (problem.empty()) {
@@ -60,8 +61,7 @@ struct KilnFuseReductionsPass : public ::mlir::kiln::impl::KilnFuseReductionsBas
             rejected.push_back({producer, problem});
           }
         } else {
-          rejected.push_back({producer, "it has users outside the region and is too expensive "
-                                        "to compute twice"});
+          rejected.push_back({producer, why});
         }
       }
     }
