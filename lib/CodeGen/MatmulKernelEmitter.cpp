@@ -26,7 +26,11 @@ using namespace mlir::kiln;
 namespace {
 
 constexpr int64_t kTileM = 64, kTileN = 64, kTileK = 16;
-constexpr unsigned kThreads = 256; // 16 x 16 threads, 4 x 4 results each
+// CUDA-core tiles: 64x64 (16 x 16 threads) or 32x32 (8 x 8 threads), 4x4
+// results per thread.
+constexpr int64_t kSmallTile = 32;
+// Fewer 64x64 tiles than this leaves SMs idle (an H100/H200 has 132).
+constexpr int64_t kFillBlocks = 132;
 constexpr unsigned kTensorCoreThreads = 128; // 4 warps, 32x32 results each
 // Shared tile strides (elements) for wmma: multiples of 8 halves / 4
 // floats, padded so rows do not all start on the same bank.
@@ -83,7 +87,16 @@ public:
     int64_t batches = 1;
     for (int64_t d : batchDims)
       batches *= d;
-    int64_t tilesM = (m + kTileM - 1) / kTileM, tilesN = (n + kTileN - 1) / kTileN;
+    // The block tile: 64x64 (256 threads) when that gives enough blocks to
+    // fill a GPU, else 32x32 (64 threads) for more, smaller blocks. Tensor
+    // Core kernels keep 64x64 (4 warps of 2x2 fragments).
+    int64_t tileM = kTileM, tileN = kTileN;
+    auto tileCount = [&](int64_t tm, int64_t tn) {
+      return batches * ((m + tm - 1) / tm) * ((n + tn - 1) / tn);
+    };
+    if (!tensorCores && tileCount(kTileM, kTileN) < kFillBlocks)
+      tileM = tileN = kSmallTile;
+    int64_t tilesM = (m + tileM - 1) / tileM, tilesN = (n + tileN - 1) / tileN;
     int64_t tiles = batches * tilesM * tilesN;
     if (tiles == 0)
       return fail("the result is empty");
@@ -163,9 +176,11 @@ public:
     if (!kernel.location.empty())
       os << "// from " << kernel.location << "\n";
     std::string elem = tensorCores ? *elements.storageType(aType) : "float";
-    unsigned threads = tensorCores ? kTensorCoreThreads : kThreads;
+    unsigned threads =
+        tensorCores ? kTensorCoreThreads : static_cast<unsigned>(tileM / 4 * (tileN / 4));
     os << "// C[" << m << "x" << n << "] = A" << (ta ? "^T" : "") << " B" << (tb ? "^T" : "")
-       << " over K=" << k << ", " << batches << " batch(es): 64x64 tiles per block, 16-deep\n";
+       << " over K=" << k << ", " << batches << " batch(es): " << tileM << "x" << tileN
+       << " tiles per block, 16-deep\n";
     if (tensorCores)
       os << "// slices of A and B in shared memory; 4 warps, each 2x2 wmma 16x16x16 fragments\n"
          << "// (f32 accumulation); the accumulators go through shared memory to the\n"
@@ -177,18 +192,19 @@ public:
        << kernel.name << "(" << llvm::join(params, ",\n    ") << ") {\n";
     if (tensorCores)
       os << "  using namespace nvcuda;\n"
-         << "  KILN_SHARED(" << elem << ", tileA, " << kTileM * kLdA << "); // [m][k], padded\n"
+         << "  KILN_SHARED(" << elem << ", tileA, " << tileM * kLdA << "); // [m][k], padded\n"
          << "  KILN_SHARED(" << elem << ", tileB, " << kTileK * kLdB << "); // [k][n], padded\n"
-         << "  KILN_SHARED(float, tileC, " << kTileM * kLdC << "); // the block's results\n"
+         << "  KILN_SHARED(float, tileC, " << tileM * kLdC << "); // the block's results\n"
          << "  const int warp = threadIdx.x / 32, wm = warp / 2 * 32, wn = warp % 2 * 32;\n";
     else
-      os << "  KILN_SHARED(float, tileA, " << kTileK * kTileM << "); // [k][m]\n"
-         << "  KILN_SHARED(float, tileB, " << kTileK * kTileN << "); // [k][n]\n"
-         << "  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;\n";
+      os << "  KILN_SHARED(float, tileA, " << kTileK * tileM << "); // [k][m]\n"
+         << "  KILN_SHARED(float, tileB, " << kTileK * tileN << "); // [k][n]\n"
+         << "  const int tx = threadIdx.x % " << tileN / 4 << ", ty = threadIdx.x / " << tileN / 4
+         << ";\n";
     os << "  for (long long tile = blockIdx.x; tile < " << tiles << "LL; tile += gridDim.x) {\n"
        << "    const long long batch = tile / " << tilesM * tilesN << "LL;\n"
-       << "    const long long m0 = (tile / " << tilesN << "LL) % " << tilesM << "LL * " << kTileM
-       << "LL, n0 = tile % " << tilesN << "LL * " << kTileN << "LL;\n";
+       << "    const long long m0 = (tile / " << tilesN << "LL) % " << tilesM << "LL * " << tileM
+       << "LL, n0 = tile % " << tilesN << "LL * " << tileN << "LL;\n";
     for (const std::string &line : batchLines)
       os << "    " << line << "\n";
     std::string zero = tensorCores ? ElementEmitter::store(aType, "0.0f") : "0.0f";
@@ -202,18 +218,18 @@ public:
     else
       os << "    float acc[4][4] = {};\n";
     os << "    for (long long k0 = 0; k0 < " << k << "LL; k0 += " << kTileK << ") {\n"
-       << "      for (int e = threadIdx.x; e < " << kTileM * kTileK << "; e += " << threads
+       << "      for (int e = threadIdx.x; e < " << tileM * kTileK << "; e += " << threads
        << ") {\n"
        << "        const long long gm = m0 + e / " << kTileK << ", gk = k0 + e % " << kTileK << ";\n"
        << "        tileA[" << (tensorCores ? "(e / " + std::to_string(kTileK) + ") * " + std::to_string(kLdA) + " + e % " + std::to_string(kTileK)
-                                        : "(e % " + std::to_string(kTileK) + ") * " + std::to_string(kTileM) + " + e / " + std::to_string(kTileK))
+                                        : "(e % " + std::to_string(kTileK) + ") * " + std::to_string(tileM) + " + e / " + std::to_string(kTileK))
        << "] = (gm < " << m << "LL && gk < " << k << "LL) ? a[" << aIndex << "] : " << zero
        << ";\n"
        << "      }\n"
-       << "      for (int e = threadIdx.x; e < " << kTileK * kTileN << "; e += " << threads
+       << "      for (int e = threadIdx.x; e < " << kTileK * tileN << "; e += " << threads
        << ") {\n"
-       << "        const long long gk = k0 + e / " << kTileN << ", gn = n0 + e % " << kTileN << ";\n"
-       << "        tileB[" << (tensorCores ? "(e / " + std::to_string(kTileN) + ") * " + std::to_string(kLdB) + " + e % " + std::to_string(kTileN)
+       << "        const long long gk = k0 + e / " << tileN << ", gn = n0 + e % " << tileN << ";\n"
+       << "        tileB[" << (tensorCores ? "(e / " + std::to_string(tileN) + ") * " + std::to_string(kLdB) + " + e % " + std::to_string(tileN)
                                         : std::string("e"))
        << "] = (gk < " << k << "LL && gn < " << n << "LL) ? b[" << bIndex << "] : " << zero
        << ";\n"
@@ -234,9 +250,9 @@ public:
       os << "      for (int kk = 0; kk < " << kTileK << "; ++kk) {\n"
          << "        float av[4], bv[4];\n"
          << "        for (int i = 0; i < 4; ++i)\n"
-         << "          av[i] = tileA[kk * " << kTileM << " + ty * 4 + i];\n"
+         << "          av[i] = tileA[kk * " << tileM << " + ty * 4 + i];\n"
          << "        for (int j = 0; j < 4; ++j)\n"
-         << "          bv[j] = tileB[kk * " << kTileN << " + tx * 4 + j];\n"
+         << "          bv[j] = tileB[kk * " << tileN << " + tx * 4 + j];\n"
          << "        for (int i = 0; i < 4; ++i)\n"
          << "          for (int j = 0; j < 4; ++j)\n"
          << "            acc[i][j] += av[i] * bv[j];\n"
@@ -249,8 +265,8 @@ public:
          << "        wmma::store_matrix_sync(tileC + (wm + i * 16) * " << kLdC << " + wn + j * 16, "
          << "acc[i][j], " << kLdC << ", wmma::mem_row_major);\n"
          << "    __syncthreads();\n"
-         << "    for (int e = threadIdx.x; e < " << kTileM * kTileN << "; e += " << threads << ") {\n"
-         << "      const int r = e / " << kTileN << ", c = e % " << kTileN << ";\n"
+         << "    for (int e = threadIdx.x; e < " << tileM * tileN << "; e += " << threads << ") {\n"
+         << "      const int r = e / " << tileN << ", c = e % " << tileN << ";\n"
          << "      {\n"
          << "        const long long row = m0 + r, col = n0 + c;\n";
     else
@@ -284,7 +300,8 @@ public:
     kernel.blockThreads = threads;
     kernel.gridBlocks = static_cast<unsigned>(std::min(tiles, kMaxBlocks));
     kernel.unit = tensorCores ? "Tensor Cores (wmma 16x16x16, f32 accumulate, tile 64x64x16)"
-                              : "CUDA cores (tile 64x64x16, 4x4 per thread)";
+                              : "CUDA cores (tile " + std::to_string(tileM) + "x" +
+                                    std::to_string(tileN) + "x16, 4x4 per thread)";
   }
 
 private:
