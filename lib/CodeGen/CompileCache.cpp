@@ -63,12 +63,17 @@ void CompileCache::put(const std::string &key, const std::string &suffix,
     return;
   std::string path = directory_ + "/" + key + "." + suffix;
   std::string temporary = path + ".tmp" + std::to_string(getpid());
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(temporary, ec, llvm::sys::fs::OF_None);
-    if (ec)
-      return; // a cache that cannot be written is only slower
-    os << data;
+  // A cache that cannot be written is only slower: every error is dropped.
+  std::error_code ec;
+  llvm::raw_fd_ostream os(temporary, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return;
+  os << data;
+  os.close();
+  if (os.has_error()) {
+    os.clear_error();
+    llvm::sys::fs::remove(temporary);
+    return;
   }
   if (llvm::sys::fs::rename(temporary, path))
     llvm::sys::fs::remove(temporary);
@@ -78,7 +83,10 @@ NvrtcResult compileCudaCached(const CompileCache &cache, const std::string &sour
                               const std::string &name, const std::string &arch, bool *cached) {
   if (cached)
     *cached = false;
-  std::string key = CompileCache::key({"nvrtc", nvrtcVersion(), arch, name, source});
+  std::vector<std::string> parts = {"nvrtc", nvrtcVersion(), arch, name, source};
+  for (const std::string &option : nvrtcOptions(arch))
+    parts.push_back(option);
+  std::string key = CompileCache::key(parts);
   std::optional<std::string> ptx = cache.get(key, "ptx"), cubin = cache.get(key, "cubin"),
                              log = cache.get(key, "log");
   if (ptx && cubin && log) {

@@ -123,10 +123,13 @@ std::optional<double> ElementEmitter::splatOf(Value value) {
 }
 
 bool ElementEmitter::supported(Operation *op) {
+  // Every op loop fusion may put in a region (FusionUtils' isLoopFusible),
+  // so a region never falls back to the host for one op.
   bool ok = llvm::isa<NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, SigmoidOp, ReluOp,
                       GeluOp, ErfOp, NotOp, FloorOp, CeilOp, RoundOp, SinOp, CosOp, TanOp,
-                      AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, AndOp, OrOp, EqOp, NeOp,
-                      LtOp, LeOp, GtOp, GeOp, SelectOp, CastOp, BroadcastOp, ReshapeOp,
+                      AsinOp, AcosOp, AtanOp, SinhOp, CoshOp, AsinhOp, AcoshOp, AtanhOp, SignOp,
+                      AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, AndOp, OrOp, ModOp, EqOp,
+                      NeOp, LtOp, LeOp, GtOp, GeOp, SelectOp, CastOp, BroadcastOp, ReshapeOp,
                       BatchNormOp>(op);
   if (!ok) {
     fail("'" + op->getName().stripDialect().str() + "' is not generated yet by the loop emitter");
@@ -241,14 +244,14 @@ std::string ElementEmitter::compute(Value value, const std::vector<std::string> 
     std::string a = operand(0);
     std::string expr =
         llvm::TypeSwitch<Operation *, std::string>(op)
-            .Case([&](NegOp) { return "-" + a; })
+            .Case([&](NegOp) { return "-(" + a + ")"; })
             .Case([&](AbsOp) { return "fabs" + f + "(" + a + ")"; })
             .Case([&](ExpOp) { return "exp" + f + "(" + a + ")"; })
             .Case([&](LogOp) { return "log" + f + "(" + a + ")"; })
             .Case([&](SqrtOp) { return "sqrt" + f + "(" + a + ")"; })
             .Case([&](RsqrtOp) { return one + " / sqrt" + f + "(" + a + ")"; })
             .Case([&](TanhOp) { return "tanh" + f + "(" + a + ")"; })
-            .Case([&](SigmoidOp) { return one + " / (" + one + " + exp" + f + "(-" + a + "))"; })
+            .Case([&](SigmoidOp) { return one + " / (" + one + " + exp" + f + "(-(" + a + ")))"; })
             // NaN stays NaN, as in the reference.
             .Case([&](ReluOp) { return a + " > " + zero + " ? " + a + " : (" + a + " != " + a + " ? " + a + " : " + zero + ")"; })
             .Case([&](GeluOp) {
@@ -263,6 +266,16 @@ std::string ElementEmitter::compute(Value value, const std::vector<std::string> 
             .Case([&](SinOp) { return "sin" + f + "(" + a + ")"; })
             .Case([&](CosOp) { return "cos" + f + "(" + a + ")"; })
             .Case([&](TanOp) { return "tan" + f + "(" + a + ")"; })
+            .Case([&](AsinOp) { return "asin" + f + "(" + a + ")"; })
+            .Case([&](AcosOp) { return "acos" + f + "(" + a + ")"; })
+            .Case([&](AtanOp) { return "atan" + f + "(" + a + ")"; })
+            .Case([&](SinhOp) { return "sinh" + f + "(" + a + ")"; })
+            .Case([&](CoshOp) { return "cosh" + f + "(" + a + ")"; })
+            .Case([&](AsinhOp) { return "asinh" + f + "(" + a + ")"; })
+            .Case([&](AcoshOp) { return "acosh" + f + "(" + a + ")"; })
+            .Case([&](AtanhOp) { return "atanh" + f + "(" + a + ")"; })
+            // Keeps NaN and -0, as the reference does.
+            .Case([&](SignOp) { return a + " > " + zero + " ? " + one + " : (" + a + " < " + zero + " ? -" + one + " : " + a + ")"; })
             .Default([&](Operation *) { return std::string(); });
     return fresh(value, expr);
   }
@@ -278,6 +291,14 @@ std::string ElementEmitter::compute(Value value, const std::vector<std::string> 
           .Case([&](PowOp) { return "pow" + f + "(" + a + ", " + b + ")"; })
           .Case([&](MaxOp) { return nan + " ? " + a + " + " + b + " : (" + a + " > " + b + " ? " + a + " : " + b + ")"; })
           .Case([&](MinOp) { return nan + " ? " + a + " + " + b + " : (" + a + " < " + b + " ? " + a + " : " + b + ")"; })
+          .Case([&](ModOp mod) {
+            // fmod keeps the dividend's sign; Python-style mod the divisor's.
+            std::string r = "fmod" + f + "(" + a + ", " + b + ")";
+            if (mod.getFmod())
+              return r;
+            return "(" + r + " != " + zero + " && ((" + r + " < " + zero + ") != (" + b + " < " +
+                   zero + ")) ? " + r + " + " + b + " : " + r + ")";
+          })
           .Case([&](AndOp) { return a + " && " + b; })
           .Case([&](OrOp) { return a + " || " + b; })
           .Case([&](EqOp) { return a + " == " + b; })
@@ -374,4 +395,53 @@ std::string ElementEmitter::includesFor(exec::StepOp step) {
   });
   return std::string(f16 ? "#include <cuda_fp16.h>\n" : "") +
          (bf16 ? "#include <cuda_bf16.h>\n" : "");
+}
+
+const char *mlir::kiln::kernelPrelude() {
+  return "#ifndef KILN_SHARED\n"
+         "#define KILN_SHARED(T, name, count) __shared__ T name[count]\n"
+         "#endif\n";
+}
+
+const char *mlir::kiln::blockReduceHelpers() {
+  static const std::string text = std::string(kernelPrelude()) + R"(#ifndef KILN_REDUCE_HELPERS
+#define KILN_REDUCE_HELPERS
+struct KilnSum {
+  __device__ float operator()(float a, float b) const { return a + b; }
+};
+struct KilnProd {
+  __device__ float operator()(float a, float b) const { return a * b; }
+};
+// Max and min propagate NaN, as the reference does.
+struct KilnMax {
+  __device__ float operator()(float a, float b) const { return (a > b || a != a) ? a : b; }
+};
+struct KilnMin {
+  __device__ float operator()(float a, float b) const { return (a < b || a != a) ? a : b; }
+};
+// The reduction of every thread's `v` over the block, returned to all of
+// them. blockDim.x is a multiple of 32; `scratch` holds 32 floats.
+template <typename Op>
+__device__ float kiln_block_reduce(float v, float *scratch, Op op, float identity) {
+  for (int offset = 16; offset > 0; offset /= 2)
+    v = op(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+  if (lane == 0)
+    scratch[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < warps ? scratch[lane] : identity;
+    for (int offset = 16; offset > 0; offset /= 2)
+      v = op(v, __shfl_xor_sync(0xffffffffu, v, offset));
+    if (lane == 0)
+      scratch[0] = v;
+  }
+  __syncthreads();
+  v = scratch[0];
+  __syncthreads(); // the scratch is reused by the next reduction
+  return v;
+}
+#endif
+)";
+  return text.c_str();
 }

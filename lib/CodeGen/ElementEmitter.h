@@ -85,6 +85,16 @@ private:
 
 struct GeneratedKernel;
 
+/// What every kernel's text starts with: KILN_SHARED for NVRTC (cuda_emu.h
+/// defines it for the emulator).
+const char *kernelPrelude();
+
+/// The prelude plus the block reduction shared by the reduction and
+/// attention kernels (guarded, so a translation unit may hold several):
+/// kiln_block_reduce(v, scratch, op, identity) with ops KilnSum, KilnProd,
+/// KilnMax and KilnMin (the last two propagate NaN).
+const char *blockReduceHelpers();
+
 /// The kernel's parameters for `step` ("const float *__restrict__ in0",
 /// ...; splat constants are literals, not parameters), recording them in
 /// `kernel.inputArgs` and `kernel.paramTypes`. Fails (kernel.reason) on an

@@ -4,6 +4,7 @@
 
 #include "kiln/CodeGen/CompileCache.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -41,12 +42,15 @@ bool mlir::kiln::buildEmuLibrary(const std::vector<GeneratedKernel> &kernels,
     error = "cannot create a temporary folder: " + ec.message();
     return false;
   }
+  // The folder goes whichever way this returns.
+  auto removeDir = llvm::make_scope_exit([&] { llvm::sys::fs::remove_directories(dir); });
   auto path = [&](const char *name) {
     llvm::SmallString<256> p(dir);
     llvm::sys::path::append(p, name);
     return std::string(p);
   };
   std::string source = path("kernels.cu"), object = path("kernels.so"), log = path("log.txt");
+  std::string text = emuLibrarySource(kernels);
   {
     std::error_code ec;
     llvm::raw_fd_ostream os(source, ec, llvm::sys::fs::OF_Text);
@@ -54,7 +58,13 @@ bool mlir::kiln::buildEmuLibrary(const std::vector<GeneratedKernel> &kernels,
       error = "cannot write '" + source + "': " + ec.message();
       return false;
     }
-    os << emuLibrarySource(kernels);
+    os << text;
+    os.close();
+    if (os.has_error()) {
+      os.clear_error();
+      error = "cannot write '" + source + "'";
+      return false;
+    }
   }
   const char *override = std::getenv("KILN_HOST_CXX");
   std::string compiler = override && *override ? override : "";
@@ -79,11 +89,18 @@ bool mlir::kiln::buildEmuLibrary(const std::vector<GeneratedKernel> &kernels,
   args.push_back(source);
   args.push_back("-o");
   args.push_back(object);
-  // The cache key: the compiler, its flags, the emulation header and the text.
-  auto headerText = llvm::MemoryBuffer::getFile(header);
-  std::vector<std::string> keyParts = {"cuda-emu", compiler,
-                                       headerText ? (*headerText)->getBuffer().str() : "",
-                                       emuLibrarySource(kernels)};
+  // The cache key: the compiler (and its size and time, for its version),
+  // its flags, the emulation headers and the text.
+  std::vector<std::string> keyParts = {"cuda-emu", compiler, text};
+  llvm::sys::fs::file_status status;
+  if (!llvm::sys::fs::status(compiler, status))
+    keyParts.push_back(std::to_string(status.getSize()) + "@" +
+                       std::to_string(status.getLastModificationTime().time_since_epoch().count()));
+  for (const char *name : {"cuda_emu.h", "Wmma.h"}) {
+    auto headerText =
+        llvm::MemoryBuffer::getFile(std::string(KILN_INCLUDE_DIR) + "/kiln/CudaEmu/" + name);
+    keyParts.push_back(headerText ? (*headerText)->getBuffer().str() : "");
+  }
   for (size_t k = 1; k + 3 < args.size(); ++k) // the flags, not the temporary paths
     keyParts.push_back(args[k].str());
   ::kiln::codegen::CompileCache cache = ::kiln::codegen::CompileCache::fromEnvironment();
@@ -92,7 +109,6 @@ bool mlir::kiln::buildEmuLibrary(const std::vector<GeneratedKernel> &kernels,
     sharedObject = std::move(*hit);
     if (cached)
       *cached = true;
-    llvm::sys::fs::remove_directories(dir);
     return true;
   }
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log),
@@ -114,6 +130,5 @@ bool mlir::kiln::buildEmuLibrary(const std::vector<GeneratedKernel> &kernels,
             (message.empty() ? std::string() : " (" + message + ")") + ":\n" +
             (output ? (*output)->getBuffer().str() : std::string());
   }
-  llvm::sys::fs::remove_directories(dir);
   return ok;
 }

@@ -102,8 +102,17 @@ public:
         Value input = step.getInputs()[arg.getArgNumber()];
         if (ElementEmitter::splatOf(input) || !type.getElementType().isF32() ||
             type.getRank() == 0 || type.getRank() > static_cast<int64_t>(shape.size()) ||
-            type.getShape().back() != shape.back() ||
-            arg.use_empty())
+            type.getShape().back() != shape.back() || arg.use_empty())
+          continue;
+        // Right-aligned, every dimension is the output's or 1, so the
+        // offset computed from the iteration index stays inside the input
+        // even if the input is only used through a reshape.
+        bool aligned = true;
+        for (int64_t d = 0; d < type.getRank(); ++d) {
+          int64_t outDim = shape[shape.size() - type.getRank() + d];
+          aligned &= type.getDimSize(d) == outDim || type.getDimSize(d) == 1;
+        }
+        if (!aligned)
           continue;
         std::vector<std::string> first = ElementEmitter::broadcastIndex(arg, laneIndex[0]);
         std::vector<int64_t> argStrides = ElementEmitter::rowMajorStrides(type.getShape());

@@ -61,6 +61,14 @@ std::map<std::string, KernelResources> parsePtxasReport(const std::string &log) 
   return result;
 }
 
+std::vector<std::string> nvrtcOptions(const std::string &arch) {
+  return {"-arch=" + arch, "-std=c++17", "-default-device", "-Xptxas=-v"
+#ifdef KILN_CUDA_INCLUDE_DIR
+          , "--include-path=" KILN_CUDA_INCLUDE_DIR
+#endif
+  };
+}
+
 #ifdef KILN_HAVE_NVRTC
 
 bool haveNvrtc() { return true; }
@@ -80,9 +88,7 @@ NvrtcResult compileCuda(const std::string &source, const std::string &name,
     result.log = "nvrtc: cannot create a program";
     return result;
   }
-  std::vector<std::string> options = {"-arch=" + arch, "-std=c++17", "-default-device",
-                                      "-Xptxas=-v",
-                                      "--include-path=" KILN_CUDA_INCLUDE_DIR};
+  std::vector<std::string> options = nvrtcOptions(arch);
   options.insert(options.end(), extraOptions.begin(), extraOptions.end());
   std::vector<const char *> raw;
   for (const std::string &o : options)

@@ -87,8 +87,11 @@ Status CudaEmuDevice::runStep(const Program &program, size_t index,
                          (isOutput ? "output " + std::to_string(a - step.kernelInputs.size())
                                    : "input " + std::to_string(step.kernelInputs[a]));
       void *copy = emu::allocateGuarded(bytes, name.c_str());
-      if (!copy)
+      if (!copy) {
+        for (void *g : guarded)
+          emu::freeGuarded(g);
         return Status::error("cannot map a guarded buffer for " + name);
+      }
       if (isOutput)
         std::memset(copy, 0xFF, bytes); // unwritten elements show as NaN
       else

@@ -575,6 +575,11 @@ int main(int argc, char **argv) {
     }
     stub = std::move(*buffer);
   }
+  if (noOptimize && target != TargetKind::CPU) {
+    llvm::errs() << "kilnc: error: -O0 stops after parsing; --target=cuda and cuda-emu need the "
+                    "pipeline\n";
+    return 1;
+  }
   if (lower && noOptimize) {
     llvm::errs() << "kilnc: error: -O0 stops after parsing; it cannot produce a plan or an "
                     "executable\n";

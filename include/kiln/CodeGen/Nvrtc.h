@@ -44,6 +44,9 @@ bool haveNvrtc();
 /// "13.0" (or "none").
 std::string nvrtcVersion();
 
+/// The options compileCuda passes to NVRTC for `arch` (part of cache keys).
+std::vector<std::string> nvrtcOptions(const std::string &arch);
+
 /// Compiles `source` (named `name` in messages) for `arch` ("sm_90").
 NvrtcResult compileCuda(const std::string &source, const std::string &name,
                         const std::string &arch,

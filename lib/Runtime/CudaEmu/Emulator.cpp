@@ -60,10 +60,12 @@ struct GuardedRegion {
 
 std::mutex guardedMutex;
 std::map<char *, GuardedRegion> guardedRegions; // by data pointer
+struct sigaction previousAction;                 // chained to for faults not ours
 
-void onSegfault(int signal, siginfo_t *info, void *) {
+void onSegfault(int signal, siginfo_t *info, void *context) {
   char *address = static_cast<char *>(info->si_addr);
-  // Reading the map without the lock: the process is about to end.
+  // Best effort without the lock (a handler must not block): a region
+  // being added or removed at this very moment may be missed.
   for (const auto &[data, region] : guardedRegions) {
     if (address < region.base || address >= region.base + region.mapped)
       continue;
@@ -78,7 +80,14 @@ void onSegfault(int signal, siginfo_t *info, void *) {
     (void)ignored;
     _exit(70);
   }
-  std::signal(signal, SIG_DFL); // not ours: fault again, normally
+  // Not ours: whoever handled SIGSEGV before, or the default.
+  if (previousAction.sa_flags & SA_SIGINFO) {
+    previousAction.sa_sigaction(signal, info, context);
+  } else if (previousAction.sa_handler != SIG_DFL && previousAction.sa_handler != SIG_IGN) {
+    previousAction.sa_handler(signal);
+  } else {
+    std::signal(signal, SIG_DFL); // fault again, normally
+  }
 }
 
 void installSegfaultHandler() {
@@ -86,9 +95,11 @@ void installSegfaultHandler() {
   std::call_once(once, [] {
     struct sigaction action = {};
     action.sa_sigaction = &onSegfault;
-    action.sa_flags = SA_SIGINFO;
+    // On the alternate stack, so a fiber that overran its own stack into
+    // the guard page still gets a report.
+    action.sa_flags = SA_SIGINFO | SA_ONSTACK;
     sigemptyset(&action.sa_mask);
-    sigaction(SIGSEGV, &action, nullptr);
+    sigaction(SIGSEGV, &action, &previousAction);
   });
 }
 
@@ -100,8 +111,22 @@ size_t endAlignment(size_t bytes, size_t required) {
   return std::max(align, required);
 }
 
+/// An alternate signal stack for the calling thread, if it has none.
+void ensureSignalStack() {
+  thread_local std::vector<char> stack;
+  stack_t current;
+  if (sigaltstack(nullptr, &current) == 0 && !(current.ss_flags & SS_DISABLE))
+    return;
+  stack.resize(64 * 1024);
+  stack_t fresh = {};
+  fresh.ss_sp = stack.data();
+  fresh.ss_size = stack.size();
+  sigaltstack(&fresh, nullptr);
+}
+
 void *mapGuarded(size_t bytes, size_t align, const std::string &name) {
   installSegfaultHandler();
+  ensureSignalStack();
   size_t page = pageSize();
   size_t dataPages = (bytes + align + page - 1) / page;
   size_t mapped = (dataPages + 2) * page;
@@ -109,9 +134,11 @@ void *mapGuarded(size_t bytes, size_t align, const std::string &name) {
       mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
   if (base == MAP_FAILED)
     return nullptr;
-  mprotect(base, page, PROT_NONE);
   char *end = base + (dataPages + 1) * page;
-  mprotect(end, page, PROT_NONE);
+  if (mprotect(base, page, PROT_NONE) != 0 || mprotect(end, page, PROT_NONE) != 0) {
+    munmap(base, mapped); // without its guard pages the buffer checks nothing
+    return nullptr;
+  }
   auto data = reinterpret_cast<char *>(
       (reinterpret_cast<uintptr_t>(end) - bytes) & ~(uintptr_t(align) - 1));
   std::lock_guard<std::mutex> lock(guardedMutex);
@@ -476,6 +503,8 @@ void *sharedArray(size_t bytes, size_t align, const char *file, int line) {
   if (slot.guarded) {
     slot.data = static_cast<char *>(
         mapGuarded(bytes, endAlignment(bytes, align), "shared array at " + where(file, line)));
+    if (!slot.data)
+      fail("cannot map a guarded page for the shared array at " + where(file, line));
     if (launch.options.poisonShared)
       std::memset(slot.data, 0xFF, bytes);
   } else {
@@ -545,6 +574,10 @@ LaunchResult launch(Dim3 grid, Dim3 block, size_t dynamicShared, const LaunchOpt
       if (options.checked) {
         launch.dynamic = static_cast<char *>(
             mapGuarded(dynamicShared, endAlignment(dynamicShared, 16), "dynamic shared memory"));
+        if (!launch.dynamic) {
+          error = "cannot map guarded pages for dynamic shared memory";
+          break;
+        }
       } else {
         launch.dynamicStorage.assign(dynamicShared, 0);
         launch.dynamic = launch.dynamicStorage.data();
