@@ -1,6 +1,7 @@
 //===- Session.cpp - bind inputs, run, read outputs -----------------------===//
 
 #include "Program.h"
+#include "CudaDevice.h"
 #include "CudaEmuDevice.h"
 #include "Scheduler.h"
 
@@ -41,9 +42,12 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Executabl
                            std::to_string(v.type.deviceOrdinal) +
                            ", but this runtime has no CUDA backend yet; compile for the CPU");
   std::unique_ptr<Session> session(new Session());
-  if (options.device == DeviceChoice::Cuda)
-    return Status::error("--device=cuda: this runtime has no CUDA backend yet; use cpu, or "
-                         "cuda-emu for an executable compiled with --target=cuda-emu");
+  if (options.device == DeviceChoice::Cuda) {
+    auto device = CudaDevice::create(p);
+    if (!device)
+      return device.status();
+    session->cuda_ = std::move(*device);
+  }
   if (options.device == DeviceChoice::CudaEmu) {
     emu::LaunchOptions launch;
     launch.order = options.emuOrder == EmuOrder::Reverse    ? emu::Order::Reverse
@@ -105,6 +109,10 @@ Status Session::run() {
   for (size_t k = 0; k < inputSet_.size(); ++k)
     if (!inputSet_[k])
       return Status::error("input '" + p.inputs[k].name + "' was not set");
+  if (cuda_) {
+    timings_.clear(); // (GPU step timings: issue 7's traces)
+    return cuda_->run(p, inputStorage_, outputStorage_);
+  }
   auto execute = [&](size_t index) {
     const StepDesc &step = p.steps[index];
     std::vector<const uint8_t *> inputs;
@@ -124,6 +132,8 @@ const void *Session::outputData(size_t index) const {
   const Program &p = exe_->program();
   if (index >= p.outputValues.size())
     return nullptr;
+  if (cuda_)
+    return index < outputStorage_.size() ? outputStorage_[index].data() : nullptr;
   return valueData(p.outputValues[index]);
 }
 

@@ -85,6 +85,7 @@ struct TensorSpec {
 struct Program;
 class StreamWorkers;
 class CudaEmuDevice;
+class CudaDevice;
 
 /// A loaded, validated executable. Immutable and shareable between sessions.
 class Executable {
@@ -162,6 +163,8 @@ private:
   uint8_t *arena_ = nullptr;
   std::unique_ptr<StreamWorkers> workers_;
   std::unique_ptr<CudaEmuDevice> emu_;
+  std::unique_ptr<CudaDevice> cuda_;
+  std::vector<std::vector<uint8_t>> outputStorage_; ///< with cuda_: outputs copied back
   std::vector<StepTiming> timings_;
   const uint8_t *valueData(uint32_t value) const;
   friend class StepRunner;

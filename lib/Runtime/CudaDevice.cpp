@@ -1,0 +1,331 @@
+//===- CudaDevice.cpp - steps on a GPU ------------------------------------===//
+
+#include "CudaDevice.h"
+
+#include <cstring>
+#include <string>
+
+#ifdef KILN_RUNTIME_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#endif
+
+namespace kiln {
+namespace rt {
+
+#ifdef KILN_RUNTIME_HAVE_CUDA
+
+// The CUDA runtime functions kiln uses, resolved from libcudart at run time
+// (the header gives their types; nothing links against libcudart).
+#define KILN_CUDA_FUNCTIONS(X)                                                                 \
+  X(cudaGetDeviceCount) X(cudaSetDevice) X(cudaDeviceGetAttribute) X(cudaGetErrorString)       \
+  X(cudaMalloc) X(cudaFree) X(cudaMemcpy) X(cudaStreamCreateWithFlags) X(cudaStreamDestroy)    \
+  X(cudaStreamSynchronize) X(cudaStreamWaitEvent) X(cudaEventCreateWithFlags)                  \
+  X(cudaEventRecord) X(cudaEventDestroy) X(cudaDeviceSynchronize) X(cudaLibraryLoadData)       \
+  X(cudaLibraryUnload) X(cudaLibraryGetKernel) X(cudaLaunchKernel)
+
+struct CudaDevice::Api {
+  void *handle = nullptr;
+#define KILN_DECLARE(name) decltype(&::name) name = nullptr;
+  KILN_CUDA_FUNCTIONS(KILN_DECLARE)
+#undef KILN_DECLARE
+  ~Api() {
+    if (handle)
+      dlclose(handle);
+  }
+  /// "what: the CUDA error string".
+  Status check(cudaError_t error, const std::string &what) const {
+    if (error == cudaSuccess)
+      return Status::ok();
+    return Status::error(what + ": " + (cudaGetErrorString ? cudaGetErrorString(error) : "?") +
+                         " (CUDA error " + std::to_string(static_cast<int>(error)) + ")");
+  }
+};
+
+namespace {
+
+Result<std::unique_ptr<CudaDevice::Api>> openRuntime() {
+  auto api = std::make_unique<CudaDevice::Api>();
+  for (const char *name : {"libcudart.so.13", "libcudart.so"}) {
+    api->handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (api->handle)
+      break;
+  }
+  if (!api->handle)
+    return Status::error(std::string("--device=cuda needs the CUDA runtime (libcudart.so.13), "
+                                     "which is not installed here: ") +
+                         dlerror() + "; use --device=cpu or --device=cuda-emu");
+#define KILN_RESOLVE(name)                                                                     \
+  api->name = reinterpret_cast<decltype(api->name)>(dlsym(api->handle, #name));                \
+  if (!api->name)                                                                              \
+    return Status::error("the CUDA runtime lacks " #name);
+  KILN_CUDA_FUNCTIONS(KILN_RESOLVE)
+#undef KILN_RESOLVE
+  return api;
+}
+
+/// "sm_90" -> 90; -1 for anything else.
+int archNumber(const std::string &target) {
+  if (target.rfind("sm_", 0) != 0)
+    return -1;
+  try {
+    return std::stoi(target.substr(3));
+  } catch (...) {
+    return -1;
+  }
+}
+
+} // namespace
+
+Result<std::unique_ptr<CudaDevice>> CudaDevice::create(const Program &program) {
+  auto api = openRuntime();
+  if (!api)
+    return api.status();
+  std::unique_ptr<CudaDevice> device(new CudaDevice());
+  device->api_ = std::move(*api);
+  const Api &cuda = *device->api_;
+
+  int count = 0;
+  cudaError_t error = cuda.cudaGetDeviceCount(&count);
+  if (error != cudaSuccess || count == 0)
+    return Status::error(
+        std::string("--device=cuda: no usable GPU here (") +
+        (error != cudaSuccess ? cuda.cudaGetErrorString(error) : "no CUDA devices") +
+        "); use --device=cpu or --device=cuda-emu");
+  Status st = cuda.check(cuda.cudaSetDevice(0), "cudaSetDevice");
+  int major = 0, minor = 0;
+  if (st)
+    st = cuda.check(cuda.cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0),
+                    "compute capability");
+  if (st)
+    st = cuda.check(cuda.cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0),
+                    "compute capability");
+  if (!st)
+    return st;
+  int arch = major * 10 + minor;
+
+  // The kernels: the cubin for this GPU, else the newest PTX it can JIT.
+  bool anyKernel = false;
+  for (const StepDesc &step : program.steps)
+    anyKernel |= !step.kernel.empty();
+  if (anyKernel) {
+    const DeviceCodeDesc *chosen = nullptr;
+    int chosenArch = -1;
+    std::string available;
+    for (const DeviceCodeDesc &code : program.deviceCode) {
+      int codeArch = archNumber(code.target);
+      if (codeArch < 0)
+        continue;
+      available += (available.empty() ? "" : ", ") + code.target + " " + code.format;
+      if (code.format == "cubin" && codeArch == arch) {
+        chosen = &code;
+        break;
+      }
+      if (code.format == "ptx" && codeArch <= arch && codeArch > chosenArch) {
+        chosen = &code;
+        chosenArch = codeArch;
+      }
+    }
+    if (!chosen)
+      return Status::error("this GPU is sm_" + std::to_string(arch) +
+                           " but the executable has code only for: " +
+                           (available.empty() ? std::string("none") : available) +
+                           "; recompile with kilnc --target=cuda --arch=sm_" +
+                           std::to_string(arch));
+    cudaLibrary_t library = nullptr;
+    st = cuda.check(cuda.cudaLibraryLoadData(&library, chosen->data, nullptr, nullptr, 0, nullptr,
+                                             nullptr, 0),
+                    "loading the " + chosen->target + " " + chosen->format);
+    if (!st)
+      return st;
+    device->library_ = library;
+  }
+  for (const StepDesc &step : program.steps) {
+    void *kernel = nullptr;
+    if (!step.kernel.empty()) {
+      cudaKernel_t k = nullptr;
+      st = cuda.check(cuda.cudaLibraryGetKernel(&k, static_cast<cudaLibrary_t>(device->library_),
+                                                step.kernel.c_str()),
+                      "kernel " + step.kernel);
+      if (!st)
+        return st;
+      kernel = reinterpret_cast<void *>(k);
+    }
+    device->kernels_.push_back(kernel);
+  }
+
+  // Streams, events and memory.
+  for (uint32_t s = 0; s < program.numStreams && st; ++s) {
+    cudaStream_t stream = nullptr;
+    st = cuda.check(cuda.cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
+    device->streams_.push_back(stream);
+  }
+  for (uint32_t e = 0; e < program.numEvents && st; ++e) {
+    cudaEvent_t event = nullptr;
+    st = cuda.check(cuda.cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "event");
+    device->events_.push_back(event);
+  }
+  if (st && program.arenaBytes > 0)
+    st = cuda.check(cuda.cudaMalloc(reinterpret_cast<void **>(&device->arena_), program.arenaBytes),
+                    "allocating the " + std::to_string(program.arenaBytes) + "-byte arena");
+  for (const WeightDesc &w : program.weights) {
+    if (!st)
+      break;
+    uint8_t *copy = nullptr;
+    st = cuda.check(cuda.cudaMalloc(reinterpret_cast<void **>(&copy), w.size ? w.size : 1),
+                    "allocating weight " + w.name);
+    device->weights_.push_back(copy);
+    if (st && w.size)
+      st = cuda.check(cuda.cudaMemcpy(copy, w.data, w.size, cudaMemcpyHostToDevice),
+                      "copying weight " + w.name);
+  }
+  for (const TensorSpec &input : program.inputs) {
+    if (!st)
+      break;
+    uint8_t *buffer = nullptr;
+    size_t bytes = static_cast<size_t>(input.byteSize());
+    st = cuda.check(cuda.cudaMalloc(reinterpret_cast<void **>(&buffer), bytes ? bytes : 1),
+                    "allocating input " + input.name);
+    device->inputBuffers_.push_back(buffer);
+  }
+  if (!st)
+    return st;
+  return device;
+}
+
+CudaDevice::~CudaDevice() {
+  if (!api_)
+    return;
+  const Api &cuda = *api_;
+  cuda.cudaDeviceSynchronize();
+  for (void *e : events_)
+    if (e)
+      cuda.cudaEventDestroy(static_cast<cudaEvent_t>(e));
+  for (void *s : streams_)
+    if (s)
+      cuda.cudaStreamDestroy(static_cast<cudaStream_t>(s));
+  for (uint8_t *p : weights_)
+    cuda.cudaFree(p);
+  for (uint8_t *p : inputBuffers_)
+    cuda.cudaFree(p);
+  if (arena_)
+    cuda.cudaFree(arena_);
+  if (library_)
+    cuda.cudaLibraryUnload(static_cast<cudaLibrary_t>(library_));
+}
+
+Status CudaDevice::run(const Program &program, const std::vector<std::vector<uint8_t>> &inputs,
+                       std::vector<std::vector<uint8_t>> &outputs) {
+  const Api &cuda = *api_;
+  for (size_t k = 0; k < inputs.size(); ++k)
+    if (!inputs[k].empty()) {
+      Status st = cuda.check(cuda.cudaMemcpy(inputBuffers_[k], inputs[k].data(), inputs[k].size(),
+                                             cudaMemcpyHostToDevice),
+                             "copying input " + program.inputs[k].name);
+      if (!st)
+        return st;
+    }
+  auto deviceData = [&](uint32_t value) -> uint8_t * {
+    const ValueDesc &v = program.values[value];
+    switch (v.kind) {
+    case ValueKind::Input:
+      return inputBuffers_[v.index];
+    case ValueKind::Weight:
+      return weights_[v.index];
+    case ValueKind::Buffer:
+      return arena_ + v.index;
+    }
+    return nullptr;
+  };
+  for (size_t index = 0; index < program.steps.size(); ++index) {
+    const StepDesc &step = program.steps[index];
+    std::string what = "step #" + std::to_string(index) + " (" + step.name + ")";
+    auto stream = static_cast<cudaStream_t>(streams_[step.stream]);
+    for (uint32_t e : step.waits) {
+      Status st = cuda.check(cuda.cudaStreamWaitEvent(stream, static_cast<cudaEvent_t>(events_[e]), 0),
+                             what + ": waiting");
+      if (!st)
+        return st;
+    }
+    if (kernels_[index]) {
+      std::vector<void *> pointers;
+      for (uint32_t k : step.kernelInputs)
+        pointers.push_back(deviceData(step.inputs[k]));
+      for (uint32_t out : step.outputs)
+        pointers.push_back(deviceData(out));
+      std::vector<void *> args;
+      for (void *&p : pointers)
+        args.push_back(&p);
+      Status st = cuda.check(cuda.cudaLaunchKernel(kernels_[index], dim3(step.grid), dim3(step.block),
+                                                   args.data(), 0, stream),
+                             what + ": launching " + step.kernel);
+      if (!st)
+        return st;
+    } else {
+      // Host fallback: wait for the stream, compute on copies, copy back.
+      Status st = cuda.check(cuda.cudaStreamSynchronize(stream), what);
+      std::vector<std::vector<uint8_t>> hostIn, hostOut;
+      std::vector<const uint8_t *> in;
+      std::vector<uint8_t *> out;
+      for (uint32_t v : step.inputs) {
+        hostIn.emplace_back(static_cast<size_t>(program.values[v].type.byteSize()));
+        if (st && !hostIn.back().empty())
+          st = cuda.check(cuda.cudaMemcpy(hostIn.back().data(), deviceData(v), hostIn.back().size(),
+                                          cudaMemcpyDeviceToHost),
+                          what + ": copying an input to the host");
+      }
+      for (uint32_t v : step.outputs)
+        hostOut.emplace_back(static_cast<size_t>(program.values[v].type.byteSize()));
+      for (auto &b : hostIn)
+        in.push_back(b.data());
+      for (auto &b : hostOut)
+        out.push_back(b.data());
+      if (st)
+        st = runStepOnCpu(program, step, in, out);
+      for (size_t k = 0; st && k < step.outputs.size(); ++k)
+        if (!hostOut[k].empty())
+          st = cuda.check(cuda.cudaMemcpy(deviceData(step.outputs[k]), hostOut[k].data(),
+                                          hostOut[k].size(), cudaMemcpyHostToDevice),
+                          what + ": copying an output to the device");
+      if (!st)
+        return st;
+    }
+    if (step.event >= 0) {
+      Status st = cuda.check(cuda.cudaEventRecord(static_cast<cudaEvent_t>(events_[step.event]), stream),
+                             what + ": signalling");
+      if (!st)
+        return st;
+    }
+  }
+  Status st = cuda.check(cuda.cudaDeviceSynchronize(), "running the executable on the GPU");
+  outputs.resize(program.outputValues.size());
+  for (size_t k = 0; st && k < program.outputValues.size(); ++k) {
+    outputs[k].resize(static_cast<size_t>(program.outputs[k].byteSize()));
+    if (!outputs[k].empty())
+      st = cuda.check(cuda.cudaMemcpy(outputs[k].data(), deviceData(program.outputValues[k]),
+                                      outputs[k].size(), cudaMemcpyDeviceToHost),
+                      "copying output " + program.outputs[k].name);
+  }
+  return st;
+}
+
+#else // no CUDA headers at build time
+
+struct CudaDevice::Api {};
+
+Result<std::unique_ptr<CudaDevice>> CudaDevice::create(const Program &) {
+  return Status::error("--device=cuda: this kiln was built without the CUDA toolkit; use "
+                       "--device=cpu or --device=cuda-emu");
+}
+
+CudaDevice::~CudaDevice() = default;
+
+Status CudaDevice::run(const Program &, const std::vector<std::vector<uint8_t>> &,
+                       std::vector<std::vector<uint8_t>> &) {
+  return Status::error("no CUDA support in this build");
+}
+
+#endif
+
+} // namespace rt
+} // namespace kiln

@@ -1,0 +1,56 @@
+//===- CudaDevice.h - steps on a GPU ----------------------------*- C++ -*-===//
+//
+// The CUDA device: the CUDA runtime is loaded with dlopen when a session
+// asks for it, so kiln-run and standalone programs start (and run on the
+// CPU) on machines without the toolkit or a driver, and say clearly why
+// --device=cuda cannot run there. The executable's cubin for the GPU's
+// architecture (or its PTX, JIT-compiled by the driver) is loaded with
+// cudaLibraryLoadData; the plan's arena is one device allocation; steps
+// with a kernel launch on the plan's streams with events between them;
+// steps without one run on the host between copies (the host fallback).
+//
+// First version: written and built without a GPU; scripts/gpu-check is what
+// exercises it on one.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_LIB_RUNTIME_CUDADEVICE_H
+#define KILN_LIB_RUNTIME_CUDADEVICE_H
+
+#include "Program.h"
+
+#include <memory>
+
+namespace kiln {
+namespace rt {
+
+class CudaDevice {
+public:
+  /// Opens the CUDA runtime and device 0, loads the program's kernels and
+  /// allocates its memory; fails with a message saying what is missing.
+  static Result<std::unique_ptr<CudaDevice>> create(const Program &program);
+  ~CudaDevice();
+
+  /// Runs every step: inputs are host buffers (one per program input),
+  /// outputs are written to host buffers (one per program output).
+  Status run(const Program &program, const std::vector<std::vector<uint8_t>> &inputs,
+             std::vector<std::vector<uint8_t>> &outputs);
+
+  struct Api;
+
+private:
+  CudaDevice() = default;
+  std::unique_ptr<Api> api_;
+  void *library_ = nullptr;             ///< cudaLibrary_t
+  std::vector<void *> kernels_;         ///< cudaKernel_t per step (null: host)
+  std::vector<void *> streams_;         ///< cudaStream_t per plan stream
+  std::vector<void *> events_;          ///< cudaEvent_t per plan event
+  uint8_t *arena_ = nullptr;            ///< device
+  std::vector<uint8_t *> weights_;      ///< device copies
+  std::vector<uint8_t *> inputBuffers_; ///< device
+};
+
+} // namespace rt
+} // namespace kiln
+
+#endif // KILN_LIB_RUNTIME_CUDADEVICE_H
