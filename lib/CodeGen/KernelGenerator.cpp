@@ -28,7 +28,8 @@ std::string nameOf(exec::StepOp step) {
 
 } // namespace
 
-std::vector<GeneratedKernel> mlir::kiln::generateKernels(func::FuncOp plan) {
+std::vector<GeneratedKernel> mlir::kiln::generateKernels(func::FuncOp plan,
+                                                         const CodeGenOptions &options) {
   std::vector<GeneratedKernel> kernels;
   unsigned index = 0;
   for (exec::StepOp step : plan.getBody().getOps<exec::StepOp>()) {
@@ -53,7 +54,7 @@ std::vector<GeneratedKernel> mlir::kiln::generateKernels(func::FuncOp plan) {
     } else if ((step.getKind() &&
          (*step.getKind() == "matmul_epilogue" || *step.getKind() == "horizontal")) ||
         oneMatmul) {
-      emitMatmulKernel(step, kernel);
+      emitMatmulKernel(step, kernel, options);
     } else if ((step.getKind() && *step.getKind() == "reduction") || oneReduction) {
       emitReductionKernel(step, kernel);
     } else if (!step.getKind() || *step.getKind() == "loop") {

@@ -136,6 +136,15 @@ static cl::list<std::string> archs("arch",
                                             "(default sm_90 and sm_80)"),
                                    cl::value_desc("sm_XX"), cl::CommaSeparated,
                                    cl::cat(kilncCategory));
+enum class PrecisionKind { Strict, Tf32 };
+static cl::opt<PrecisionKind> precision(
+    "precision", cl::desc("What generated kernels may round (default strict)"),
+    cl::init(PrecisionKind::Strict),
+    cl::values(clEnumValN(PrecisionKind::Strict, "strict",
+                          "f32 stays f32: f32 matmuls run on CUDA cores"),
+               clEnumValN(PrecisionKind::Tf32, "tf32",
+                          "f32 matmuls may round their inputs to TF32 on Tensor Cores")),
+    cl::cat(kilncCategory));
 static cl::opt<bool> noFusion("no-fusion",
                               cl::desc("Skip operator fusion: one kernel per graph op"),
                               cl::cat(kilncCategory));
@@ -241,6 +250,12 @@ void reportFusion(ModuleOp module) {
   }
 }
 
+mlir::kiln::CodeGenOptions codeGenOptions() {
+  mlir::kiln::CodeGenOptions options;
+  options.allowTf32 = precision == PrecisionKind::Tf32;
+  return options;
+}
+
 /// Writes each generated kernel to DIR/<name>.cu.
 LogicalResult writeKernelSources(ModuleOp module, llvm::StringRef dir) {
   if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
@@ -249,7 +264,7 @@ LogicalResult writeKernelSources(ModuleOp module, llvm::StringRef dir) {
   }
   unsigned written = 0, total = 0;
   for (auto func : module.getOps<func::FuncOp>())
-    for (const mlir::kiln::GeneratedKernel &kernel : mlir::kiln::generateKernels(func)) {
+    for (const mlir::kiln::GeneratedKernel &kernel : mlir::kiln::generateKernels(func, codeGenOptions())) {
       ++total;
       if (kernel.name.empty())
         continue;
@@ -276,7 +291,7 @@ LogicalResult reportKernels(ModuleOp module, const std::vector<std::string> &tar
   for (auto func : module.getOps<func::FuncOp>()) {
     llvm::errs() << "kilnc: kernels @" << func.getName() << " (NVRTC "
                  << ::kiln::codegen::nvrtcVersion() << "):\n";
-    for (const mlir::kiln::GeneratedKernel &kernel : mlir::kiln::generateKernels(func)) {
+    for (const mlir::kiln::GeneratedKernel &kernel : mlir::kiln::generateKernels(func, codeGenOptions())) {
       llvm::errs() << "  #" << kernel.step << " " << kernel.stepName;
       if (kernel.name.empty()) {
         llvm::errs() << ": no kernel (runs on the host): " << kernel.reason << "\n";
@@ -316,7 +331,7 @@ std::string seconds(std::chrono::steady_clock::duration d) {
 /// kernel run on the host.
 LogicalResult buildDeviceCode(func::FuncOp plan, const std::vector<std::string> &targets,
                               mlir::kiln::DeviceCode &code) {
-  std::vector<mlir::kiln::GeneratedKernel> kernels = mlir::kiln::generateKernels(plan);
+  std::vector<mlir::kiln::GeneratedKernel> kernels = mlir::kiln::generateKernels(plan, codeGenOptions());
   unsigned generated = 0;
   for (const mlir::kiln::GeneratedKernel &kernel : kernels) {
     if (kernel.name.empty())

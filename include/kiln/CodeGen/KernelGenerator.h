@@ -37,8 +37,16 @@ struct GeneratedKernel {
   std::string location;      ///< model file:line of the step's first op
 };
 
+struct CodeGenOptions {
+  /// f32 matmuls may round their inputs to TF32 on Tensor Cores (10-bit
+  /// mantissa; --precision=tf32). Off by default: kiln does not trade
+  /// precision for speed without being asked.
+  bool allowTf32 = false;
+};
+
 /// A kernel (or a reason) for every step of `plan`.
-std::vector<GeneratedKernel> generateKernels(func::FuncOp plan);
+std::vector<GeneratedKernel> generateKernels(func::FuncOp plan,
+                                             const CodeGenOptions &options = {});
 
 /// The elementwise loop kernel for `step`, or a reason in `kernel.reason`.
 void emitLoopKernel(exec::StepOp step, GeneratedKernel &kernel);
@@ -56,7 +64,8 @@ void emitAttentionKernel(exec::StepOp step, GeneratedKernel &kernel);
 
 /// The tiled matmul kernel with its fused epilogue for `step` (a
 /// matmul_epilogue or horizontal region, or one matmul), or a reason.
-void emitMatmulKernel(exec::StepOp step, GeneratedKernel &kernel);
+void emitMatmulKernel(exec::StepOp step, GeneratedKernel &kernel,
+                      const CodeGenOptions &options = {});
 
 } // namespace kiln
 } // namespace mlir

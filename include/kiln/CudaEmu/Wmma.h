@@ -16,6 +16,8 @@
 #define KILN_CUDAEMU_WMMA_H
 
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 namespace nvcuda {
@@ -27,6 +29,19 @@ struct accumulator {};
 struct row_major {};
 struct col_major {};
 enum layout_t { mem_row_major, mem_col_major };
+namespace precision {
+struct tf32 {}; ///< f32 storage, 10-bit mantissa in the multiply
+} // namespace precision
+
+/// Rounds to TF32 (10 mantissa bits, to nearest even), kept in a float.
+inline float __float_to_tf32(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  if ((bits & 0x7f800000u) != 0x7f800000u) // not inf or NaN
+    bits = (bits + 0x0fffu + ((bits >> 13) & 1u)) & ~0x1fffu;
+  std::memcpy(&value, &bits, sizeof(bits));
+  return value;
+}
 
 namespace detail {
 inline float toFloat(float v) { return v; }
@@ -42,6 +57,14 @@ template <> inline __nv_bfloat16 fromFloat<__nv_bfloat16>(float v) { return __fl
 
 /// Every lane of the warp reaches the same call (a warp collective).
 #define KILN_WMMA_SYNC() __syncwarp()
+
+/// What a fragment's elements are stored as (TF32 fragments hold floats).
+template <typename T> struct Storage {
+  using type = T;
+};
+template <> struct Storage<precision::tf32> {
+  using type = float;
+};
 
 template <typename Use, int M, int N, int K> struct Shape;
 template <int M, int N, int K> struct Shape<matrix_a, M, N, K> {
@@ -61,18 +84,21 @@ public:
   static constexpr int rows = detail::Shape<Use, M, N, K>::rows;
   static constexpr int cols = detail::Shape<Use, M, N, K>::cols;
   static constexpr int num_elements = rows * cols;
-  T x[num_elements]; ///< row-major, the whole tile
+  using element_type = typename detail::Storage<T>::type;
+  element_type x[num_elements]; ///< row-major, the whole tile
 };
 
 template <typename Use, int M, int N, int K, typename T, typename Layout>
-inline void fill_fragment(fragment<Use, M, N, K, T, Layout> &f, T value) {
+inline void fill_fragment(fragment<Use, M, N, K, T, Layout> &f,
+                          typename detail::Storage<T>::type value) {
   for (int e = 0; e < f.num_elements; ++e)
     f.x[e] = value;
 }
 
 /// A or B: the layout comes from the fragment type.
 template <typename Use, int M, int N, int K, typename T, typename Layout>
-inline void load_matrix_sync(fragment<Use, M, N, K, T, Layout> &f, const T *p, unsigned ldm) {
+inline void load_matrix_sync(fragment<Use, M, N, K, T, Layout> &f,
+                             const typename detail::Storage<T>::type *p, unsigned ldm) {
   KILN_WMMA_SYNC();
   constexpr bool colMajor = std::is_same<Layout, col_major>::value;
   for (int r = 0; r < f.rows; ++r)
