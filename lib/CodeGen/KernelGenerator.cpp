@@ -47,7 +47,10 @@ std::vector<GeneratedKernel> mlir::kiln::generateKernels(func::FuncOp plan,
                                      GlobalAvgPoolOp>(first);
     bool oneMatmul = !step.getKind() && llvm::isa<MatMulOp>(first);
     bool oneConv = !step.getKind() && llvm::isa<Conv2dOp>(first);
-    if (step.getKind() && *step.getKind() == "attention") {
+    if (llvm::isa<TransferOp>(first) && !step.getKind()) {
+      kernel.name.clear();
+      kernel.reason = "a copy between host and device, not a kernel";
+    } else if (step.getKind() && *step.getKind() == "attention") {
       emitAttentionKernel(step, kernel);
     } else if ((step.getKind() && *step.getKind() == "conv_epilogue") || oneConv) {
       emitConvKernel(step, kernel);

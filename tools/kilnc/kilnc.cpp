@@ -332,8 +332,9 @@ std::string seconds(std::chrono::steady_clock::duration d) {
 LogicalResult buildDeviceCode(func::FuncOp plan, const std::vector<std::string> &targets,
                               mlir::kiln::DeviceCode &code) {
   std::vector<mlir::kiln::GeneratedKernel> kernels = mlir::kiln::generateKernels(plan, codeGenOptions());
-  unsigned generated = 0;
+  unsigned generated = 0, copies = 0;
   for (const mlir::kiln::GeneratedKernel &kernel : kernels) {
+    copies += kernel.kind == "transfer";
     if (kernel.name.empty())
       continue;
     ++generated;
@@ -344,8 +345,11 @@ LogicalResult buildDeviceCode(func::FuncOp plan, const std::vector<std::string> 
     step.inputs = kernel.inputArgs;
     code.kernels[kernel.step] = step;
   }
-  llvm::errs() << "kilnc: " << generated << " of " << kernels.size()
-               << " steps have generated kernels; the rest run on the host\n";
+  llvm::errs() << "kilnc: " << generated << " of " << kernels.size() - copies
+               << " steps have generated kernels; the rest run on the host";
+  if (copies)
+    llvm::errs() << " (and " << copies << " copies between host and device)";
+  llvm::errs() << "\n";
   if (target == TargetKind::CudaEmu) {
     // Built even when empty: the library marks the executable as cuda-emu.
     std::string library, error;
@@ -448,6 +452,8 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv, "kiln model compiler\n");
 
   MLIRContext context;
+  // Diagnostics point into the model file; the IR of the op is noise there.
+  context.printOpOnDiagnostic(false);
   context.loadDialect<mlir::kiln::KilnDialect, mlir::kiln::exec::ExecDialect,
                       func::FuncDialect>();
   llvm::SourceMgr sourceMgr;
@@ -627,6 +633,10 @@ int main(int argc, char **argv) {
     if (failed(configure(graph)))
       return 1;
     mlir::kiln::buildDefaultGraphPipeline(graph);
+    if (target != TargetKind::CPU) {
+      // The GPU gets every op it has code for; the host the rest.
+      graph.nest<func::FuncOp>().addPass(mlir::kiln::createKilnPlace());
+    }
     if (!noFusion) {
       mlir::kiln::FusionOptions fusion;
       fusion.report = fusionReport;

@@ -45,6 +45,29 @@ def KilnDeadCodeElimination : Pass<"kiln-dce", "func::FuncOp"> {
   ];
 }
 
+def KilnPlace : Pass<"kiln-place", "func::FuncOp"> {
+  let summary = "Put each op on the target device, or on the host where it has no device code";
+  let description = [{
+    Moves every op that kiln can run on `device` (one that a kernel emitter
+    handles: elementwise ops, broadcasts and reshapes, trailing-axis
+    reductions and normalisations, matmuls, NCHW f32 convolutions, in the
+    dtypes the emitters generate) onto it, by giving its results that
+    device. The others stay on the host, with a warning naming the op and
+    its location. `kiln.transfer` ops are inserted wherever a value crosses
+    between the two (one per value and direction): model inputs are copied
+    to the device where device ops read them, and results back to the host
+    for the function's return, so the signature stays on the host. Weights
+    and constants only device ops read move to the device.
+  }];
+  let options = [
+    Option<"device", "device", "std::string", /*default=*/"\"cuda:0\"",
+           "The device to place ops on (cuda:N)">,
+    Option<"warn", "warn", "bool", /*default=*/"true",
+           "Warn about every op that stays on the host">,
+  ];
+  let dependentDialects = ["::mlir::kiln::KilnDialect"];
+}
+
 // Options every fusion pass takes: whether to explain its decisions as
 // remarks, and the bounds on a region's size.
 class Kiln_FusionPass<string arg, string sum> : Pass<arg, "func::FuncOp"> {

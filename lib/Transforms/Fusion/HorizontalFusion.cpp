@@ -92,8 +92,9 @@ struct KilnFuseSiblingsPass : public ::mlir::kiln::impl::KilnFuseSiblingsBase<Ki
       if (failed(visit(arg)))
         return signalPassFailure();
     SmallVector<Operation *> producers;
+    // Any value can feed siblings: op results (a transfer's too), regions'.
     for (Operation &op : func.getBody().front())
-      if (isFusionCandidate(&op) || llvm::isa<FusionOp>(op))
+      if (op.getNumResults() > 0)
         producers.push_back(&op);
     for (Operation *op : producers) {
       if (erased.contains(op))

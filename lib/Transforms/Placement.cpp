@@ -1,0 +1,177 @@
+//===- Placement.cpp - ops on the device, or on the host -----------------===//
+//
+// The device is where kiln has code for an op; the host is the fallback.
+// Which ops have device code mirrors the kernel emitters (lib/CodeGen): an
+// op placed on the device that an emitter then declines still runs, on the
+// host between copies, so this pass errs towards the device.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/IR/KilnOps.h"
+#include "kiln/IR/KilnTypes.h"
+#include "kiln/Transforms/Passes.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+namespace mlir {
+namespace kiln {
+#define GEN_PASS_DEF_KILNPLACE
+#include "kiln/Transforms/Passes.h.inc"
+} // namespace kiln
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+
+bool generatedDtype(Type type, bool allowI1) {
+  auto tensor = llvm::dyn_cast<RankedTensorType>(type);
+  if (!tensor)
+    return false;
+  Type e = tensor.getElementType();
+  return e.isF32() || e.isF16() || e.isBF16() || e.isF64() || (allowI1 && e.isInteger(1));
+}
+
+/// Why `op` has no device code, or "" when it has.
+std::string whyHost(Operation *op) {
+  auto allTypes = [&](bool allowI1) {
+    for (Type t : op->getOperandTypes())
+      if (!generatedDtype(t, allowI1))
+        return false;
+    for (Type t : op->getResultTypes())
+      if (!generatedDtype(t, allowI1))
+        return false;
+    return true;
+  };
+  bool elementwise =
+      llvm::isa<NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, SigmoidOp, ReluOp, GeluOp,
+                ErfOp, NotOp, FloorOp, CeilOp, RoundOp, SinOp, CosOp, TanOp, AsinOp, AcosOp,
+                AtanOp, SinhOp, CoshOp, AsinhOp, AcoshOp, AtanhOp, SignOp, AddOp, SubOp, MulOp,
+                DivOp, PowOp, MaxOp, MinOp, AndOp, OrOp, ModOp, EqOp, NeOp, LtOp, LeOp, GtOp,
+                GeOp, SelectOp, CastOp, BroadcastOp, ReshapeOp, BatchNormOp>(op);
+  if (elementwise)
+    return allTypes(/*allowI1=*/true) ? "" : "its element type has no generated kernel";
+  if (llvm::isa<SoftmaxOp, LogSoftmaxOp, LayerNormOp, GlobalAvgPoolOp, ReduceSumOp,
+                ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp>(op)) {
+    if (!allTypes(false))
+      return "its element type has no generated kernel";
+    auto type = llvm::cast<RankedTensorType>(op->getOperand(0).getType());
+    int64_t rank = type.getRank();
+    if (auto axes = op->getAttrOfType<DenseI64ArrayAttr>("axes")) {
+      std::vector<int64_t> sorted(axes.asArrayRef().begin(), axes.asArrayRef().end());
+      std::sort(sorted.begin(), sorted.end());
+      for (size_t k = 0; k < sorted.size(); ++k)
+        if (sorted[k] != rank - static_cast<int64_t>(sorted.size()) + static_cast<int64_t>(k))
+          return "it reduces over axes that are not the trailing ones";
+      if (sorted.empty())
+        return "it reduces over no axes";
+    }
+    if (auto axis = op->getAttrOfType<IntegerAttr>("axis"); axis && !llvm::isa<LayerNormOp>(op))
+      if (axis.getInt() != rank - 1)
+        return "it is not over the last axis";
+    return "";
+  }
+  if (llvm::isa<MatMulOp>(op))
+    return allTypes(false) ? "" : "its element type has no generated kernel";
+  if (auto conv = llvm::dyn_cast<Conv2dOp>(op)) {
+    auto type = llvm::cast<RankedTensorType>(conv.getInput().getType());
+    if (!type.getElementType().isF32() || !getEncoding(type).isRowMajor())
+      return "only f32 NCHW convolutions have a generated kernel";
+    return "";
+  }
+  return "'" + op->getName().stripDialect().str() + "' has no generated kernel";
+}
+
+struct KilnPlacePass : public ::mlir::kiln::impl::KilnPlaceBase<KilnPlacePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    auto parsed = parseDevice(device);
+    if (!parsed || parsed->first != DeviceKind::CUDA) {
+      func.emitError("kiln-place: device must be cuda:N, got '") << device << "'";
+      return signalPassFailure();
+    }
+    deviceKind = parsed->first;
+    ordinal = parsed->second;
+
+    SmallVector<Operation *> ops;
+    for (Operation &op : func.getBody().front())
+      ops.push_back(&op);
+    for (Operation *op : ops) {
+      if (llvm::isa<func::ReturnOp>(op)) {
+        // The signature stays on the host.
+        for (OpOperand &operand : op->getOpOperands())
+          operand.set(on(operand.get(), DeviceKind::CPU, 0, op));
+        continue;
+      }
+      if (!llvm::isa_and_nonnull<KilnDialect>(op->getDialect()) ||
+          llvm::isa<ConstantOp, WeightOp, TransferOp, RelayoutOp>(op))
+        continue;
+      std::string why = whyHost(op);
+      if (!why.empty()) {
+        for (OpOperand &operand : op->getOpOperands())
+          operand.set(on(operand.get(), DeviceKind::CPU, 0, op));
+        if (warn)
+          op->emitWarning("runs on the host: ") << why << "; its operands and results are "
+                                                   "copied between host and device";
+        continue;
+      }
+      for (OpOperand &operand : op->getOpOperands())
+        operand.set(on(operand.get(), deviceKind, ordinal, op));
+      for (OpResult result : op->getResults())
+        result.setType(retyped(result.getType(), deviceKind, ordinal));
+    }
+    // Constants and weights that only device ops read move there (their
+    // transfers fold away); the rest stay.
+    for (Operation *op : ops) {
+      if (!llvm::isa<ConstantOp, WeightOp>(op))
+        continue;
+      Value value = op->getResult(0);
+      bool deviceOnly = !value.use_empty() && llvm::all_of(value.getUsers(), [&](Operation *u) {
+        auto transfer = llvm::dyn_cast<TransferOp>(u);
+        return transfer && getEncoding(transfer.getType()).getDeviceKind() == deviceKind;
+      });
+      if (!deviceOnly)
+        continue;
+      value.setType(retyped(value.getType(), deviceKind, ordinal));
+      for (Operation *u : llvm::make_early_inc_range(value.getUsers())) {
+        u->getResult(0).replaceAllUsesWith(value);
+        u->erase();
+      }
+    }
+  }
+
+  RankedTensorType retyped(Type type, DeviceKind kind, int64_t number) {
+    auto tensor = llvm::cast<RankedTensorType>(type);
+    return RankedTensorType::get(tensor.getShape(), tensor.getElementType(),
+                                 getEncoding(tensor).withDevice(kind, number));
+  }
+
+  /// `value` on the given device: itself, or one transfer of it placed
+  /// right after its definition (shared by every user).
+  Value on(Value value, DeviceKind kind, int64_t number, Operation *user) {
+    auto encoding = getEncoding(value.getType());
+    if (!encoding || (encoding.getDeviceKind() == kind && encoding.getDeviceOrdinal() == number))
+      return value;
+    auto key = std::make_pair(value.getAsOpaquePointer(), static_cast<int>(kind));
+    if (Value done = transfers.lookup(key))
+      return done;
+    OpBuilder builder(user->getContext());
+    if (Operation *def = value.getDefiningOp())
+      builder.setInsertionPointAfter(def);
+    else
+      builder.setInsertionPointToStart(llvm::cast<BlockArgument>(value).getOwner());
+    std::string to = kind == DeviceKind::CPU ? "cpu" : "cuda:" + std::to_string(number);
+    Value moved = builder.create<TransferOp>(value.getLoc(), value, builder.getStringAttr(to));
+    transfers[key] = moved;
+    return moved;
+  }
+
+  DeviceKind deviceKind = DeviceKind::CUDA;
+  int64_t ordinal = 0;
+  llvm::DenseMap<std::pair<const void *, int>, Value> transfers;
+};
+
+} // namespace

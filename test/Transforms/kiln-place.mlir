@@ -1,0 +1,69 @@
+// RUN: kiln-opt %s -split-input-file -kiln-place -verify-diagnostics | FileCheck %s
+// RUN: not kiln-opt %s -split-input-file -kiln-place=device=cpu 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: error: kiln-place: device must be cuda:N, got 'cpu'
+
+!c = tensor<4x8xf32, #kiln.enc<row_major, cpu>>
+!w = tensor<8x8xf32, #kiln.enc<row_major, cpu>>
+
+// Ops with device code move to cuda:0; the model input is copied there once
+// for all its device users, the weight moves there (only device ops read
+// it), and the result comes back for the return.
+// CHECK-LABEL: func.func @on_device
+// CHECK-SAME: (%arg0: tensor<4x8xf32, #kiln.enc<row_major, cpu>>
+// CHECK: %[[X:.*]] = kiln.transfer %arg0 {to = "cuda:0"}
+// CHECK: %[[W:.*]] = kiln.weight "w" {{.*}} : tensor<8x8xf32, #kiln.enc<row_major, cuda:0>>
+// CHECK: %[[M:.*]] = kiln.matmul %[[X]], %[[W]] : {{.*}} -> tensor<4x8xf32, #kiln.enc<row_major, cuda:0>>
+// CHECK: %[[R:.*]] = kiln.relu %[[M]] : {{.*}} -> tensor<4x8xf32, #kiln.enc<row_major, cuda:0>>
+// CHECK: %[[N:.*]] = kiln.neg %[[X]]
+// CHECK: %[[A:.*]] = kiln.add %[[R]], %[[N]]
+// CHECK: %[[B:.*]] = kiln.transfer %[[A]] {to = "cpu"}
+// CHECK: return %[[B]] : tensor<4x8xf32, #kiln.enc<row_major, cpu>>
+func.func @on_device(%x: !c) -> !c {
+  %w = kiln.weight "w" = dense<0.5> : tensor<8x8xf32> : !w
+  %0 = kiln.matmul %x, %w : (!c, !w) -> !c
+  %1 = kiln.relu %0 : (!c) -> !c
+  %2 = kiln.neg %x : (!c) -> !c
+  %3 = kiln.add %1, %2 : (!c, !c) -> !c
+  return %3 : !c
+}
+
+// -----
+
+!c = tensor<4x8xf32, #kiln.enc<row_major, cpu>>
+!t = tensor<8x4xf32, #kiln.enc<row_major, cpu>>
+
+// An op without device code stays on the host, with a warning, and copies
+// around it: to the host before, back to the device after.
+// CHECK-LABEL: func.func @host_fallback
+// CHECK: %[[X:.*]] = kiln.transfer %arg0 {to = "cuda:0"}
+// CHECK: %[[E:.*]] = kiln.exp %[[X]] : {{.*}} -> tensor<4x8xf32, #kiln.enc<row_major, cuda:0>>
+// CHECK: %[[H:.*]] = kiln.transfer %[[E]] {to = "cpu"}
+// CHECK: %[[T:.*]] = kiln.transpose %[[H]] {{.*}} -> tensor<8x4xf32, #kiln.enc<row_major, cpu>>
+// CHECK: %[[D:.*]] = kiln.transfer %[[T]] {to = "cuda:0"}
+// CHECK: kiln.relu %[[D]] : {{.*}} -> tensor<8x4xf32, #kiln.enc<row_major, cuda:0>>
+func.func @host_fallback(%x: !c) -> !t {
+  %0 = kiln.exp %x : (!c) -> !c
+  // expected-warning @+1 {{runs on the host: 'transpose' has no generated kernel; its operands and results are copied between host and device}}
+  %1 = kiln.transpose %0 {perm = array<i64: 1, 0>} : (!c) -> !t
+  %2 = kiln.relu %1 : (!t) -> !t
+  return %2 : !t
+}
+
+// -----
+
+!c = tensor<4x8xf32, #kiln.enc<row_major, cpu>>
+!i = tensor<4x8xi64, #kiln.enc<row_major, cpu>>
+!r = tensor<8xf32, #kiln.enc<row_major, cpu>>
+
+// Element types without generated kernels, and reductions over leading
+// axes, stay on the host.
+// CHECK-LABEL: func.func @host_by_type_and_axes
+// CHECK: kiln.add %arg1, %arg1 : {{.*}} -> tensor<4x8xi64, #kiln.enc<row_major, cpu>>
+// CHECK: kiln.reduce_sum %arg0 {{.*}} -> tensor<8xf32, #kiln.enc<row_major, cpu>>
+func.func @host_by_type_and_axes(%x: !c, %n: !i) -> (!i, !r) {
+  // expected-warning @+1 {{runs on the host: its element type has no generated kernel}}
+  %0 = kiln.add %n, %n : (!i, !i) -> !i
+  // expected-warning @+1 {{runs on the host: it reduces over axes that are not the trailing ones}}
+  %1 = kiln.reduce_sum %x {axes = array<i64: 0>} : (!c) -> !r
+  return %0, %1 : !i, !r
+}
