@@ -19,7 +19,8 @@ namespace rt {
 // (the header gives their types; nothing links against libcudart).
 #define KILN_CUDA_FUNCTIONS(X)                                                                 \
   X(cudaGetDeviceCount) X(cudaSetDevice) X(cudaDeviceGetAttribute) X(cudaGetErrorString)       \
-  X(cudaMalloc) X(cudaFree) X(cudaMemcpy) X(cudaStreamCreateWithFlags) X(cudaStreamDestroy)    \
+  X(cudaMalloc) X(cudaFree) X(cudaMemcpy) X(cudaMemcpyAsync) X(cudaStreamCreateWithFlags)      \
+  X(cudaStreamDestroy)    \
   X(cudaStreamSynchronize) X(cudaStreamWaitEvent) X(cudaEventCreateWithFlags)                  \
   X(cudaEventRecord) X(cudaEventDestroy) X(cudaDeviceSynchronize) X(cudaLibraryLoadData)       \
   X(cudaLibraryUnload) X(cudaLibraryGetKernel) X(cudaLaunchKernel)
@@ -247,7 +248,19 @@ Status CudaDevice::run(const Program &program, const std::vector<std::vector<uin
       if (!st)
         return st;
     }
-    if (kernels_[index]) {
+    bool transfer = step.ops.size() == 1 && step.ops[0].name == "kiln.transfer" &&
+                    step.inputs.size() == 1 && step.outputs.size() == 1;
+    if (transfer) {
+      // Every buffer lives on the GPU: a transfer is one copy on the stream.
+      size_t bytes = static_cast<size_t>(program.values[step.outputs[0]].type.byteSize());
+      Status st = bytes == 0 ? Status::ok()
+                             : cuda.check(cuda.cudaMemcpyAsync(deviceData(step.outputs[0]),
+                                                               deviceData(step.inputs[0]), bytes,
+                                                               cudaMemcpyDeviceToDevice, stream),
+                                          what + ": copying");
+      if (!st)
+        return st;
+    } else if (kernels_[index]) {
       std::vector<void *> pointers;
       for (uint32_t k : step.kernelInputs)
         pointers.push_back(deviceData(step.inputs[k]));
