@@ -118,11 +118,17 @@ Result<std::unique_ptr<CudaDevice>> CudaDevice::create(const Program &program) {
       if (codeArch < 0)
         continue;
       available += (available.empty() ? "" : ", ") + code.target + " " + code.format;
+      if (code.size == 0)
+        continue;
+      // Architecture-specific code (sm_90a) runs only on that architecture.
+      bool specific = code.target.find_first_of("af", 3) != std::string::npos;
       if (code.format == "cubin" && codeArch == arch) {
         chosen = &code;
         break;
       }
-      if (code.format == "ptx" && codeArch <= arch && codeArch > chosenArch) {
+      bool terminated = code.data[code.size - 1] == '\0'; // PTX is text
+      if (code.format == "ptx" && terminated && !specific && codeArch <= arch &&
+          codeArch > chosenArch) {
         chosen = &code;
         chosenArch = codeArch;
       }
@@ -158,7 +164,9 @@ Result<std::unique_ptr<CudaDevice>> CudaDevice::create(const Program &program) {
   // Streams, events and memory.
   for (uint32_t s = 0; s < program.numStreams && st; ++s) {
     cudaStream_t stream = nullptr;
-    st = cuda.check(cuda.cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
+    // Blocking streams: they order against the default stream, which
+    // carries the synchronous host-device copies.
+    st = cuda.check(cuda.cudaStreamCreateWithFlags(&stream, cudaStreamDefault), "stream");
     device->streams_.push_back(stream);
   }
   for (uint32_t e = 0; e < program.numEvents && st; ++e) {
@@ -218,6 +226,16 @@ CudaDevice::~CudaDevice() {
 Status CudaDevice::run(const Program &program, const std::vector<std::vector<uint8_t>> &inputs,
                        std::vector<std::vector<uint8_t>> &outputs) {
   const Api &cuda = *api_;
+  // On an error, let what was queued finish before anyone reuses buffers.
+  bool finished = false;
+  struct DrainOnError {
+    const Api &cuda;
+    bool &finished;
+    ~DrainOnError() {
+      if (!finished)
+        cuda.cudaDeviceSynchronize();
+    }
+  } drain{cuda, finished};
   for (size_t k = 0; k < inputs.size(); ++k)
     if (!inputs[k].empty()) {
       Status st = cuda.check(cuda.cudaMemcpy(inputBuffers_[k], inputs[k].data(), inputs[k].size(),
@@ -311,6 +329,7 @@ Status CudaDevice::run(const Program &program, const std::vector<std::vector<uin
     }
   }
   Status st = cuda.check(cuda.cudaDeviceSynchronize(), "running the executable on the GPU");
+  finished = true;
   outputs.resize(program.outputValues.size());
   for (size_t k = 0; st && k < program.outputValues.size(); ++k) {
     outputs[k].resize(static_cast<size_t>(program.outputs[k].byteSize()));

@@ -58,7 +58,8 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Executabl
     session->emu_ = std::move(*device);
   }
   session->exe_ = std::move(exe);
-  if (p.arenaBytes > 0) {
+  // On the GPU the arena and the streams are the device's.
+  if (p.arenaBytes > 0 && !session->cuda_) {
     session->arena_ = static_cast<uint8_t *>(std::calloc(1, p.arenaBytes));
     if (!session->arena_)
       return Status::error("cannot allocate the " + std::to_string(p.arenaBytes) +
@@ -67,7 +68,7 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Executabl
   for (const TensorSpec &input : p.inputs)
     session->inputStorage_.emplace_back(input.byteSize());
   session->inputSet_.assign(p.inputs.size(), false);
-  if (p.numStreams > 1)
+  if (p.numStreams > 1 && !session->cuda_)
     session->workers_ = std::make_unique<StreamWorkers>(p.numStreams);
   return session;
 }

@@ -13,6 +13,8 @@
 
 #include "llvm/ADT/DenseMap.h"
 
+#include <map>
+
 namespace mlir {
 namespace kiln {
 #define GEN_PASS_DEF_KILNPLACE
@@ -88,6 +90,10 @@ struct KilnPlacePass : public ::mlir::kiln::impl::KilnPlaceBase<KilnPlacePass> {
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
+    transfers.clear();
+    argumentTransfers.clear();
+    if (func.isExternal())
+      return;
     auto parsed = parseDevice(device);
     if (!parsed || parsed->first != DeviceKind::CUDA) {
       func.emitError("kiln-place: device must be cuda:N, got '") << device << "'";
@@ -106,10 +112,12 @@ struct KilnPlacePass : public ::mlir::kiln::impl::KilnPlaceBase<KilnPlacePass> {
           operand.set(on(operand.get(), DeviceKind::CPU, 0, op));
         continue;
       }
-      if (!llvm::isa_and_nonnull<KilnDialect>(op->getDialect()) ||
-          llvm::isa<ConstantOp, WeightOp, TransferOp, RelayoutOp>(op))
+      if (llvm::isa<ConstantOp, WeightOp, TransferOp>(op))
         continue;
-      std::string why = whyHost(op);
+      // Other dialects' ops (a call) read host values.
+      std::string why = llvm::isa_and_nonnull<KilnDialect>(op->getDialect())
+                            ? whyHost(op)
+                            : "it is not a kiln op";
       if (!why.empty()) {
         for (OpOperand &operand : op->getOpOperands())
           operand.set(on(operand.get(), DeviceKind::CPU, 0, op));
@@ -124,14 +132,19 @@ struct KilnPlacePass : public ::mlir::kiln::impl::KilnPlaceBase<KilnPlacePass> {
         result.setType(retyped(result.getType(), deviceKind, ordinal));
     }
     // Constants and weights that only device ops read move there (their
-    // transfers fold away); the rest stay.
-    for (Operation *op : ops) {
-      if (!llvm::isa<ConstantOp, WeightOp>(op))
-        continue;
+    // transfers fold away); the rest stay. (Collected first: the loop
+    // erases transfers, which may be in `ops`.)
+    SmallVector<Operation *> literals;
+    for (Operation *op : ops)
+      if (llvm::isa<ConstantOp, WeightOp>(op))
+        literals.push_back(op);
+    for (Operation *op : literals) {
       Value value = op->getResult(0);
       bool deviceOnly = !value.use_empty() && llvm::all_of(value.getUsers(), [&](Operation *u) {
         auto transfer = llvm::dyn_cast<TransferOp>(u);
-        return transfer && getEncoding(transfer.getType()).getDeviceKind() == deviceKind;
+        auto encoding = transfer ? getEncoding(transfer.getType()) : TensorEncodingAttr();
+        return encoding && encoding.getDeviceKind() == deviceKind &&
+               encoding.getDeviceOrdinal() == ordinal;
       });
       if (!deviceOnly)
         continue;
@@ -159,12 +172,21 @@ struct KilnPlacePass : public ::mlir::kiln::impl::KilnPlaceBase<KilnPlacePass> {
     if (Value done = transfers.lookup(key))
       return done;
     OpBuilder builder(user->getContext());
-    if (Operation *def = value.getDefiningOp())
+    auto argument = llvm::dyn_cast<BlockArgument>(value);
+    if (Operation *def = value.getDefiningOp()) {
       builder.setInsertionPointAfter(def);
-    else
-      builder.setInsertionPointToStart(llvm::cast<BlockArgument>(value).getOwner());
+    } else {
+      // The arguments' copies come first, in argument order.
+      auto before = argumentTransfers.lower_bound(argument.getArgNumber());
+      if (before != argumentTransfers.begin())
+        builder.setInsertionPointAfter(std::prev(before)->second);
+      else
+        builder.setInsertionPointToStart(argument.getOwner());
+    }
     std::string to = kind == DeviceKind::CPU ? "cpu" : "cuda:" + std::to_string(number);
     Value moved = builder.create<TransferOp>(value.getLoc(), value, builder.getStringAttr(to));
+    if (argument)
+      argumentTransfers[argument.getArgNumber()] = moved.getDefiningOp();
     transfers[key] = moved;
     return moved;
   }
@@ -172,6 +194,7 @@ struct KilnPlacePass : public ::mlir::kiln::impl::KilnPlaceBase<KilnPlacePass> {
   DeviceKind deviceKind = DeviceKind::CUDA;
   int64_t ordinal = 0;
   llvm::DenseMap<std::pair<const void *, int>, Value> transfers;
+  std::map<unsigned, Operation *> argumentTransfers; ///< copies of arguments
 };
 
 } // namespace
