@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ElementEmitter.h"
+#include "KernelEmitter.h"
 
 #include "kiln/CodeGen/KernelGenerator.h"
 #include "kiln/IR/KilnOps.h"
@@ -32,10 +32,10 @@ constexpr unsigned kThreads = 128;
 constexpr int64_t kMaxBlocks = 65535;
 
 
-class AttentionEmitter {
+class AttentionEmitter : public KernelEmitter {
 public:
   AttentionEmitter(exec::StepOp step, GeneratedKernel &kernel)
-      : step(step), kernel(kernel), elements(step, kernel.reason) {}
+      : KernelEmitter(step, kernel) {}
 
   void emit() {
     Block &body = step.getBody().front();
@@ -171,26 +171,11 @@ public:
     kernel.gridBlocks = static_cast<unsigned>(std::min(rows, kMaxBlocks));
     kernel.unit = "CUDA cores (one block per query row)";
   }
-
-private:
-  void fail(const std::string &why) {
-    if (kernel.reason.empty())
-      kernel.reason = why;
-  }
-
-  exec::StepOp step;
-  GeneratedKernel &kernel;
-  ElementEmitter elements;
 };
 
 } // namespace
 
 void mlir::kiln::emitAttentionKernel(exec::StepOp step, GeneratedKernel &kernel) {
   AttentionEmitter(step, kernel).emit();
-  if (!kernel.reason.empty()) {
-    kernel.name.clear();
-    kernel.source.clear();
-    kernel.inputArgs.clear();
-    kernel.paramTypes.clear();
-  }
+  discardIfFailed(kernel);
 }

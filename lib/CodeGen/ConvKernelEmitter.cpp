@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ElementEmitter.h"
+#include "KernelEmitter.h"
 
 #include "kiln/CodeGen/KernelGenerator.h"
 #include "kiln/IR/KilnOps.h"
@@ -30,10 +30,10 @@ constexpr int64_t kTileM = 64, kTileN = 64, kTileK = 16;
 constexpr unsigned kThreads = 256;
 constexpr int64_t kMaxBlocks = 65535;
 
-class ConvEmitter {
+class ConvEmitter : public KernelEmitter {
 public:
   ConvEmitter(exec::StepOp step, GeneratedKernel &kernel)
-      : step(step), kernel(kernel), elements(step, kernel.reason) {}
+      : KernelEmitter(step, kernel) {}
 
   void emit() {
     Block &body = step.getBody().front();
@@ -187,26 +187,11 @@ public:
     kernel.gridBlocks = static_cast<unsigned>(std::min(tiles, kMaxBlocks));
     kernel.unit = "CUDA cores (implicit GEMM, tile 64x64x16, 4x4 per thread)";
   }
-
-private:
-  void fail(const std::string &why) {
-    if (kernel.reason.empty())
-      kernel.reason = why;
-  }
-
-  exec::StepOp step;
-  GeneratedKernel &kernel;
-  ElementEmitter elements;
 };
 
 } // namespace
 
 void mlir::kiln::emitConvKernel(exec::StepOp step, GeneratedKernel &kernel) {
   ConvEmitter(step, kernel).emit();
-  if (!kernel.reason.empty()) {
-    kernel.name.clear();
-    kernel.source.clear();
-    kernel.inputArgs.clear();
-    kernel.paramTypes.clear();
-  }
+  discardIfFailed(kernel);
 }

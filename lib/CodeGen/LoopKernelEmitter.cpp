@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ElementEmitter.h"
+#include "KernelEmitter.h"
 
 #include "kiln/CodeGen/KernelGenerator.h"
 
@@ -31,10 +31,10 @@ namespace {
 constexpr unsigned kThreadsPerBlock = 256;
 constexpr int64_t kMaxBlocks = 4096; // grid-stride beyond this
 
-class LoopEmitter {
+class LoopEmitter : public KernelEmitter {
 public:
   LoopEmitter(exec::StepOp step, GeneratedKernel &kernel)
-      : step(step), kernel(kernel), elements(step, kernel.reason) {}
+      : KernelEmitter(step, kernel) {}
 
   void emit() {
     Block &body = step.getBody().front();
@@ -71,22 +71,10 @@ public:
       group = 4;
 
     // The iteration index, one variable per dimension.
-    std::vector<std::string> index;
-    std::vector<int64_t> strides = ElementEmitter::rowMajorStrides(shape);
     std::vector<std::string> lines;
     if (group > 1)
       lines.push_back("const long long linear = group * 4LL;");
-    for (size_t d = 0; d < shape.size(); ++d) {
-      if (shape[d] == 1) {
-        index.push_back("0LL");
-        continue;
-      }
-      std::string expr = strides[d] == 1 ? "linear" : "(linear / " + std::to_string(strides[d]) + "LL)";
-      if (d > 0)
-        expr += " % " + std::to_string(shape[d]) + "LL";
-      lines.push_back("const long long i" + std::to_string(d) + " = " + expr + ";");
-      index.push_back("i" + std::to_string(d));
-    }
+    std::vector<std::string> index = ElementEmitter::decompose(shape, "linear", "i", lines);
     std::vector<std::vector<std::string>> laneIndex;
     for (int64_t lane = 0; lane < group; ++lane) {
       std::vector<std::string> at = index;
@@ -179,14 +167,6 @@ public:
   }
 
 private:
-  void fail(const std::string &why) {
-    if (kernel.reason.empty())
-      kernel.reason = why;
-  }
-
-  exec::StepOp step;
-  GeneratedKernel &kernel;
-  ElementEmitter elements;
   std::vector<int64_t> shape;
 };
 
@@ -194,10 +174,5 @@ private:
 
 void mlir::kiln::emitLoopKernel(exec::StepOp step, GeneratedKernel &kernel) {
   LoopEmitter(step, kernel).emit();
-  if (!kernel.reason.empty()) {
-    kernel.name.clear();
-    kernel.source.clear();
-    kernel.inputArgs.clear();
-    kernel.paramTypes.clear();
-  }
+  discardIfFailed(kernel);
 }

@@ -13,7 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ElementEmitter.h"
+#include "KernelEmitter.h"
 
 #include "kiln/CodeGen/KernelGenerator.h"
 #include "kiln/IR/KilnOps.h"
@@ -40,10 +40,10 @@ constexpr unsigned kTensorCoreThreads = 128; // 4 warps, 32x32 results each
 constexpr int64_t kLdA = kTileK + 8, kLdB = kTileN + 8, kLdC = kTileN + 4;
 constexpr int64_t kMaxBlocks = 65535;
 
-class MatmulEmitter {
+class MatmulEmitter : public KernelEmitter {
 public:
   MatmulEmitter(exec::StepOp step, GeneratedKernel &kernel, const CodeGenOptions &options)
-      : step(step), kernel(kernel), elements(step, kernel.reason), options(options) {}
+      : KernelEmitter(step, kernel), options(options) {}
 
   void emit() {
     Block &body = step.getBody().front();
@@ -110,32 +110,13 @@ public:
     if (tiles == 0)
       return fail("the result is empty");
 
-    // The batch index of the result, and where each operand's matrix starts.
-    std::vector<std::string> batchLines, batchIndex;
-    std::vector<int64_t> batchStrides = ElementEmitter::rowMajorStrides(batchDims);
-    for (size_t d = 0; d < batchDims.size(); ++d) {
-      if (batchDims[d] == 1) {
-        batchIndex.push_back("0LL");
-        continue;
-      }
-      std::string expr = batchStrides[d] == 1 ? "batch" : "(batch / " + std::to_string(batchStrides[d]) + "LL)";
-      if (d > 0)
-        expr += " % " + std::to_string(batchDims[d]) + "LL";
-      batchLines.push_back("const long long b" + std::to_string(d) + " = " + expr + ";");
-      batchIndex.push_back("b" + std::to_string(d));
-    }
+    // The batch index of the result, and where each operand's matrix starts
+    // (batch dimensions broadcast NumPy-style against the result's).
+    std::vector<std::string> batchLines;
+    std::vector<std::string> batchIndex =
+        ElementEmitter::decompose(batchDims, "batch", "b", batchLines);
     auto matrixStart = [&](RankedTensorType type) {
-      // Batch dims broadcast NumPy-style against the result's.
-      auto dims = type.getShape();
-      size_t rank = dims.size();
-      std::vector<int64_t> strides = ElementEmitter::rowMajorStrides(dims);
-      std::string offset;
-      size_t skip = batchDims.size() - (rank - 2);
-      for (size_t d = 0; d + 2 < rank; ++d)
-        if (dims[d] != 1)
-          offset += (offset.empty() ? "" : " + ") + batchIndex[skip + d] + " * " +
-                    std::to_string(strides[d]) + "LL";
-      return offset.empty() ? std::string("0LL") : offset;
+      return ElementEmitter::batchOffset(type, batchIndex);
     };
     std::string aIndex = ta ? "gk * " + std::to_string(m) + "LL + gm" : "gm * " + std::to_string(k) + "LL + gk";
     std::string bIndex = tb ? "gn * " + std::to_string(k) + "LL + gk" : "gk * " + std::to_string(n) + "LL + gn";
@@ -328,14 +309,6 @@ public:
   }
 
 private:
-  void fail(const std::string &why) {
-    if (kernel.reason.empty())
-      kernel.reason = why;
-  }
-
-  exec::StepOp step;
-  GeneratedKernel &kernel;
-  ElementEmitter elements;
   const CodeGenOptions &options;
 };
 
@@ -344,10 +317,5 @@ private:
 void mlir::kiln::emitMatmulKernel(exec::StepOp step, GeneratedKernel &kernel,
                                   const CodeGenOptions &options) {
   MatmulEmitter(step, kernel, options).emit();
-  if (!kernel.reason.empty()) {
-    kernel.name.clear();
-    kernel.source.clear();
-    kernel.inputArgs.clear();
-    kernel.paramTypes.clear();
-  }
+  discardIfFailed(kernel);
 }

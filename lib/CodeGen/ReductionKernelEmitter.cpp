@@ -12,7 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ElementEmitter.h"
+#include "KernelEmitter.h"
 
 #include "kiln/CodeGen/KernelGenerator.h"
 #include "kiln/IR/KilnOps.h"
@@ -38,10 +38,10 @@ std::string substitute(std::string pattern, const std::string &x) {
   return pattern;
 }
 
-class ReductionEmitter {
+class ReductionEmitter : public KernelEmitter {
 public:
   ReductionEmitter(exec::StepOp step, GeneratedKernel &kernel)
-      : step(step), kernel(kernel), elements(step, kernel.reason) {}
+      : KernelEmitter(step, kernel) {}
 
   void emit() {
     Block &body = step.getBody().front();
@@ -81,33 +81,13 @@ public:
       return;
 
     // Indices: the row's leading dimensions and the column's trailing ones.
-    std::vector<int64_t> strides = ElementEmitter::rowMajorStrides(shape);
-    std::vector<std::string> rowLines, rowIndex, colIndexNames;
-    for (int64_t d = 0; d < first; ++d) {
-      if (shape[d] == 1) {
-        rowIndex.push_back("0LL");
-        continue;
-      }
-      int64_t rowStride = strides[d] / cols;
-      std::string expr = rowStride == 1 ? "row" : "(row / " + std::to_string(rowStride) + "LL)";
-      if (d > 0)
-        expr += " % " + std::to_string(shape[d]) + "LL";
-      rowLines.push_back("const long long r" + std::to_string(d) + " = " + expr + ";");
-      rowIndex.push_back("r" + std::to_string(d));
-    }
-    std::vector<std::string> colLines;
+    std::vector<std::string> rowLines, colLines;
+    std::vector<std::string> rowIndex = ElementEmitter::decompose(
+        llvm::ArrayRef<int64_t>(shape).take_front(first), "row", "r", rowLines);
     std::vector<std::string> fullIndex = rowIndex;
-    for (int64_t d = first; d < rank; ++d) {
-      if (shape[d] == 1) {
-        fullIndex.push_back("0LL");
-        continue;
-      }
-      std::string expr = strides[d] == 1 ? "col" : "(col / " + std::to_string(strides[d]) + "LL)";
-      if (d > first)
-        expr += " % " + std::to_string(shape[d]) + "LL";
-      colLines.push_back("const long long c" + std::to_string(d) + " = " + expr + ";");
-      fullIndex.push_back("c" + std::to_string(d));
-    }
+    for (const std::string &c : ElementEmitter::decompose(
+             llvm::ArrayRef<int64_t>(shape).drop_front(first), "col", "c", colLines))
+      fullIndex.push_back(c);
 
     Value input = anchor->getOperand(0);
     auto element = [&](std::vector<std::string> &lines) {
@@ -311,14 +291,6 @@ private:
     return index;
   }
 
-  void fail(const std::string &why) {
-    if (kernel.reason.empty())
-      kernel.reason = why;
-  }
-
-  exec::StepOp step;
-  GeneratedKernel &kernel;
-  ElementEmitter elements;
   Operation *anchor = nullptr;
   std::vector<int64_t> shape;
   Value scaleValue, biasValue;
@@ -329,10 +301,5 @@ private:
 
 void mlir::kiln::emitReductionKernel(exec::StepOp step, GeneratedKernel &kernel) {
   ReductionEmitter(step, kernel).emit();
-  if (!kernel.reason.empty()) {
-    kernel.name.clear();
-    kernel.source.clear();
-    kernel.inputArgs.clear();
-    kernel.paramTypes.clear();
-  }
+  discardIfFailed(kernel);
 }
