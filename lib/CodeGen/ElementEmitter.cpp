@@ -3,6 +3,7 @@
 #include "ElementEmitter.h"
 
 #include "kiln/CodeGen/KernelGenerator.h"
+#include "kiln/IR/OpClasses.h"
 
 #include "kiln/IR/KilnOps.h"
 #include "kiln/IR/KilnTypes.h"
@@ -123,14 +124,10 @@ std::optional<double> ElementEmitter::splatOf(Value value) {
 }
 
 bool ElementEmitter::supported(Operation *op) {
-  // Every op loop fusion may put in a region (FusionUtils' isLoopFusible),
-  // so a region never falls back to the host for one op.
-  bool ok = llvm::isa<NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, SigmoidOp, ReluOp,
-                      GeluOp, ErfOp, NotOp, FloorOp, CeilOp, RoundOp, SinOp, CosOp, TanOp,
-                      AsinOp, AcosOp, AtanOp, SinhOp, CoshOp, AsinhOp, AcoshOp, AtanhOp, SignOp,
-                      AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, AndOp, OrOp, ModOp, EqOp,
-                      NeOp, LtOp, LeOp, GtOp, GeOp, SelectOp, CastOp, BroadcastOp, ReshapeOp,
-                      BatchNormOp>(op);
+  // Every op loop fusion may put in a region (isElementwiseOp and the
+  // data-free broadcast and reshape), so a region never falls back to the
+  // host for one op.
+  bool ok = isElementwiseOp(op) || llvm::isa<BroadcastOp, ReshapeOp>(op);
   if (!ok) {
     fail("'" + op->getName().stripDialect().str() + "' is not generated yet by the loop emitter");
     return false;

@@ -3,6 +3,7 @@
 #include "kiln/CodeGen/KernelGenerator.h"
 
 #include "kiln/IR/KilnOps.h"
+#include "kiln/IR/OpClasses.h"
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -41,10 +42,7 @@ std::vector<GeneratedKernel> mlir::kiln::generateKernels(func::FuncOp plan,
     kernel.kind = step.getKind() ? step.getKind()->str() : first.getName().stripDialect().str();
     std::string base = step.getKind() ? step.getKind()->str() : kernel.kind;
     kernel.name = "kiln_" + base + "_" + std::to_string(kernel.step);
-    bool oneReduction =
-        !step.getKind() && llvm::isa<SoftmaxOp, LogSoftmaxOp, LayerNormOp, ReduceSumOp,
-                                     ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp,
-                                     GlobalAvgPoolOp>(first);
+    bool oneReduction = !step.getKind() && isRowReductionOp(&first);
     bool oneMatmul = !step.getKind() && llvm::isa<MatMulOp>(first);
     bool oneConv = !step.getKind() && llvm::isa<Conv2dOp>(first);
     if (llvm::isa<TransferOp>(first) && !step.getKind()) {

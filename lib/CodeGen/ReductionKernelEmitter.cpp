@@ -16,6 +16,7 @@
 
 #include "kiln/CodeGen/KernelGenerator.h"
 #include "kiln/IR/KilnOps.h"
+#include "kiln/IR/OpClasses.h"
 #include "kiln/IR/KilnTypes.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -231,10 +232,7 @@ private:
     bool mean = false;
   };
 
-  static bool isAnchor(Operation *op) {
-    return llvm::isa<SoftmaxOp, LogSoftmaxOp, LayerNormOp, ReduceSumOp, ReduceMeanOp,
-                     ReduceMaxOp, ReduceMinOp, ReduceProdOp, GlobalAvgPoolOp>(op);
-  }
+  static bool isAnchor(Operation *op) { return isRowReductionOp(op); }
 
   Reduce reduceKind() {
     std::string inf = cudaLiteral(INFINITY, false);

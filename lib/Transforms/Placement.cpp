@@ -9,6 +9,7 @@
 
 #include "kiln/IR/KilnOps.h"
 #include "kiln/IR/KilnTypes.h"
+#include "kiln/IR/OpClasses.h"
 #include "kiln/Transforms/Passes.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -46,16 +47,10 @@ std::string whyHost(Operation *op) {
         return false;
     return true;
   };
-  bool elementwise =
-      llvm::isa<NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, SigmoidOp, ReluOp, GeluOp,
-                ErfOp, NotOp, FloorOp, CeilOp, RoundOp, SinOp, CosOp, TanOp, AsinOp, AcosOp,
-                AtanOp, SinhOp, CoshOp, AsinhOp, AcoshOp, AtanhOp, SignOp, AddOp, SubOp, MulOp,
-                DivOp, PowOp, MaxOp, MinOp, AndOp, OrOp, ModOp, EqOp, NeOp, LtOp, LeOp, GtOp,
-                GeOp, SelectOp, CastOp, BroadcastOp, ReshapeOp, BatchNormOp>(op);
+  bool elementwise = isElementwiseOp(op) || llvm::isa<BroadcastOp, ReshapeOp>(op);
   if (elementwise)
     return allTypes(/*allowI1=*/true) ? "" : "its element type has no generated kernel";
-  if (llvm::isa<SoftmaxOp, LogSoftmaxOp, LayerNormOp, GlobalAvgPoolOp, ReduceSumOp,
-                ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp>(op)) {
+  if (isRowReductionOp(op)) {
     if (!allTypes(false))
       return "its element type has no generated kernel";
     auto type = llvm::cast<RankedTensorType>(op->getOperand(0).getType());

@@ -3,6 +3,7 @@
 #include "FusionUtils.h"
 
 #include "kiln/IR/KilnTypes.h"
+#include "kiln/IR/OpClasses.h"
 
 #include "mlir/Analysis/TopologicalSortUtils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -17,18 +18,7 @@ namespace mlir {
 namespace kiln {
 namespace fusion {
 
-bool isElementwise(Operation *op) {
-  return llvm::isa<
-      // unary
-      NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, SigmoidOp, ReluOp, GeluOp, ErfOp,
-      NotOp, FloorOp, CeilOp, RoundOp, SinOp, CosOp, TanOp, AsinOp, AcosOp, AtanOp, SinhOp,
-      CoshOp, AsinhOp, AcoshOp, AtanhOp, SignOp,
-      // binary, comparisons, select, cast
-      AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, AndOp, OrOp, ModOp, EqOp, NeOp, LtOp,
-      LeOp, GtOp, GeOp, SelectOp, CastOp,
-      // a per-channel affine map at inference
-      BatchNormOp>(op);
-}
+bool isElementwise(Operation *op) { return isElementwiseOp(op); }
 
 static bool isRowMajor(Type type) {
   auto tensor = llvm::dyn_cast<RankedTensorType>(type);
@@ -65,8 +55,7 @@ std::string whyNotDuplicated(Operation *op) {
 }
 
 bool isReductionAnchor(Operation *op) {
-  return llvm::isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp, ArgMaxOp,
-                   SoftmaxOp, LogSoftmaxOp, LayerNormOp, GlobalAvgPoolOp>(op);
+  return isRowReductionOp(op) || llvm::isa<ArgMaxOp>(op);
 }
 
 bool isFusionCandidate(Operation *op) {

@@ -9,12 +9,16 @@ namespace mlir {
 namespace kiln {
 namespace fusion {
 
-std::vector<Rejection> growProducers(Group &group, Operation *from, const Limits &limits) {
+std::vector<Rejection> growProducers(Group &group, Operation *from, const Limits &limits,
+                                     bool firstOperandOnly) {
   std::vector<Rejection> rejected;
   SmallVector<Operation *> work{from};
   while (!work.empty()) {
     Operation *op = work.pop_back_val();
-    for (Value operand : op->getOperands()) {
+    auto operands = op->getOperands();
+    if (op == from && firstOperandOnly)
+      operands = operands.take_front(1);
+    for (Value operand : operands) {
       Operation *producer = operand.getDefiningOp();
       if (!producer || group.contains(producer) || !isFusionCandidate(producer) ||
           !isLoopFusible(producer))

@@ -23,13 +23,15 @@ struct Rejection {
   std::string reason;
 };
 
-/// Adds to `group` the loop-fusible producers of `from`'s operands, and
+/// Adds to `group` the loop-fusible producers of `from`'s operands (only
+/// its first with `firstOperandOnly`), and
 /// theirs in turn: a producer whose users are all moved members is moved; a
 /// cheap one with other users is duplicated; an expensive one with other
 /// users is rejected, as is any whose addition breaks `limits`. Returns the
 /// rejections (a producer rejected early may still join later, through
 /// another path; callers report those not in the group).
-std::vector<Rejection> growProducers(Group &group, Operation *from, const Limits &limits);
+std::vector<Rejection> growProducers(Group &group, Operation *from, const Limits &limits,
+                                     bool firstOperandOnly = false);
 
 } // namespace fusion
 } // namespace kiln

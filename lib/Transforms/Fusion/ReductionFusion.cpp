@@ -46,25 +46,8 @@ struct KilnFuseReductionsPass : public ::mlir::kiln::impl::KilnFuseReductionsBas
 
     // Prologue: what computes the data operand (scale and bias of a layer
     // norm are small and read once per row; they stay inputs).
-    std::vector<Rejection> rejected;
-    if (Operation *producer = anchor->getOperand(0).getDefiningOp()) {
-      if (isFusionCandidate(producer) && isLoopFusible(producer)) {
-        bool move = group.ownsAllUsers(producer);
-        std::string why = move ? "" : whyNotDuplicated(producer);
-        if (why.empty()) {
-          (move ? group.moved : group.duplicated).insert(producer);
-          std::string problem = checkLegality(group, limits);
-          if (problem.empty()) {
-            rejected = growProducers(group, producer, limits);
-          } else {
-            (move ? group.moved : group.duplicated).remove(producer);
-            rejected.push_back({producer, problem});
-          }
-        } else {
-          rejected.push_back({producer, why});
-        }
-      }
-    }
+    std::vector<Rejection> rejected =
+        growProducers(group, anchor, limits, /*firstOperandOnly=*/true);
     for (const Rejection &r : rejected)
       if (!group.contains(r.producer))
         remark(report, r.producer,
