@@ -9,7 +9,10 @@
 
 #include "kiln/CudaEmu/Emulator.h"
 
+#if __has_include(<cuda_fp16.h>)
 #include <cuda_fp16.h>
+#define KILN_TEST_HAVE_HALF 1
+#endif
 
 #include "gtest/gtest.h"
 
@@ -29,8 +32,10 @@ void earlyReturnBeforeBarrier(const float *in, float *out, int n);
 void writePastEnd(float *out, int n);
 void sharedPastEnd(float *out);
 void shuffleAfterExit(float *out);
+#ifdef KILN_TEST_HAVE_HALF
 void wmmaGemm(const __half *a, const __half *b, float *c, int m, int n, int k);
 void wmmaReadBackMissingSync(const __half *a, const __half *b, float *c);
+#endif
 
 using namespace kiln::emu;
 
@@ -182,6 +187,7 @@ TEST(CudaEmu, RejectsBadLaunchShapes) {
   EXPECT_FALSE(launchKernel(divergentBarrier, {0}, {32}, 0, LaunchOptions{}, out.data()).ok);
 }
 
+#ifdef KILN_TEST_HAVE_HALF
 /// Random f16 values (exactly representable) and their float copies.
 std::vector<__half> randomHalves(size_t n, unsigned seed, std::vector<float> &asFloat) {
   std::vector<float> v = randomValues(n, seed);
@@ -223,6 +229,7 @@ TEST(CudaEmu, WmmaReadBackWithoutSyncIsExposed) {
   // Lane 0 reads element 1, which lane 1 has not stored yet: poison (NaN).
   EXPECT_TRUE(std::isnan(c[0]));
 }
+#endif // KILN_TEST_HAVE_HALF
 
 using CudaEmuDeathTest = ::testing::Test;
 

@@ -121,6 +121,9 @@ __global__ void shuffleAfterExit(float *out) {
   out[threadIdx.x] = __shfl_down_sync(0x7fffffffu, 1.0f, 1);
 }
 
+// The Tensor Core kernels need the toolkit's half type (for NVRTC and for
+// the emulator alike).
+#if __has_include(<cuda_fp16.h>)
 #include <cuda_fp16.h>
 #include <mma.h>
 
@@ -158,3 +161,4 @@ __global__ void wmmaReadBackMissingSync(const __half *a, const __half *b, float 
   for (int e = threadIdx.x; e < 256; e += 32)
     c[e] = 2.0f * tile[(e + 1) % 256];
 }
+#endif
