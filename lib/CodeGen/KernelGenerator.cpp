@@ -4,6 +4,7 @@
 
 #include "kiln/IR/KilnOps.h"
 #include "kiln/IR/OpClasses.h"
+#include "kiln/Lowering/LibraryCalls.h"
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -45,7 +46,19 @@ std::vector<GeneratedKernel> mlir::kiln::generateKernels(func::FuncOp plan,
     bool oneReduction = !step.getKind() && isRowReductionOp(&first);
     bool oneMatmul = !step.getKind() && llvm::isa<MatMulOp>(first);
     bool oneConv = !step.getKind() && llvm::isa<Conv2dOp>(first);
-    if (llvm::isa<TransferOp>(first) && !step.getKind()) {
+    auto impl = step->getAttrOfType<StringAttr>(kImplAttr);
+    auto gemm = step->getAttrOfType<DictionaryAttr>(kGemmAttr);
+    if (impl && impl.getValue() == "cublaslt" && gemm) {
+      kernel.name.clear();
+      auto text = [&](StringRef field) {
+        auto v = gemm.getAs<StringAttr>(field);
+        return v ? v.getValue().str() : std::string("?");
+      };
+      auto reason = step->getAttrOfType<StringAttr>(kImplReasonAttr);
+      kernel.library = "cuBLASLt matmul (epilogue " + text("epilogue") + ", compute " +
+                       text("compute") + ")";
+      kernel.reason = reason ? reason.getValue().str() : "";
+    } else if (llvm::isa<TransferOp>(first) && !step.getKind()) {
       kernel.name.clear();
       kernel.reason = "a copy between host and device, not a kernel";
     } else if (step.getKind() && *step.getKind() == "attention") {
@@ -65,6 +78,9 @@ std::vector<GeneratedKernel> mlir::kiln::generateKernels(func::FuncOp plan,
       kernel.name.clear();
       kernel.reason = "'" + kernel.kind + "' kernels are not generated yet";
     }
+    if (impl && impl.getValue() == "generated")
+      if (auto reason = step->getAttrOfType<StringAttr>(kImplReasonAttr))
+        kernel.whyGenerated = reason.getValue().str();
     kernels.push_back(std::move(kernel));
   }
   return kernels;

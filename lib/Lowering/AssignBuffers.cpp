@@ -1,8 +1,11 @@
 //===- AssignBuffers.cpp - arena offsets with liveness-based reuse --------===//
 
 #include "kiln/IR/ReferenceConversion.h"
+#include "kiln/Lowering/LibraryCalls.h"
 #include "kiln/Lowering/Passes.h"
 #include "kiln/Lowering/StepSchedule.h"
+
+#include <map>
 
 namespace mlir {
 namespace kiln {
@@ -73,8 +76,34 @@ struct KilnAssignBuffersPass
       step.setOffsetsAttr(Builder(step.getContext()).getDenseI64ArrayAttr(offsets));
     }
     Builder b(&getContext());
+    // Library workspaces follow the buffers: one per stream, as large as
+    // the largest its calls want (calls on one stream run one at a time).
+    std::map<int64_t, int64_t> workspace; // stream -> bytes
+    for (exec::StepOp step : schedule->getSteps())
+      if (int64_t bytes = workspaceBytes(step))
+        workspace[step.getStream().value_or(0)] =
+            std::max(workspace[step.getStream().value_or(0)], bytes);
+    std::map<int64_t, int64_t> workspaceOffset;
+    int64_t end = peak;
+    for (auto [stream, bytes] : workspace) {
+      workspaceOffset[stream] = (end + alignment - 1) / alignment * alignment;
+      end = workspaceOffset[stream] + bytes;
+    }
+    for (exec::StepOp step : schedule->getSteps())
+      if (workspaceBytes(step))
+        step->setAttr(kWorkspaceOffsetAttr,
+                      b.getI64IntegerAttr(workspaceOffset[step.getStream().value_or(0)]));
+    if (end > peak)
+      func->setAttr("exec.workspace_bytes", b.getI64IntegerAttr(end - peak));
+    peak = end;
     func->setAttr("exec.arena_bytes", b.getI64IntegerAttr(peak));
     func->setAttr("exec.unshared_bytes", b.getI64IntegerAttr(unshared));
+  }
+
+  static int64_t workspaceBytes(exec::StepOp step) {
+    auto gemm = step->getAttrOfType<DictionaryAttr>(kGemmAttr);
+    auto bytes = gemm ? gemm.getAs<IntegerAttr>("workspace") : nullptr;
+    return bytes ? std::max<int64_t>(0, bytes.getInt()) : 0;
   }
 
   FailureOr<int64_t> bufferBytes(exec::StepOp step, Value value) {

@@ -9,6 +9,8 @@ using namespace mlir;
 void mlir::kiln::buildExecPlanPipeline(OpPassManager &pm, const PlanOptions &options) {
   OpPassManager &fn = pm.nest<func::FuncOp>();
   fn.addPass(createKilnFormSteps());
+  if (options.selectImplementations)
+    fn.addPass(createKilnSelectImplementations(options.implementation));
   fn.addPass(createKilnAssignStreams(KilnAssignStreamsOptions{options.maxStreams}));
   fn.addPass(createKilnAssignBuffers(KilnAssignBuffersOptions{options.alignment}));
 }

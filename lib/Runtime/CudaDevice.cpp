@@ -199,7 +199,25 @@ Result<std::unique_ptr<CudaDevice>> CudaDevice::create(const Program &program) {
   }
   if (!st)
     return st;
+  auto libraryCalls = CublasLtCalls::create(
+      program, [&](uint32_t value) { return device->deviceData(program, value); }, device->arena_);
+  if (!libraryCalls)
+    return libraryCalls.status();
+  device->libraryCalls_ = std::move(*libraryCalls);
   return device;
+}
+
+uint8_t *CudaDevice::deviceData(const Program &program, uint32_t value) const {
+  const ValueDesc &v = program.values[value];
+  switch (v.kind) {
+  case ValueKind::Input:
+    return inputBuffers_[v.index];
+  case ValueKind::Weight:
+    return weights_[v.index];
+  case ValueKind::Buffer:
+    return arena_ + v.index;
+  }
+  return nullptr;
 }
 
 CudaDevice::~CudaDevice() {
@@ -207,6 +225,7 @@ CudaDevice::~CudaDevice() {
     return;
   const Api &cuda = *api_;
   cuda.cudaDeviceSynchronize();
+  libraryCalls_.reset();
   for (void *e : events_)
     if (e)
       cuda.cudaEventDestroy(static_cast<cudaEvent_t>(e));
@@ -244,18 +263,7 @@ Status CudaDevice::run(const Program &program, const std::vector<std::vector<uin
       if (!st)
         return st;
     }
-  auto deviceData = [&](uint32_t value) -> uint8_t * {
-    const ValueDesc &v = program.values[value];
-    switch (v.kind) {
-    case ValueKind::Input:
-      return inputBuffers_[v.index];
-    case ValueKind::Weight:
-      return weights_[v.index];
-    case ValueKind::Buffer:
-      return arena_ + v.index;
-    }
-    return nullptr;
-  };
+  auto deviceData = [&](uint32_t value) { return this->deviceData(program, value); };
   for (size_t index = 0; index < program.steps.size(); ++index) {
     const StepDesc &step = program.steps[index];
     std::string what = "step #" + std::to_string(index) + " (" + step.name + ")";
@@ -276,6 +284,10 @@ Status CudaDevice::run(const Program &program, const std::vector<std::vector<uin
                                                                deviceData(step.inputs[0]), bytes,
                                                                cudaMemcpyDeviceToDevice, stream),
                                           what + ": copying");
+      if (!st)
+        return st;
+    } else if (libraryCalls_->has(index)) {
+      Status st = libraryCalls_->run(index, stream);
       if (!st)
         return st;
     } else if (kernels_[index]) {
@@ -351,6 +363,8 @@ Result<std::unique_ptr<CudaDevice>> CudaDevice::create(const Program &) {
 }
 
 CudaDevice::~CudaDevice() = default;
+
+uint8_t *CudaDevice::deviceData(const Program &, uint32_t) const { return nullptr; }
 
 Status CudaDevice::run(const Program &, const std::vector<std::vector<uint8_t>> &,
                        std::vector<std::vector<uint8_t>> &) {

@@ -7,7 +7,9 @@
 // architecture (or its PTX, JIT-compiled by the driver) is loaded with
 // cudaLibraryLoadData; the plan's arena is one device allocation; steps
 // with a kernel launch on the plan's streams with events between them;
-// steps without one run on the host between copies (the host fallback).
+// steps the compiler gave to cuBLASLt are calls on those streams
+// (CublasLtCalls); steps with neither run on the host between copies (the
+// host fallback).
 //
 // First version: written and built without a GPU; scripts/gpu-check is what
 // exercises it on one.
@@ -17,6 +19,7 @@
 #ifndef KILN_LIB_RUNTIME_CUDADEVICE_H
 #define KILN_LIB_RUNTIME_CUDADEVICE_H
 
+#include "CublasLtCalls.h"
 #include "Program.h"
 
 #include <memory>
@@ -40,6 +43,8 @@ public:
 
 private:
   CudaDevice() = default;
+  /// Where a program value lives on the device.
+  uint8_t *deviceData(const Program &program, uint32_t value) const;
   std::unique_ptr<Api> api_;
   void *library_ = nullptr;             ///< cudaLibrary_t
   std::vector<void *> kernels_;         ///< cudaKernel_t per step (null: host)
@@ -48,6 +53,7 @@ private:
   uint8_t *arena_ = nullptr;            ///< device
   std::vector<uint8_t *> weights_;      ///< device copies
   std::vector<uint8_t *> inputBuffers_; ///< device
+  std::unique_ptr<CublasLtCalls> libraryCalls_;
 };
 
 } // namespace rt

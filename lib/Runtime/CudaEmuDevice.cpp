@@ -66,6 +66,14 @@ Status CudaEmuDevice::runStep(const Program &program, size_t index,
                               const std::vector<const uint8_t *> &inputs,
                               const std::vector<uint8_t *> &outputs) const {
   const StepDesc &step = program.steps[index];
+  if (step.gemm) {
+    // The GPU runs this step with cuBLASLt: run the same descriptor, so its
+    // translation from the graph's row-major ops is checked here.
+    const GemmCall &g = *step.gemm;
+    auto input = [&](int32_t k) { return k < 0 ? nullptr : inputs[static_cast<size_t>(k)]; };
+    runGemmOnHost(g, input(g.a), input(g.b), input(g.c), input(g.bias), outputs[0]);
+    return Status::ok();
+  }
   ThreadEntry entry = entries_[index];
   if (!entry)
     return runStepOnCpu(program, step, inputs, outputs);

@@ -2,8 +2,9 @@
 //
 // The cuda-emu device: the executable's host-built kernel library is loaded
 // from memory (memfd + dlopen), and each step with a kernel runs through
-// the CUDA emulator on the step's buffers; steps without one run on the CPU
-// backend (the host fallback).
+// the CUDA emulator on the step's buffers; a cuBLASLt step runs its
+// descriptor on the host (runGemmOnHost); steps without either run on the
+// CPU backend (the host fallback).
 //
 //===----------------------------------------------------------------------===//
 

@@ -277,6 +277,39 @@ Status ProgramBuilder::steps(Program &p) {
       if (!st)
         return st;
     }
+    if (const kx::GemmCall *g = s->gemm()) {
+      if (!step.kernel.empty())
+        return Status::error(what + " has both a kernel and a cuBLASLt call");
+      if (step.outputs.size() != 1)
+        return Status::error(what + " is a cuBLASLt call with " +
+                             std::to_string(step.outputs.size()) + " outputs");
+      GemmCall call;
+      call.m = g->m(), call.n = g->n(), call.k = g->k();
+      call.transA = g->trans_a(), call.transB = g->trans_b();
+      call.lda = g->lda(), call.ldb = g->ldb(), call.ldc = g->ldc();
+      call.batch = g->batch();
+      call.strideA = g->stride_a(), call.strideB = g->stride_b(), call.strideC = g->stride_c();
+      call.typeA = call.typeB = static_cast<ref::DType>(g->type_ab());
+      call.typeC = static_cast<ref::DType>(g->type_c());
+      call.tf32 = g->tf32();
+      call.epilogue = static_cast<GemmEpilogue>(g->epilogue());
+      call.alpha = g->alpha(), call.beta = g->beta();
+      call.a = g->a(), call.b = g->b(), call.c = g->c(), call.bias = g->bias();
+      call.workspaceBytes = g->workspace_bytes(), call.workspaceOffset = g->workspace_offset();
+      call.deterministic = g->deterministic();
+      std::vector<ref::DType> types;
+      std::vector<int64_t> elements;
+      for (uint32_t in : step.inputs) {
+        types.push_back(p.values[in].type.dtype);
+        elements.push_back(p.values[in].type.numElements());
+      }
+      const TensorSpec &out = p.values[step.outputs[0]].type;
+      std::string problem = checkGemmCall(call, types, elements, out.dtype, out.numElements(),
+                                          p.arenaBytes);
+      if (!problem.empty())
+        return Status::error(what + ": its cuBLASLt call " + problem);
+      step.gemm = call;
+    }
     p.steps.push_back(std::move(step));
   }
   return Status::ok();

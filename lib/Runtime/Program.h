@@ -12,6 +12,9 @@
 #include "kiln/Runtime/Runtime.h"
 
 #include "kiln/Reference/Ops.h"
+#include "kiln/Runtime/GemmCall.h"
+
+#include <optional>
 
 namespace kiln {
 namespace rt {
@@ -48,6 +51,9 @@ struct StepDesc {
   std::string kernel;
   uint32_t grid = 0, block = 0;
   std::vector<uint32_t> kernelInputs;
+  /// The cuBLASLt call computing the step on a GPU (then there is no
+  /// kernel); validated against the step's buffers and the arena.
+  std::optional<GemmCall> gemm;
 };
 
 struct DeviceCodeDesc {

@@ -5,6 +5,7 @@
 #include "kiln/Exec/ExecOps.h"
 #include "kiln/IR/KilnOps.h"
 #include "kiln/IR/ReferenceConversion.h"
+#include "kiln/Lowering/LibraryCalls.h"
 #include "kiln/Runtime/ExecutableFile.h"
 #include "kiln/Runtime/ExecutableFormat_generated.h"
 
@@ -33,6 +34,7 @@ private:
   FailureOr<flatbuffers::Offset<kx::Weight>> weight(Operation *op, StringRef name,
                                                     ElementsAttr value);
   FailureOr<flatbuffers::Offset<kx::Step>> step(exec::StepOp step, unsigned stepIndex);
+  FailureOr<flatbuffers::Offset<kx::GemmCall>> gemmCall(exec::StepOp step);
   flatbuffers::Offset<kx::Attr> attr(const std::string &name, const ::kiln::ref::OpAttr &a);
 
   func::FuncOp func;
@@ -152,7 +154,33 @@ static std::string stepName(const std::string &kind, const std::vector<std::stri
   return kind.empty() ? joined : kind + "(" + joined + ")";
 }
 
+/// The step's cuBLASLt descriptor, or a null offset when it has none.
+FailureOr<flatbuffers::Offset<kx::GemmCall>> Writer::gemmCall(exec::StepOp s) {
+  auto attr = s->getAttrOfType<DictionaryAttr>(kGemmAttr);
+  if (!attr)
+    return flatbuffers::Offset<kx::GemmCall>();
+  std::string error;
+  FailureOr<::kiln::rt::GemmCall> g = gemmCallFromAttr(attr, error);
+  if (failed(g))
+    return s.emitOpError(error);
+  auto offset = s->getAttrOfType<IntegerAttr>(kWorkspaceOffsetAttr);
+  if (g->workspaceBytes > 0 && !offset)
+    return s.emitOpError("has a library workspace but no workspace_offset; run "
+                         "kiln-assign-buffers first");
+  if (s.getNumResults() != 1)
+    return s.emitOpError("is a cuBLASLt call but has ") << s.getNumResults() << " results";
+  return kx::CreateGemmCall(
+      fbb, g->m, g->n, g->k, g->transA, g->transB, g->lda, g->ldb, g->ldc, g->batch, g->strideA,
+      g->strideB, g->strideC, static_cast<kx::DType>(g->typeA), static_cast<kx::DType>(g->typeC),
+      g->tf32, static_cast<kx::GemmEpilogue>(g->epilogue), g->alpha, g->beta, g->a, g->b, g->c,
+      g->bias, g->workspaceBytes, offset ? static_cast<uint64_t>(offset.getInt()) : 0,
+      g->deterministic);
+}
+
 FailureOr<flatbuffers::Offset<kx::Step>> Writer::step(exec::StepOp s, unsigned stepIndex) {
+  FailureOr<flatbuffers::Offset<kx::GemmCall>> gemm = gemmCall(s);
+  if (failed(gemm))
+    return failure();
   std::vector<uint32_t> inputs, outputs, yields;
   for (Value v : s.getInputs()) {
     auto id = valueIndex(v);
@@ -217,7 +245,7 @@ FailureOr<flatbuffers::Offset<kx::Step>> Writer::step(exec::StepOp s, unsigned s
                               &inputs, &outputs, &ops, &yields, kind.c_str(),
                               k.name.empty() ? nullptr : k.name.c_str(), k.name.empty() ? 0 : k.grid,
                               k.name.empty() ? 0 : k.block,
-                              k.name.empty() ? nullptr : &k.inputs);
+                              k.name.empty() ? nullptr : &k.inputs, *gemm);
 }
 
 LogicalResult Writer::write(llvm::raw_ostream &os) {

@@ -145,6 +145,26 @@ static cl::opt<PrecisionKind> precision(
                clEnumValN(PrecisionKind::Tf32, "tf32",
                           "f32 matmuls may round their inputs to TF32 on Tensor Cores")),
     cl::cat(kilncCategory));
+enum class ImplKind { Auto, Library, Generated };
+static cl::opt<ImplKind> implementation(
+    "impl", cl::desc("How matmul steps are computed on a GPU target (default auto)"),
+    cl::init(ImplKind::Auto),
+    cl::values(clEnumValN(ImplKind::Auto, "auto",
+                          "cuBLASLt where its epilogues fit and the cost model expects it to be "
+                          "faster, generated kernels elsewhere"),
+               clEnumValN(ImplKind::Library, "library", "cuBLASLt wherever its epilogues fit"),
+               clEnumValN(ImplKind::Generated, "generated", "generated kernels only")),
+    cl::cat(kilncCategory));
+static cl::opt<bool> deterministic(
+    "deterministic",
+    cl::desc("Only implementations whose results are bitwise the same on every run (library "
+             "calls without split-K reductions)"),
+    cl::cat(kilncCategory));
+static cl::opt<std::string> workspaceLimit(
+    "workspace-limit",
+    cl::desc("Most bytes of workspace a library call may use (default: the GPU's recommended "
+             "size, 32 MiB on sm_90, 4 MiB on sm_80); the memory plan reserves it per stream"),
+    cl::value_desc("BYTES"), cl::cat(kilncCategory));
 static cl::opt<bool> noFusion("no-fusion",
                               cl::desc("Skip operator fusion: one kernel per graph op"),
                               cl::cat(kilncCategory));
@@ -293,12 +313,18 @@ LogicalResult reportKernels(ModuleOp module, const std::vector<std::string> &tar
                  << ::kiln::codegen::nvrtcVersion() << "):\n";
     for (const mlir::kiln::GeneratedKernel &kernel : mlir::kiln::generateKernels(func, codeGenOptions())) {
       llvm::errs() << "  #" << kernel.step << " " << kernel.stepName;
+      if (!kernel.library.empty()) {
+        llvm::errs() << ": " << kernel.library << ": " << kernel.reason << "\n";
+        continue;
+      }
       if (kernel.name.empty()) {
         llvm::errs() << ": no kernel (runs on the host): " << kernel.reason << "\n";
         continue;
       }
       llvm::errs() << ": " << kernel.name << ", " << kernel.unit << ", " << kernel.gridBlocks
                    << " x " << kernel.blockThreads << " threads\n";
+      if (!kernel.whyGenerated.empty())
+        llvm::errs() << "      generated, not a library call: " << kernel.whyGenerated << "\n";
       for (const std::string &arch : targets) {
         ::kiln::codegen::NvrtcResult compiled = ::kiln::codegen::compileCudaCached(
             cache, kernel.source, kernel.name + ".cu", arch);
@@ -332,9 +358,10 @@ std::string seconds(std::chrono::steady_clock::duration d) {
 LogicalResult buildDeviceCode(func::FuncOp plan, const std::vector<std::string> &targets,
                               mlir::kiln::DeviceCode &code) {
   std::vector<mlir::kiln::GeneratedKernel> kernels = mlir::kiln::generateKernels(plan, codeGenOptions());
-  unsigned generated = 0, copies = 0;
+  unsigned generated = 0, copies = 0, library = 0;
   for (const mlir::kiln::GeneratedKernel &kernel : kernels) {
     copies += kernel.kind == "transfer";
+    library += !kernel.library.empty();
     if (kernel.name.empty())
       continue;
     ++generated;
@@ -346,7 +373,10 @@ LogicalResult buildDeviceCode(func::FuncOp plan, const std::vector<std::string> 
     code.kernels[kernel.step] = step;
   }
   llvm::errs() << "kilnc: " << generated << " of " << kernels.size() - copies
-               << " steps have generated kernels; the rest run on the host";
+               << " steps have generated kernels";
+  if (library)
+    llvm::errs() << ", " << library << (library == 1 ? " is a cuBLASLt call" : " are cuBLASLt calls");
+  llvm::errs() << "; the rest run on the host";
   if (copies)
     llvm::errs() << " (and " << copies << " copies between host and device)";
   llvm::errs() << "\n";
@@ -429,7 +459,8 @@ void reportPlans(ModuleOp module) {
       auto value = func->getAttrOfType<IntegerAttr>(name);
       return value ? value.getInt() : 0;
     };
-    int64_t peak = attr("exec.arena_bytes"), unshared = attr("exec.unshared_bytes");
+    int64_t workspace = attr("exec.workspace_bytes");
+    int64_t peak = attr("exec.arena_bytes") - workspace, unshared = attr("exec.unshared_bytes");
     int64_t streams = attr("exec.streams");
     llvm::errs() << "kilnc: plan @" << func.getName() << ": " << steps << " steps on "
                  << streams << (streams == 1 ? " stream, " : " streams, ") << events
@@ -437,6 +468,8 @@ void reportPlans(ModuleOp module) {
                  << peak << " bytes peak vs " << unshared << " bytes unshared";
     if (unshared > 0)
       llvm::errs() << " (" << (100 * peak + unshared / 2) / unshared << "%)";
+    if (workspace > 0)
+      llvm::errs() << ", plus " << workspace << " bytes of library workspace";
     llvm::errs() << "\n";
   }
 }
@@ -570,6 +603,25 @@ int main(int argc, char **argv) {
       return 1;
     }
   }
+  int64_t workspaceBytes = -1;
+  if (workspaceLimit.getNumOccurrences()) {
+    llvm::StringRef text(workspaceLimit);
+    int64_t scale = 1;
+    if (text.consume_back("KiB"))
+      scale = int64_t(1) << 10;
+    else if (text.consume_back("MiB"))
+      scale = int64_t(1) << 20;
+    else if (text.consume_back("GiB"))
+      scale = int64_t(1) << 30;
+    if (text.getAsInteger(10, workspaceBytes) || workspaceBytes < 0 ||
+        workspaceBytes > (int64_t(1) << 40) / scale) {
+      llvm::errs() << "kilnc: error: --workspace-limit takes bytes (optionally with KiB, MiB or "
+                      "GiB), got '"
+                   << workspaceLimit << "'\n";
+      return 1;
+    }
+    workspaceBytes *= scale;
+  }
   std::unique_ptr<llvm::MemoryBuffer> stub;
   if (kind == EmitKind::Program) {
     // Find the stub first, so a missing one fails before any work.
@@ -668,6 +720,19 @@ int main(int argc, char **argv) {
         return 1;
       mlir::kiln::PlanOptions options;
       options.maxStreams = schedule == ScheduleKind::MinMemory ? 1 : maxStreams.getValue();
+      if (target != TargetKind::CPU) {
+        // cuda-emu makes the same choices as cuda, so it runs what the GPU
+        // would (library calls emulated on the host).
+        options.selectImplementations = true;
+        mlir::kiln::KilnSelectImplementationsOptions &impl = options.implementation;
+        impl.arch = std::stoi(targets.front().substr(3));
+        impl.precision = precision == PrecisionKind::Tf32 ? "tf32" : "strict";
+        impl.deterministic = deterministic;
+        impl.workspaceLimit = workspaceBytes;
+        impl.impl = implementation == ImplKind::Library     ? "library"
+                    : implementation == ImplKind::Generated ? "generated"
+                                                            : "auto";
+      }
       mlir::kiln::buildExecPlanPipeline(plan, options);
       if (failed(plan.run(*module)))
         return 1;

@@ -3,7 +3,8 @@
 // One kernel per step of an execution plan, written as CUDA C++ text that
 // NVRTC compiles for the GPU and the host compiler compiles for cuda-emu.
 // One emitter per region kind (lib/CodeGen/*KernelEmitter.cpp); a step no
-// emitter handles yet keeps a reason, and runs on the host.
+// emitter handles yet keeps a reason, and runs on the host; a step
+// kiln-select-impl gave to a library gets no kernel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,6 +31,12 @@ struct GeneratedKernel {
   unsigned blockThreads = 0; ///< launch: threads per block
   unsigned gridBlocks = 0;   ///< launch: blocks
   std::string reason;        ///< why there is no kernel (when name is empty)
+  /// The library call computing the step instead ("cuBLASLt matmul, ..."),
+  /// chosen by kiln-select-impl; empty when none.
+  std::string library;
+  /// Why kiln-select-impl chose the generated kernel over a library call
+  /// (matmul and convolution steps on GPU targets); empty otherwise.
+  std::string whyGenerated;
   /// Parameters: these step inputs (by position; splat constants are
   /// literals in the text), then every step output; with their C types.
   std::vector<uint32_t> inputArgs;

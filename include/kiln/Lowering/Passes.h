@@ -23,9 +23,13 @@ struct PlanOptions {
   /// Most streams; 1 gives a serial plan with the lowest peak memory.
   int64_t maxStreams = 4;
   int64_t alignment = 64;
+  /// Choose library calls or generated kernels (GPU targets only).
+  bool selectImplementations = false;
+  KilnSelectImplementationsOptions implementation;
 };
 
-/// Graph IR to execution plan: form steps, assign streams, assign buffers.
+/// Graph IR to execution plan: form steps, (for GPU targets) select
+/// implementations, assign streams, assign buffers.
 void buildExecPlanPipeline(OpPassManager &pm, const PlanOptions &options);
 
 /// Registers the lowering passes and the "kiln-exec-plan" pipeline.

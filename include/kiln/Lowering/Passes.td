@@ -18,6 +18,38 @@ def KilnFormSteps : Pass<"kiln-form-steps", "func::FuncOp"> {
   let dependentDialects = ["::mlir::kiln::exec::ExecDialect"];
 }
 
+def KilnSelectImplementations : Pass<"kiln-select-impl", "func::FuncOp"> {
+  let summary = "Choose a cuBLASLt call or a generated kernel for each matmul step";
+  let description = [{
+    For every step that computes a matmul (one matmul, a matmul_epilogue,
+    horizontal or conv_epilogue region, or one conv2d) sets `impl`
+    ("cublaslt" or "generated") and `impl_reason`, which says why. A step
+    becomes a cuBLASLt call when its epilogue is one cuBLASLt has
+    (alpha * A*B + beta * residual + bias, then ReLU) and the cost model
+    (docs/lowering.md) expects the call to be faster, or always with
+    `impl=library`; the call's descriptor, in cuBLASLt's column-major terms,
+    is the step's `gemm` attribute. Other steps are left alone: the kernel
+    generator handles them.
+
+    `precision=tf32` lets f32 calls use CUBLAS_COMPUTE_32F_FAST_TF32;
+    `deterministic` marks calls so that the runtime excludes split-K
+    reductions; `workspace-limit` caps each call's workspace (the buffer
+    plan reserves it, one per stream).
+  }];
+  let options = [
+    Option<"arch", "arch", "int64_t", /*default=*/"90",
+           "Compute capability the cost model assumes (90 = sm_90)">,
+    Option<"precision", "precision", "std::string", /*default=*/"\"strict\"",
+           "strict (f32 stays f32) or tf32 (f32 matmuls may round inputs to TF32)">,
+    Option<"deterministic", "deterministic", "bool", /*default=*/"false",
+           "Only algorithms whose results are the same on every run">,
+    Option<"workspaceLimit", "workspace-limit", "int64_t", /*default=*/"-1",
+           "Most bytes of library workspace per call (-1: the GPU's recommended size)">,
+    Option<"impl", "impl", "std::string", /*default=*/"\"auto\"",
+           "auto (cost model), library (cuBLASLt wherever it can), generated (never)">,
+  ];
+}
+
 def KilnAssignStreams : Pass<"kiln-assign-streams", "func::FuncOp"> {
   let summary = "Put independent branches on different streams, with events";
   let description = [{
@@ -43,8 +75,12 @@ def KilnAssignBuffers : Pass<"kiln-assign-buffers", "func::FuncOp"> {
     be reused by a step only once its producer and all its readers are
     ordered before that step (same stream, or through events): buffers of
     concurrent branches never alias. Function results are live to the end.
-    Sets `exec.arena_bytes` (the peak) and `exec.unshared_bytes` (the sum of
-    all buffers, what no reuse would need) on the function.
+    Library calls' workspaces (a step's `gemm` descriptor) follow the
+    buffers, one per stream sized for its largest call; such steps get
+    `workspace_offset`. Sets `exec.arena_bytes` (the peak, workspaces
+    included), `exec.workspace_bytes` (the workspaces' share, when there
+    are any) and `exec.unshared_bytes` (the sum of all buffers, what no
+    reuse would need) on the function.
   }];
   let options = [
     Option<"alignment", "alignment", "int64_t", /*default=*/"64",

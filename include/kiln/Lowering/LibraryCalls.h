@@ -1,0 +1,52 @@
+//===- LibraryCalls.h - steps a vendor library can compute ------*- C++ -*-===//
+//
+// Recognizes the steps cuBLASLt can compute in one call (a matmul with an
+// epilogue it has) and writes the call's descriptor, in cuBLASLt's
+// column-major terms, as the `gemm` attribute of the step. The executable
+// writer serializes the same descriptor; the runtime's GemmCall is its
+// MLIR-free twin.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_LOWERING_LIBRARYCALLS_H
+#define KILN_LOWERING_LIBRARYCALLS_H
+
+#include "kiln/Exec/ExecOps.h"
+#include "kiln/Lowering/CostModel.h"
+#include "kiln/Runtime/GemmCall.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+
+#include <string>
+
+namespace mlir {
+namespace kiln {
+
+/// Attributes the implementation choice sets on a step.
+constexpr llvm::StringLiteral kImplAttr = "impl";          ///< "cublaslt" | "generated"
+constexpr llvm::StringLiteral kImplReasonAttr = "impl_reason";
+constexpr llvm::StringLiteral kGemmAttr = "gemm";          ///< the cuBLASLt descriptor
+/// Set by kiln-assign-buffers on steps with a library workspace.
+constexpr llvm::StringLiteral kWorkspaceOffsetAttr = "workspace_offset";
+
+struct GemmMatch {
+  bool ok = false;
+  std::string reason;          ///< why not, when !ok
+  ::kiln::rt::GemmCall call;   ///< when ok (workspace not yet set)
+  GemmProblem problem;         ///< for the cost model, when ok
+};
+
+/// Whether `step` (one matmul, or a matmul_epilogue region) is one cuBLASLt
+/// call: D = epilogue(alpha * A*B + beta * C + bias), and if so the call.
+/// With `allowTf32`, f32 inputs may be rounded to TF32.
+GemmMatch matchCublasLtGemm(exec::StepOp step, bool allowTf32);
+
+/// The descriptor as an attribute, and back (failing with a message on a
+/// malformed attribute).
+DictionaryAttr gemmCallToAttr(MLIRContext *context, const ::kiln::rt::GemmCall &call);
+FailureOr<::kiln::rt::GemmCall> gemmCallFromAttr(DictionaryAttr attr, std::string &error);
+
+} // namespace kiln
+} // namespace mlir
+
+#endif // KILN_LOWERING_LIBRARYCALLS_H

@@ -1,0 +1,115 @@
+//===- SelectImplementations.cpp - library call or generated kernel -------===//
+
+#include "kiln/IR/KilnOps.h"
+#include "kiln/Lowering/CostModel.h"
+#include "kiln/Lowering/LibraryCalls.h"
+#include "kiln/Lowering/Passes.h"
+
+#include "mlir/IR/Builders.h"
+
+#include <cstdio>
+
+namespace mlir {
+namespace kiln {
+#define GEN_PASS_DEF_KILNSELECTIMPLEMENTATIONS
+#include "kiln/Lowering/Passes.h.inc"
+} // namespace kiln
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+
+constexpr uint64_t kMiB = uint64_t(1) << 20;
+
+std::string microseconds(double us) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.1f us", us);
+  return buffer;
+}
+
+/// Which steps this pass decides: those whose work is a matmul or a
+/// convolution, the two ops vendor libraries cover.
+enum class StepClass { Other, Matmul, Conv };
+
+StepClass classify(exec::StepOp step) {
+  if (std::optional<StringRef> kind = step.getKind()) {
+    if (*kind == "matmul_epilogue" || *kind == "horizontal")
+      return StepClass::Matmul;
+    if (*kind == "conv_epilogue")
+      return StepClass::Conv;
+    return StepClass::Other;
+  }
+  Operation &first = step.getBody().front().front();
+  if (llvm::isa<MatMulOp>(first))
+    return StepClass::Matmul;
+  if (llvm::isa<Conv2dOp>(first))
+    return StepClass::Conv;
+  return StepClass::Other;
+}
+
+struct KilnSelectImplementationsPass
+    : public ::mlir::kiln::impl::KilnSelectImplementationsBase<KilnSelectImplementationsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (precision != "strict" && precision != "tf32") {
+      func.emitError("precision must be strict or tf32, not '") << precision << "'";
+      return signalPassFailure();
+    }
+    if (impl != "auto" && impl != "library" && impl != "generated") {
+      func.emitError("impl must be auto, library or generated, not '") << impl << "'";
+      return signalPassFailure();
+    }
+    if (arch < 1) {
+      func.emitError("arch must be a compute capability such as 90");
+      return signalPassFailure();
+    }
+    const GpuSpec &gpu = gpuSpecFor(static_cast<int>(arch));
+    Builder b(&getContext());
+    func.walk([&](exec::StepOp step) {
+      StepClass cls = classify(step);
+      if (cls == StepClass::Other)
+        return;
+      auto decide = [&](StringRef choice, const std::string &reason) {
+        step->setAttr(kImplAttr, b.getStringAttr(choice));
+        step->setAttr(kImplReasonAttr, b.getStringAttr(reason));
+      };
+      if (cls == StepClass::Conv)
+        return decide("generated", "kiln does not call cuDNN yet; the generated implicit GEMM "
+                                   "computes convolutions");
+      if (impl == "generated")
+        return decide("generated", "--impl=generated");
+      GemmMatch match = matchCublasLtGemm(step, precision == "tf32");
+      if (!match.ok)
+        return decide("generated", "not one cuBLASLt call: " + match.reason);
+      GemmEstimate cost = estimateGemm(gpu, match.problem);
+      std::string estimate = "cuBLASLt " + microseconds(cost.libraryUs) + ", generated " +
+                             microseconds(cost.generatedUs) + " on " + gpu.name +
+                             " (cost model)";
+      if (impl == "auto" && cost.libraryUs >= cost.generatedUs)
+        return decide("generated", estimate);
+
+      ::kiln::rt::GemmCall call = match.call;
+      call.deterministic = deterministic;
+      call.workspaceBytes = workspaceFor(gpu, match.problem);
+      step->setAttr(kGemmAttr, gemmCallToAttr(&getContext(), call));
+      decide("cublaslt", impl == "library" ? "--impl=library; " + estimate : estimate);
+    });
+  }
+
+  /// Workspace lets cuBLASLt split K across blocks: a few partial results
+  /// of the output, capped by the GPU's recommended size and the user's
+  /// limit.
+  uint64_t workspaceFor(const GpuSpec &gpu, const GemmProblem &p) const {
+    uint64_t partials = 4 * 4 * static_cast<uint64_t>(p.m * p.n * p.batch);
+    uint64_t wanted = std::max(kMiB, (partials + kMiB - 1) / kMiB * kMiB);
+    uint64_t limit = workspaceLimit < 0 ? gpu.defaultWorkspace
+                                        : static_cast<uint64_t>(workspaceLimit);
+    return std::min({wanted, gpu.defaultWorkspace, limit});
+  }
+};
+
+} // namespace

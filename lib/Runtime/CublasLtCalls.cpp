@@ -1,0 +1,271 @@
+//===- CublasLtCalls.cpp - a plan's cuBLASLt steps on a GPU ---------------===//
+
+#include "CublasLtCalls.h"
+
+#ifdef KILN_RUNTIME_HAVE_CUDA
+#include <cublasLt.h>
+#include <dlfcn.h>
+#endif
+
+namespace kiln {
+namespace rt {
+
+#ifdef KILN_RUNTIME_HAVE_CUDA
+
+#define KILN_CUBLASLT_FUNCTIONS(X)                                                             \
+  X(cublasLtCreate) X(cublasLtDestroy) X(cublasLtGetStatusString) X(cublasLtMatmulDescCreate)  \
+  X(cublasLtMatmulDescDestroy) X(cublasLtMatmulDescSetAttribute) X(cublasLtMatrixLayoutCreate) \
+  X(cublasLtMatrixLayoutDestroy) X(cublasLtMatrixLayoutSetAttribute)                           \
+  X(cublasLtMatmulPreferenceCreate) X(cublasLtMatmulPreferenceDestroy)                         \
+  X(cublasLtMatmulPreferenceSetAttribute) X(cublasLtMatmulAlgoGetHeuristic) X(cublasLtMatmul)
+
+struct CublasLtCalls::Api {
+  void *handle = nullptr;
+#define KILN_DECLARE(name) decltype(&::name) name = nullptr;
+  KILN_CUBLASLT_FUNCTIONS(KILN_DECLARE)
+#undef KILN_DECLARE
+  ~Api() {
+    if (handle)
+      dlclose(handle);
+  }
+  Status check(cublasStatus_t status, const std::string &what) const {
+    if (status == CUBLAS_STATUS_SUCCESS)
+      return Status::ok();
+    return Status::error(what + ": " + cublasLtGetStatusString(status) + " (cuBLAS status " +
+                         std::to_string(static_cast<int>(status)) + ")");
+  }
+};
+
+/// One prepared call: descriptors, the chosen algorithm, device pointers.
+struct CublasLtCalls::Call {
+  const Api *api = nullptr;
+  std::string what;
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t layoutA = nullptr, layoutB = nullptr, layoutC = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  float alpha = 1, beta = 0;
+  const void *a = nullptr, *b = nullptr, *c = nullptr;
+  void *d = nullptr, *workspace = nullptr;
+  size_t workspaceBytes = 0;
+  ~Call() {
+    if (!api)
+      return;
+    for (cublasLtMatrixLayout_t l : {layoutA, layoutB, layoutC})
+      if (l)
+        api->cublasLtMatrixLayoutDestroy(l);
+    if (desc)
+      api->cublasLtMatmulDescDestroy(desc);
+  }
+};
+
+namespace {
+
+cudaDataType_t cudaType(ref::DType t) {
+  switch (t) {
+  case ref::DType::F16:
+    return CUDA_R_16F;
+  case ref::DType::BF16:
+    return CUDA_R_16BF;
+  default:
+    return CUDA_R_32F;
+  }
+}
+
+cublasLtEpilogue_t epilogueOf(GemmEpilogue e) {
+  switch (e) {
+  case GemmEpilogue::Relu:
+    return CUBLASLT_EPILOGUE_RELU;
+  case GemmEpilogue::Bias:
+    return CUBLASLT_EPILOGUE_BIAS;
+  case GemmEpilogue::BiasRelu:
+    return CUBLASLT_EPILOGUE_RELU_BIAS;
+  default:
+    return CUBLASLT_EPILOGUE_DEFAULT;
+  }
+}
+
+template <typename T>
+cublasStatus_t setDesc(const CublasLtCalls::Api &api, cublasLtMatmulDesc_t desc,
+                       cublasLtMatmulDescAttributes_t attr, const T &value) {
+  return api.cublasLtMatmulDescSetAttribute(desc, attr, &value, sizeof(value));
+}
+
+template <typename T>
+cublasStatus_t setLayout(const CublasLtCalls::Api &api, cublasLtMatrixLayout_t layout,
+                         cublasLtMatrixLayoutAttribute_t attr, const T &value) {
+  return api.cublasLtMatrixLayoutSetAttribute(layout, attr, &value, sizeof(value));
+}
+
+} // namespace
+
+Result<std::unique_ptr<CublasLtCalls>> CublasLtCalls::create(const Program &program,
+                                                             const Address &address,
+                                                             uint8_t *arena) {
+  std::unique_ptr<CublasLtCalls> calls(new CublasLtCalls());
+  calls->calls_.resize(program.steps.size());
+  bool any = false;
+  for (const StepDesc &step : program.steps)
+    any |= step.gemm.has_value();
+  if (!any)
+    return calls;
+
+  auto api = std::make_unique<Api>();
+  for (const char *name : {"libcublasLt.so.13", "libcublasLt.so"}) {
+    api->handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (api->handle)
+      break;
+  }
+  if (!api->handle)
+    return Status::error(std::string("this executable calls cuBLASLt, which is not installed "
+                                     "here (") +
+                         dlerror() + "); recompile with kilnc --impl=generated");
+#define KILN_RESOLVE(name)                                                                     \
+  api->name = reinterpret_cast<decltype(api->name)>(dlsym(api->handle, #name));                \
+  if (!api->name)                                                                              \
+    return Status::error("cuBLASLt lacks " #name);
+  KILN_CUBLASLT_FUNCTIONS(KILN_RESOLVE)
+#undef KILN_RESOLVE
+  calls->api_ = std::move(api);
+  const Api &lt = *calls->api_;
+  cublasLtHandle_t handle = nullptr;
+  Status st = lt.check(lt.cublasLtCreate(&handle), "creating the cuBLASLt handle");
+  if (!st)
+    return st;
+  calls->handle_ = handle;
+
+  for (size_t index = 0; index < program.steps.size(); ++index) {
+    const StepDesc &step = program.steps[index];
+    if (!step.gemm)
+      continue;
+    const GemmCall &g = *step.gemm;
+    auto call = std::make_unique<Call>();
+    call->api = &lt;
+    call->what = "step #" + std::to_string(index) + " (" + step.name + ")";
+    const std::string &what = call->what;
+    cublasComputeType_t compute = g.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    st = lt.check(lt.cublasLtMatmulDescCreate(&call->desc, compute, CUDA_R_32F),
+                  what + ": matmul descriptor");
+    cublasOperation_t opA = g.transA ? CUBLAS_OP_T : CUBLAS_OP_N;
+    cublasOperation_t opB = g.transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+    if (st)
+      st = lt.check(setDesc(lt, call->desc, CUBLASLT_MATMUL_DESC_TRANSA, opA), what + ": transa");
+    if (st)
+      st = lt.check(setDesc(lt, call->desc, CUBLASLT_MATMUL_DESC_TRANSB, opB), what + ": transb");
+    if (st)
+      st = lt.check(setDesc(lt, call->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, epilogueOf(g.epilogue)),
+                    what + ": epilogue");
+    if (st && g.bias >= 0) {
+      const void *bias = address(step.inputs[static_cast<size_t>(g.bias)]);
+      st = lt.check(setDesc(lt, call->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias),
+                    what + ": bias");
+    }
+    // Layouts: A is (transA ? k x m : m x k), B (transB ? n x k : k x n),
+    // C and D m x n; all column-major with the descriptor's leading dims.
+    auto layout = [&](cublasLtMatrixLayout_t &out, ref::DType type, int64_t rows, int64_t cols,
+                      int64_t ld, int64_t stride, const char *name) {
+      if (!st)
+        return;
+      st = lt.check(lt.cublasLtMatrixLayoutCreate(&out, cudaType(type), static_cast<uint64_t>(rows),
+                                                  static_cast<uint64_t>(cols), ld),
+                    what + ": layout of " + name);
+      if (st && g.batch > 1) {
+        int32_t count = static_cast<int32_t>(g.batch);
+        st = lt.check(setLayout(lt, out, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, count),
+                      what + ": batch count");
+        if (st)
+          st = lt.check(setLayout(lt, out, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, stride),
+                        what + ": batch stride");
+      }
+    };
+    layout(call->layoutA, g.typeA, g.transA ? g.k : g.m, g.transA ? g.m : g.k, g.lda, g.strideA,
+           "A");
+    layout(call->layoutB, g.typeB, g.transB ? g.n : g.k, g.transB ? g.k : g.n, g.ldb, g.strideB,
+           "B");
+    layout(call->layoutC, g.typeC, g.m, g.n, g.ldc, g.strideC, "C and D");
+
+    // One algorithm, chosen now: the heuristic's first under the workspace
+    // limit (and without split-K when deterministic).
+    cublasLtMatmulPreference_t preference = nullptr;
+    if (st)
+      st = lt.check(lt.cublasLtMatmulPreferenceCreate(&preference), what + ": preference");
+    uint64_t workspace = g.workspaceBytes;
+    if (st)
+      st = lt.check(lt.cublasLtMatmulPreferenceSetAttribute(
+                        preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace,
+                        sizeof(workspace)),
+                    what + ": workspace limit");
+    if (st && g.deterministic) {
+      uint32_t mask = CUBLASLT_REDUCTION_SCHEME_NONE;
+      st = lt.check(lt.cublasLtMatmulPreferenceSetAttribute(
+                        preference, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &mask,
+                        sizeof(mask)),
+                    what + ": reduction schemes");
+    }
+    cublasLtMatmulHeuristicResult_t result{};
+    int found = 0;
+    if (st)
+      st = lt.check(lt.cublasLtMatmulAlgoGetHeuristic(handle, call->desc, call->layoutA,
+                                                       call->layoutB, call->layoutC,
+                                                       call->layoutC, preference, 1, &result,
+                                                       &found),
+                    what + ": choosing an algorithm");
+    if (preference)
+      lt.cublasLtMatmulPreferenceDestroy(preference);
+    if (st && found == 0)
+      st = Status::error(what + ": cuBLASLt has no algorithm for this matmul within a " +
+                         std::to_string(g.workspaceBytes) +
+                         "-byte workspace; recompile with a larger --workspace-limit or "
+                         "--impl=generated");
+    if (!st)
+      return st;
+    call->algo = result.algo;
+    call->alpha = g.alpha;
+    call->beta = g.beta;
+    call->a = address(step.inputs[static_cast<size_t>(g.a)]);
+    call->b = address(step.inputs[static_cast<size_t>(g.b)]);
+    call->d = address(step.outputs[0]);
+    call->c = g.c >= 0 ? address(step.inputs[static_cast<size_t>(g.c)]) : call->d;
+    call->workspace = g.workspaceBytes ? arena + g.workspaceOffset : nullptr;
+    call->workspaceBytes = g.workspaceBytes;
+    calls->calls_[index] = std::move(call);
+  }
+  return calls;
+}
+
+CublasLtCalls::~CublasLtCalls() {
+  calls_.clear(); // before the API goes
+  if (api_ && handle_)
+    api_->cublasLtDestroy(static_cast<cublasLtHandle_t>(handle_));
+}
+
+bool CublasLtCalls::has(size_t step) const { return step < calls_.size() && calls_[step]; }
+
+Status CublasLtCalls::run(size_t index, void *stream) const {
+  const Call &call = *calls_[index];
+  const Api &lt = *api_;
+  return lt.check(lt.cublasLtMatmul(static_cast<cublasLtHandle_t>(handle_), call.desc, &call.alpha,
+                                    call.a, call.layoutA, call.b, call.layoutB, &call.beta, call.c,
+                                    call.layoutC, call.d, call.layoutC, &call.algo, call.workspace,
+                                    call.workspaceBytes, static_cast<cudaStream_t>(stream)),
+                  call.what + ": cublasLtMatmul");
+}
+
+#else // no CUDA headers at build time
+
+struct CublasLtCalls::Api {};
+struct CublasLtCalls::Call {};
+
+Result<std::unique_ptr<CublasLtCalls>> CublasLtCalls::create(const Program &, const Address &,
+                                                             uint8_t *) {
+  return Status::error("no CUDA support in this build");
+}
+CublasLtCalls::~CublasLtCalls() = default;
+bool CublasLtCalls::has(size_t) const { return false; }
+Status CublasLtCalls::run(size_t, void *) const {
+  return Status::error("no CUDA support in this build");
+}
+
+#endif
+
+} // namespace rt
+} // namespace kiln

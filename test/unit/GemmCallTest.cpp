@@ -1,0 +1,185 @@
+//===- GemmCallTest.cpp - cuBLASLt descriptors: checks and host runs ------===//
+//
+// The host run of a GemmCall is what cuda-emu executes for a cuBLASLt step,
+// so it must follow cuBLASLt's column-major semantics exactly: it is
+// compared here with a direct double-precision evaluation of the formula
+// for every transpose, batch stride and epilogue. The check must refuse
+// any descriptor that would read or write outside its buffers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Runtime/GemmCall.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+using namespace kiln;
+using rt::GemmCall;
+using rt::GemmEpilogue;
+
+namespace {
+
+std::vector<float> randomFloats(size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = dist(rng);
+  return v;
+}
+
+const uint8_t *bytes(const std::vector<float> &v) {
+  return reinterpret_cast<const uint8_t *>(v.data());
+}
+
+/// D[b](i, j) straight from the definition, in double.
+double expected(const GemmCall &g, const std::vector<float> &a, const std::vector<float> &b,
+                const std::vector<float> &c, const std::vector<float> &bias, int64_t batch,
+                int64_t i, int64_t j) {
+  double sum = 0;
+  for (int64_t p = 0; p < g.k; ++p) {
+    double x = g.transA ? a[batch * g.strideA + i * g.lda + p] : a[batch * g.strideA + p * g.lda + i];
+    double y = g.transB ? b[batch * g.strideB + p * g.ldb + j] : b[batch * g.strideB + j * g.ldb + p];
+    sum += x * y;
+  }
+  double v = g.alpha * sum;
+  if (g.c >= 0)
+    v += g.beta * c[batch * g.strideC + j * g.ldc + i];
+  if (g.bias >= 0)
+    v += bias[i];
+  if (g.epilogue == GemmEpilogue::Relu || g.epilogue == GemmEpilogue::BiasRelu)
+    v = std::max(v, 0.0);
+  return v;
+}
+
+TEST(GemmCall, HostRunFollowsCublasLtSemantics) {
+  int cases = 0;
+  for (bool ta : {false, true})
+    for (bool tb : {false, true})
+      for (GemmEpilogue epilogue :
+           {GemmEpilogue::None, GemmEpilogue::Relu, GemmEpilogue::Bias, GemmEpilogue::BiasRelu})
+        for (bool broadcastA : {false, true}) {
+          GemmCall g;
+          g.m = 13, g.n = 7, g.k = 19, g.batch = 3;
+          g.transA = ta, g.transB = tb;
+          // Leading dimensions larger than the rows, as cuBLASLt allows.
+          g.lda = (ta ? g.k : g.m) + 2;
+          g.ldb = (tb ? g.n : g.k) + 1;
+          g.ldc = g.m + 3;
+          int64_t sizeA = g.lda * (ta ? g.m : g.k), sizeB = g.ldb * (tb ? g.k : g.n);
+          g.strideA = broadcastA ? 0 : sizeA;
+          g.strideB = sizeB;
+          g.strideC = g.ldc * g.n;
+          g.epilogue = epilogue;
+          g.alpha = 0.75f;
+          g.a = 0, g.b = 1;
+          bool withBias = epilogue == GemmEpilogue::Bias || epilogue == GemmEpilogue::BiasRelu;
+          g.bias = withBias ? 3 : -1;
+          g.c = broadcastA ? 2 : -1; // some cases with a residual
+          g.beta = g.c >= 0 ? 1.0f : 0.0f;
+          std::vector<float> a = randomFloats(sizeA * g.batch, 1 + cases);
+          std::vector<float> b = randomFloats(sizeB * g.batch, 100 + cases);
+          std::vector<float> c = randomFloats(g.strideC * g.batch, 200 + cases);
+          std::vector<float> bias = randomFloats(g.m, 300 + cases);
+          std::vector<float> d(g.strideC * g.batch, -7.0f);
+          std::string problem = rt::checkGemmCall(
+              g, {ref::DType::F32, ref::DType::F32, ref::DType::F32, ref::DType::F32},
+              {int64_t(a.size()), int64_t(b.size()), int64_t(c.size()), int64_t(bias.size())},
+              ref::DType::F32, int64_t(d.size()), 0);
+          ASSERT_EQ(problem, "");
+          rt::runGemmOnHost(g, bytes(a), bytes(b), g.c >= 0 ? bytes(c) : nullptr,
+                            withBias ? bytes(bias) : nullptr, reinterpret_cast<uint8_t *>(d.data()));
+          for (int64_t batch = 0; batch < g.batch; ++batch)
+            for (int64_t j = 0; j < g.n; ++j)
+              for (int64_t i = 0; i < g.ldc; ++i) {
+                float got = d[batch * g.strideC + j * g.ldc + i];
+                if (i >= g.m) {
+                  // Padding between columns is never written.
+                  ASSERT_EQ(got, -7.0f);
+                  continue;
+                }
+                ASSERT_NEAR(got, expected(g, a, b, c, bias, batch, i, j), 1e-4)
+                    << "ta=" << ta << " tb=" << tb << " epilogue="
+                    << rt::gemmEpilogueName(epilogue) << " batch=" << batch;
+              }
+          ++cases;
+        }
+  EXPECT_EQ(cases, 32);
+}
+
+TEST(GemmCall, Tf32RoundsTheInputs) {
+  GemmCall g;
+  g.m = g.n = 1, g.k = 1, g.lda = g.ldb = g.ldc = 1, g.a = 0, g.b = 1;
+  std::vector<float> a = {1.0f + 1.0f / 4096}, b = {1.0f}, d(1);
+  rt::runGemmOnHost(g, bytes(a), bytes(b), nullptr, nullptr, reinterpret_cast<uint8_t *>(d.data()));
+  EXPECT_EQ(d[0], a[0]);
+  g.tf32 = true; // 10 mantissa bits: 1 + 2^-12 rounds to 1
+  rt::runGemmOnHost(g, bytes(a), bytes(b), nullptr, nullptr, reinterpret_cast<uint8_t *>(d.data()));
+  EXPECT_EQ(d[0], 1.0f);
+}
+
+class GemmCallCheck : public ::testing::Test {
+protected:
+  void SetUp() override {
+    g.m = 8, g.n = 4, g.k = 6, g.lda = 8, g.ldb = 6, g.ldc = 8, g.a = 0, g.b = 1;
+  }
+  std::string check(uint64_t arena = 1024) {
+    return rt::checkGemmCall(g, types, elements, ref::DType::F32, outputElements, arena);
+  }
+  GemmCall g;
+  std::vector<ref::DType> types = {ref::DType::F32, ref::DType::F32, ref::DType::F32,
+                                   ref::DType::F32};
+  std::vector<int64_t> elements = {48, 24, 32, 8};
+  int64_t outputElements = 32;
+};
+
+TEST_F(GemmCallCheck, AcceptsAFittingCall) { EXPECT_EQ(check(), ""); }
+
+TEST_F(GemmCallCheck, RefusesReadsAndWritesPastTheBuffers) {
+  g.lda = 9; // the last column of A would end past its 48 elements
+  EXPECT_NE(check().find("reads 53 elements of A, whose input has 48"), std::string::npos)
+      << check();
+  g.lda = 8;
+  g.batch = 2, g.strideC = 32; // a second batch of D past the output
+  EXPECT_NE(check().find("writes past the end of the step's output"), std::string::npos);
+  g.batch = 1;
+  g.ldc = 4; // smaller than D's rows
+  EXPECT_NE(check().find("leading dimension smaller"), std::string::npos);
+  g.ldc = 8;
+  g.m = -1;
+  EXPECT_NE(check().find("negative or oversized"), std::string::npos);
+  g.m = int64_t(1) << 40;
+  EXPECT_NE(check().find("negative or oversized"), std::string::npos);
+}
+
+TEST_F(GemmCallCheck, RefusesMismatchedOperands) {
+  g.a = 7;
+  EXPECT_NE(check().find("takes A from a step input it does not have"), std::string::npos);
+  g.a = 0;
+  types[1] = ref::DType::F16;
+  EXPECT_NE(check().find("reads B with another element type"), std::string::npos);
+  types[1] = ref::DType::F32;
+  g.epilogue = GemmEpilogue::Bias; // without a bias input
+  EXPECT_NE(check().find("bias epilogue without a bias"), std::string::npos);
+  g.bias = 3;
+  EXPECT_EQ(check(), "");
+  g.c = 2; // C with beta 0
+  EXPECT_NE(check().find("beta without C, or C without beta"), std::string::npos);
+  g.beta = 1;
+  EXPECT_EQ(check(), "");
+  g.epilogue = static_cast<GemmEpilogue>(9);
+  EXPECT_NE(check().find("unknown epilogue"), std::string::npos);
+  g.epilogue = GemmEpilogue::Bias;
+  g.typeA = g.typeB = ref::DType::I32;
+  EXPECT_NE(check().find("element types"), std::string::npos);
+  g.typeA = g.typeB = ref::DType::F32;
+  g.workspaceBytes = 512, g.workspaceOffset = 600;
+  EXPECT_NE(check().find("workspace outside the arena"), std::string::npos);
+  g.workspaceOffset = 512;
+  EXPECT_EQ(check(), "");
+}
+
+} // namespace
