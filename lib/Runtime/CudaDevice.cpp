@@ -23,7 +23,7 @@ namespace rt {
   X(cudaStreamDestroy)    \
   X(cudaStreamSynchronize) X(cudaStreamWaitEvent) X(cudaEventCreateWithFlags)                  \
   X(cudaEventRecord) X(cudaEventDestroy) X(cudaDeviceSynchronize) X(cudaLibraryLoadData)       \
-  X(cudaLibraryUnload) X(cudaLibraryGetKernel) X(cudaLaunchKernel)
+  X(cudaLibraryUnload) X(cudaLibraryGetKernel) X(cudaLaunchKernel) X(cudaEventElapsedTime)
 
 struct CudaDevice::Api {
   void *handle = nullptr;
@@ -174,6 +174,13 @@ Result<std::unique_ptr<CudaDevice>> CudaDevice::create(const Program &program) {
     st = cuda.check(cuda.cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "event");
     device->events_.push_back(event);
   }
+  // Timing events: the run's start, and each step's start and end, for
+  // per-step timings and --trace.
+  for (size_t e = 0; e < 1 + 2 * program.steps.size() && st; ++e) {
+    cudaEvent_t event = nullptr;
+    st = cuda.check(cuda.cudaEventCreateWithFlags(&event, cudaEventDefault), "timing event");
+    device->timingEvents_.push_back(event);
+  }
   if (st && program.arenaBytes > 0)
     st = cuda.check(cuda.cudaMalloc(reinterpret_cast<void **>(&device->arena_), program.arenaBytes),
                     "allocating the " + std::to_string(program.arenaBytes) + "-byte arena");
@@ -229,6 +236,9 @@ CudaDevice::~CudaDevice() {
   for (void *e : events_)
     if (e)
       cuda.cudaEventDestroy(static_cast<cudaEvent_t>(e));
+  for (void *e : timingEvents_)
+    if (e)
+      cuda.cudaEventDestroy(static_cast<cudaEvent_t>(e));
   for (void *s : streams_)
     if (s)
       cuda.cudaStreamDestroy(static_cast<cudaStream_t>(s));
@@ -243,8 +253,10 @@ CudaDevice::~CudaDevice() {
 }
 
 Status CudaDevice::run(const Program &program, const std::vector<std::vector<uint8_t>> &inputs,
-                       std::vector<std::vector<uint8_t>> &outputs) {
+                       std::vector<std::vector<uint8_t>> &outputs,
+                       std::vector<StepTiming> *timings) {
   const Api &cuda = *api_;
+  auto timingEvent = [&](size_t k) { return static_cast<cudaEvent_t>(timingEvents_[k]); };
   // On an error, let what was queued finish before anyone reuses buffers.
   bool finished = false;
   struct DrainOnError {
@@ -264,6 +276,11 @@ Status CudaDevice::run(const Program &program, const std::vector<std::vector<uin
         return st;
     }
   auto deviceData = [&](uint32_t value) { return this->deviceData(program, value); };
+  // The plan's streams are blocking streams: they start after this event
+  // on the legacy default stream.
+  Status started = cuda.check(cuda.cudaEventRecord(timingEvent(0), nullptr), "timing the run");
+  if (!started)
+    return started;
   for (size_t index = 0; index < program.steps.size(); ++index) {
     const StepDesc &step = program.steps[index];
     std::string what = "step #" + std::to_string(index) + " (" + step.name + ")";
@@ -274,6 +291,9 @@ Status CudaDevice::run(const Program &program, const std::vector<std::vector<uin
       if (!st)
         return st;
     }
+    Status timed = cuda.check(cuda.cudaEventRecord(timingEvent(1 + 2 * index), stream), what + ": timing");
+    if (!timed)
+      return timed;
     bool transfer = step.ops.size() == 1 && step.ops[0].name == "kiln.transfer" &&
                     step.inputs.size() == 1 && step.outputs.size() == 1;
     if (transfer) {
@@ -333,6 +353,9 @@ Status CudaDevice::run(const Program &program, const std::vector<std::vector<uin
       if (!st)
         return st;
     }
+    timed = cuda.check(cuda.cudaEventRecord(timingEvent(2 + 2 * index), stream), what + ": timing");
+    if (!timed)
+      return timed;
     if (step.event >= 0) {
       Status st = cuda.check(cuda.cudaEventRecord(static_cast<cudaEvent_t>(events_[step.event]), stream),
                              what + ": signalling");
@@ -342,6 +365,26 @@ Status CudaDevice::run(const Program &program, const std::vector<std::vector<uin
   }
   Status st = cuda.check(cuda.cudaDeviceSynchronize(), "running the executable on the GPU");
   finished = true;
+  if (st && timings) {
+    // Device time of every step since the run's start.
+    timings->clear();
+    for (size_t index = 0; st && index < program.steps.size(); ++index) {
+      float startMs = 0, endMs = 0;
+      st = cuda.check(cuda.cudaEventElapsedTime(&startMs, timingEvent(0), timingEvent(1 + 2 * index)),
+                      "timing step #" + std::to_string(index));
+      if (st)
+        st = cuda.check(cuda.cudaEventElapsedTime(&endMs, timingEvent(0), timingEvent(2 + 2 * index)),
+                        "timing step #" + std::to_string(index));
+      const StepDesc &step = program.steps[index];
+      bool copy = step.ops.size() == 1 && step.ops[0].name == "kiln.transfer";
+      timings->push_back({index, step.name, static_cast<int>(step.stream), 1000.0 * startMs,
+                          1000.0 * endMs,
+                          copy                         ? "copy"
+                          : libraryCalls_->has(index) ? "cuBLASLt"
+                          : kernels_[index]            ? "kernel"
+                                                       : "host"});
+    }
+  }
   outputs.resize(program.outputValues.size());
   for (size_t k = 0; st && k < program.outputValues.size(); ++k) {
     outputs[k].resize(static_cast<size_t>(program.outputs[k].byteSize()));
@@ -367,7 +410,7 @@ CudaDevice::~CudaDevice() = default;
 uint8_t *CudaDevice::deviceData(const Program &, uint32_t) const { return nullptr; }
 
 Status CudaDevice::run(const Program &, const std::vector<std::vector<uint8_t>> &,
-                       std::vector<std::vector<uint8_t>> &) {
+                       std::vector<std::vector<uint8_t>> &, std::vector<StepTiming> *) {
   return Status::error("no CUDA support in this build");
 }
 

@@ -35,9 +35,11 @@ public:
   ~CudaDevice();
 
   /// Runs every step: inputs are host buffers (one per program input),
-  /// outputs are written to host buffers (one per program output).
+  /// outputs are written to host buffers (one per program output). With
+  /// `timings`, each step's device time span (CUDA events around it on its
+  /// stream) since the run's start.
   Status run(const Program &program, const std::vector<std::vector<uint8_t>> &inputs,
-             std::vector<std::vector<uint8_t>> &outputs);
+             std::vector<std::vector<uint8_t>> &outputs, std::vector<StepTiming> *timings);
 
   struct Api;
 
@@ -50,6 +52,7 @@ private:
   std::vector<void *> kernels_;         ///< cudaKernel_t per step (null: host)
   std::vector<void *> streams_;         ///< cudaStream_t per plan stream
   std::vector<void *> events_;          ///< cudaEvent_t per plan event
+  std::vector<void *> timingEvents_;    ///< run start, then each step's start and end
   uint8_t *arena_ = nullptr;            ///< device
   std::vector<uint8_t *> weights_;      ///< device copies
   std::vector<uint8_t *> inputBuffers_; ///< device

@@ -109,8 +109,7 @@ Status Session::run() {
     if (!inputSet_[k])
       return Status::error("input '" + p.inputs[k].name + "' was not set");
   if (cuda_) {
-    timings_.clear(); // (GPU step timings: issue 7's traces)
-    return cuda_->run(p, inputStorage_, outputStorage_);
+    return cuda_->run(p, inputStorage_, outputStorage_, &timings_);
   }
   auto execute = [&](size_t index) {
     const StepDesc &step = p.steps[index];
@@ -177,6 +176,11 @@ std::string Executable::describe() const {
     if (!step.kernel.empty())
       s += " kernel " + step.kernel + "<<<" + std::to_string(step.grid) + ", " +
            std::to_string(step.block) + ">>>";
+    if (step.gemm)
+      s += " cuBLASLt " + std::to_string(step.gemm->m) + "x" + std::to_string(step.gemm->n) +
+           "x" + std::to_string(step.gemm->k) +
+           (step.gemm->batch > 1 ? " x" + std::to_string(step.gemm->batch) : std::string()) +
+           " epilogue " + gemmEpilogueName(step.gemm->epilogue);
     for (uint32_t out : step.outputs)
       s += " -> arena[" + std::to_string(p.values[out].index) + "] " +
            p.values[out].type.typeString();

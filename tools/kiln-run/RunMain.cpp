@@ -180,14 +180,14 @@ double median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
-bool writeTrace(const std::string &path, const rt::Executable &exe,
+bool writeTrace(const std::string &path, const rt::Executable &exe, const std::string &device,
                 const std::vector<rt::StepTiming> &timings) {
   std::ofstream out(path);
   if (!out)
     return false;
   out << "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n";
   out << "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1, \"args\": {\"name\": \"kiln "
-      << exe.name() << " (cpu)\"}}";
+      << exe.name() << " (" << device << ")\"}}";
   for (int s = 0; s < exe.numStreams(); ++s)
     out << ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": " << s
         << ", \"args\": {\"name\": \"stream " << s << "\"}}";
@@ -196,7 +196,8 @@ bool writeTrace(const std::string &path, const rt::Executable &exe,
     std::snprintf(buf, sizeof(buf), "%.3f", t.startUs);
     std::string start = buf;
     std::snprintf(buf, sizeof(buf), "%.3f", t.endUs - t.startUs);
-    out << ",\n{\"name\": \"" << t.name << "\", \"ph\": \"X\", \"pid\": 1, \"tid\": " << t.stream
+    out << ",\n{\"name\": \"" << t.name << "\", \"cat\": \""
+        << (t.category.empty() ? device : t.category) << "\", \"ph\": \"X\", \"pid\": 1, \"tid\": " << t.stream
         << ", \"ts\": " << start << ", \"dur\": " << buf << "}";
   }
   out << "\n]}\n";
@@ -332,7 +333,7 @@ int runMain(int argc, char **argv, std::shared_ptr<const rt::Executable> embedde
       std::printf("  %10.1f us  %s\n", median(perStep[key]), key.c_str());
     std::printf("  %10.1f us  total\n", median(totals));
   }
-  if (!o.trace.empty() && !writeTrace(o.trace, *exe, (*session)->lastTimings()))
+  if (!o.trace.empty() && !writeTrace(o.trace, *exe, o.device, (*session)->lastTimings()))
     return error("cannot write trace '" + o.trace + "'");
 
   // Outputs.

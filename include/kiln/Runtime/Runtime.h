@@ -130,14 +130,17 @@ struct SessionOptions {
   bool emuChecked = false;
 };
 
-/// Wall-clock span of one step in the last run, in microseconds from the
-/// start of the run.
+/// Span of one step in the last run, in microseconds from the start of the
+/// run: wall-clock on the host devices, CUDA event time on the GPU.
 struct StepTiming {
   size_t step; ///< index in program order
   std::string name;
   int stream;
   double startUs;
   double endUs;
+  /// What ran: "kernel", "cuBLASLt", "copy" or "host" on the GPU; empty on
+  /// the host devices.
+  std::string category = {};
 };
 
 /// Runs one executable: owns the arena and the input storage.
