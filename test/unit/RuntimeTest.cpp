@@ -30,7 +30,8 @@ using namespace kiln;
 namespace {
 
 /// Compiles .kg source to .kx bytes through the library (what kilnc does).
-std::vector<uint8_t> compile(const std::string &source, int64_t maxStreams = 4) {
+std::vector<uint8_t> compile(const std::string &source, int64_t maxStreams = 4,
+                             bool libraryCalls = false) {
   mlir::MLIRContext context;
   context.loadDialect<mlir::kiln::exec::ExecDialect>();
   mlir::ScopedDiagnosticHandler handler(&context, [](mlir::Diagnostic &d) {
@@ -47,6 +48,8 @@ std::vector<uint8_t> compile(const std::string &source, int64_t maxStreams = 4) 
   mlir::kiln::buildDefaultGraphPipeline(pm);
   mlir::kiln::PlanOptions plan;
   plan.maxStreams = maxStreams;
+  plan.selectImplementations = libraryCalls;
+  plan.implementation.impl = "library";
   mlir::kiln::buildExecPlanPipeline(pm, plan);
   if (mlir::failed(pm.run(*module)))
     return {};
@@ -303,6 +306,60 @@ TEST_F(LoaderTest, HostileEditsAreRejectedOrHarmless) {
   }
   EXPECT_GT(rejected, 100);
   EXPECT_EQ(rejected + accepted, 3000);
+}
+
+/// The same for cuBLASLt descriptors: an edit the loader accepts must leave
+/// every call inside its buffers, which is what cuda-emu (and a GPU) then
+/// trusts. Sanitizer builds turn any overrun here into a failure.
+TEST_F(LoaderTest, HostileEditsOfLibraryCallsAreRejectedOrHarmless) {
+  kx = compile(R"(
+input x: f32[6, 10]
+input r: f32[3, 6, 12]
+weight w: f32[10, 12] = random(seed=1, scale=0.5)
+weight b: f32[12] = random(seed=2, scale=0.5)
+y = relu(matmul(x, w) * 0.5 + b + r)
+output y
+)",
+               1, /*libraryCalls=*/true);
+  ASSERT_FALSE(kx.empty());
+  auto original = rt::Executable::loadMemory(kx.data(), kx.size());
+  ASSERT_TRUE(original) << original.status().message();
+  int calls = 0;
+  for (const rt::StepDesc &step : (*original)->program().steps)
+    calls += step.gemm.has_value();
+  ASSERT_EQ(calls, 1) << "the model should compile to one cuBLASLt call";
+
+  std::mt19937 rng(11);
+  int rejected = 0, ran = 0;
+  for (int trial = 0; trial < 2000; ++trial) {
+    std::vector<uint8_t> bad = kx;
+    for (int f = 0; f < 1 + trial % 2; ++f) {
+      size_t at = rt::kHeaderSize + rng() % (bad.size() - rt::kHeaderSize);
+      bad[at] ^= static_cast<uint8_t>(1u << (rng() % 8));
+    }
+    reseal(bad);
+    auto exe = rt::Executable::loadMemory(bad.data(), bad.size());
+    if (!exe) {
+      ++rejected;
+      continue;
+    }
+    const rt::Program &p = (*exe)->program();
+    for (const rt::StepDesc &step : p.steps) {
+      if (!step.gemm)
+        continue;
+      // Exactly the buffers the loader promised: each value's size.
+      std::vector<std::vector<uint8_t>> in;
+      for (uint32_t v : step.inputs)
+        in.emplace_back(static_cast<size_t>(p.values[v].type.byteSize()), 0);
+      std::vector<uint8_t> out(static_cast<size_t>(p.values[step.outputs[0]].type.byteSize()));
+      const rt::GemmCall &g = *step.gemm;
+      auto input = [&](int32_t k) { return k < 0 ? nullptr : in[static_cast<size_t>(k)].data(); };
+      rt::runGemmOnHost(g, input(g.a), input(g.b), input(g.c), input(g.bias), out.data());
+      ++ran;
+    }
+  }
+  EXPECT_GT(rejected, 100);
+  EXPECT_GT(ran, 100);
 }
 
 } // namespace
