@@ -61,6 +61,22 @@ std::vector<int64_t> ElementEmitter::rowMajorStrides(llvm::ArrayRef<int64_t> dim
   return strides;
 }
 
+std::vector<int64_t> ElementEmitter::physicalStrides(RankedTensorType type) {
+  ArrayRef<int64_t> dims = type.getShape();
+  TensorEncodingAttr encoding = getEncoding(type);
+  if (!encoding || encoding.isRowMajor())
+    return rowMajorStrides(dims);
+  // dimOrder lists the logical dimensions outermost first.
+  ArrayRef<int64_t> order = encoding.getDimOrder();
+  std::vector<int64_t> strides(dims.size(), 1);
+  int64_t stride = 1;
+  for (size_t k = order.size(); k-- > 0;) {
+    strides[order[k]] = stride;
+    stride *= dims[order[k]];
+  }
+  return strides;
+}
+
 std::optional<std::string> ElementEmitter::scalarType(Type type) {
   Type element = llvm::cast<RankedTensorType>(type).getElementType();
   if (element.isF32())
@@ -127,13 +143,15 @@ bool ElementEmitter::supported(Operation *op) {
   // Every op loop fusion may put in a region (isElementwiseOp and the
   // data-free broadcast and reshape), so a region never falls back to the
   // host for one op.
-  bool ok = isElementwiseOp(op) || llvm::isa<BroadcastOp, ReshapeOp>(op);
+  bool ok = isElementwiseOp(op) || llvm::isa<BroadcastOp, ReshapeOp, RelayoutOp>(op);
   if (!ok) {
     fail("'" + op->getName().stripDialect().str() + "' is not generated yet by the loop emitter");
     return false;
   }
+  // Values are computed by logical index; only a conversion may produce
+  // another layout (which matters only where it is stored).
   for (Type t : op->getResultTypes())
-    if (!scalarType(t) || !getEncoding(t).isRowMajor())
+    if (!scalarType(t) || (!getEncoding(t).isRowMajor() && !llvm::isa<RelayoutOp>(op)))
       return fail("a value is not row-major"), false;
   return true;
 }
@@ -171,7 +189,9 @@ std::string ElementEmitter::compute(Value value, const std::vector<std::string> 
     Value input = step.getInputs()[arg.getArgNumber()];
     if (std::optional<double> splat = splatOf(input))
       return cudaLiteral(*splat, scalarType(value.getType()) == std::string("double"));
-    std::vector<int64_t> strides = rowMajorStrides(dims);
+    // Inputs may be in any layout (a conversion reads the old one).
+    std::vector<int64_t> strides =
+        physicalStrides(llvm::cast<RankedTensorType>(value.getType()));
     std::string offset;
     for (size_t d = 0; d < dims.size(); ++d) {
       if (dims[d] == 1)
@@ -188,6 +208,8 @@ std::string ElementEmitter::compute(Value value, const std::vector<std::string> 
   auto operand = [&](unsigned k) {
     return valueAt(op->getOperand(k), broadcastIndex(op->getOperand(k), index));
   };
+  if (llvm::isa<RelayoutOp>(op)) // the same logical element
+    return operand(0);
   if (auto reshape = llvm::dyn_cast<ReshapeOp>(op)) {
     // Same row-major linear position in the input's shape.
     std::vector<int64_t> strides = rowMajorStrides(dims);
@@ -310,7 +332,8 @@ std::string ElementEmitter::compute(Value value, const std::vector<std::string> 
 
 
 std::vector<std::string> mlir::kiln::kernelParameters(exec::StepOp step, ElementEmitter &elements,
-                                                      GeneratedKernel &kernel) {
+                                                      GeneratedKernel &kernel,
+                                                      bool anyOutputLayout) {
   std::vector<std::string> params;
   for (auto [k, input] : llvm::enumerate(step.getInputs())) {
     if (ElementEmitter::splatOf(input))
@@ -318,7 +341,11 @@ std::vector<std::string> mlir::kiln::kernelParameters(exec::StepOp step, Element
     std::optional<std::string> type = elements.storageType(input.getType());
     if (!type)
       return {};
-    if (!getEncoding(input.getType()).isRowMajor()) {
+    // Only a layout conversion reads another layout (through the element
+    // emitter's physical strides); the tiled emitters index row-major.
+    Value arg = step.getBody().getArgument(static_cast<unsigned>(k));
+    if (!getEncoding(input.getType()).isRowMajor() &&
+        !llvm::all_of(arg.getUsers(), [](Operation *u) { return llvm::isa<RelayoutOp>(u); })) {
       elements.fail("an input is not row-major");
       return {};
     }
@@ -330,7 +357,7 @@ std::vector<std::string> mlir::kiln::kernelParameters(exec::StepOp step, Element
     std::optional<std::string> type = elements.storageType(output.getType());
     if (!type)
       return {};
-    if (!getEncoding(output.getType()).isRowMajor()) {
+    if (!anyOutputLayout && !getEncoding(output.getType()).isRowMajor()) {
       elements.fail("an output is not row-major");
       return {};
     }

@@ -54,6 +54,9 @@ public:
   /// The value of a splat constant feeding the step, if `value` is one.
   static std::optional<double> splatOf(Value value);
   static std::vector<int64_t> rowMajorStrides(llvm::ArrayRef<int64_t> dims);
+  /// Element stride of each logical dimension in memory, by the type's
+  /// layout (row-major, nhwc, perm[...]).
+  static std::vector<int64_t> physicalStrides(RankedTensorType type);
   /// Index of an operand broadcast (NumPy rules) to a result at `index`.
   static std::vector<std::string> broadcastIndex(Value operand,
                                                  const std::vector<std::string> &index);
@@ -98,9 +101,11 @@ const char *blockReduceHelpers();
 /// The kernel's parameters for `step` ("const float *__restrict__ in0",
 /// ...; splat constants are literals, not parameters), recording them in
 /// `kernel.inputArgs` and `kernel.paramTypes`. Fails (kernel.reason) on an
-/// input or output that is not row-major or of an unsupported type.
+/// input that is not row-major (unless only layout conversions read it), on
+/// an output that is not row-major (unless the caller stores by layout:
+/// `anyOutputLayout`), or on an unsupported type.
 std::vector<std::string> kernelParameters(exec::StepOp step, ElementEmitter &elements,
-                                          GeneratedKernel &kernel);
+                                          GeneratedKernel &kernel, bool anyOutputLayout = false);
 
 } // namespace kiln
 } // namespace mlir

@@ -45,14 +45,17 @@ public:
     for (Value v : yield.getValues())
       if (llvm::cast<RankedTensorType>(v.getType()).getShape() != outType.getShape())
         return fail("its outputs differ in shape");
-    for (Value v : step.getResults())
-      if (!getEncoding(v.getType()).isRowMajor())
-        return fail("an output is not row-major");
+    // An output in another layout (a conversion back to a model result's
+    // layout) is stored element by element at its physical offset.
+    bool rowMajorOutputs = llvm::all_of(step.getResults(), [](Value v) {
+      return getEncoding(v.getType()).isRowMajor();
+    });
     for (Operation &op : body.without_terminator())
       if (!elements.supported(&op))
         return;
 
-    std::vector<std::string> params = kernelParameters(step, elements, kernel);
+    std::vector<std::string> params =
+        kernelParameters(step, elements, kernel, /*anyOutputLayout=*/true);
     if (!kernel.reason.empty())
       return;
 
@@ -64,7 +67,7 @@ public:
     // group never straddles a row, and row-major offsets stay multiples of
     // 4); one element per iteration otherwise.
     int64_t group = 1;
-    if (!shape.empty() && shape.back() % 4 == 0 &&
+    if (rowMajorOutputs && !shape.empty() && shape.back() % 4 == 0 &&
         llvm::all_of(yield.getValues(), [](Value v) {
           return llvm::cast<RankedTensorType>(v.getType()).getElementType().isF32();
         }))
@@ -89,6 +92,7 @@ public:
         auto type = llvm::cast<RankedTensorType>(arg.getType());
         Value input = step.getInputs()[arg.getArgNumber()];
         if (ElementEmitter::splatOf(input) || !type.getElementType().isF32() ||
+            !getEncoding(type).isRowMajor() ||
             type.getRank() == 0 || type.getRank() > static_cast<int64_t>(shape.size()) ||
             type.getShape().back() != shape.back() || arg.use_empty())
           continue;
@@ -130,8 +134,10 @@ public:
         stores.push_back("reinterpret_cast<float4 *>(out" + std::to_string(k) +
                          ")[group] = make_float4(" + llvm::join(values, ", ") + ");");
       else
-        stores.push_back("out" + std::to_string(k) + "[linear] = " +
-                         ElementEmitter::store(v.getType(), values[0]) + ";");
+        stores.push_back("out" + std::to_string(k) + "[" +
+                         physicalOffset(llvm::cast<RankedTensorType>(step.getResult(k).getType()),
+                                        index) +
+                         "] = " + ElementEmitter::store(v.getType(), values[0]) + ";");
     }
 
     kernel.blockThreads = kThreadsPerBlock;
@@ -167,6 +173,20 @@ public:
   }
 
 private:
+  /// Where the element at logical `index` lives in a `type` buffer: the
+  /// iteration's linear index when row-major.
+  static std::string physicalOffset(RankedTensorType type, const std::vector<std::string> &index) {
+    if (getEncoding(type).isRowMajor())
+      return "linear";
+    std::vector<int64_t> strides = ElementEmitter::physicalStrides(type);
+    std::string offset;
+    for (size_t d = 0; d < index.size(); ++d)
+      if (type.getDimSize(d) != 1)
+        offset += (offset.empty() ? "" : " + ") + index[d] +
+                  (strides[d] == 1 ? "" : " * " + std::to_string(strides[d]) + "LL");
+    return offset.empty() ? "0LL" : offset;
+  }
+
   std::vector<int64_t> shape;
 };
 

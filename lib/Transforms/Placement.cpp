@@ -50,6 +50,8 @@ std::string whyHost(Operation *op) {
   bool elementwise = isElementwiseOp(op) || llvm::isa<BroadcastOp, ReshapeOp>(op);
   if (elementwise)
     return allTypes(/*allowI1=*/true) ? "" : "its element type has no generated kernel";
+  if (llvm::isa<RelayoutOp>(op)) // a loop kernel reads and writes any layout
+    return allTypes(/*allowI1=*/true) ? "" : "its element type has no generated kernel";
   if (isRowReductionOp(op)) {
     if (!allTypes(false))
       return "its element type has no generated kernel";

@@ -23,6 +23,7 @@
 #include "kiln/IR/GraphDot.h"
 #include "kiln/IR/KilnDialect.h"
 #include "kiln/IR/KilnOps.h"
+#include "kiln/IR/KilnTypes.h"
 #include "kiln/Lowering/Passes.h"
 #include "kiln/Target/ExecutableWriter.h"
 #include "kiln/Transforms/Passes.h"
@@ -37,6 +38,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
@@ -267,6 +269,28 @@ void reportFusion(ModuleOp module) {
     for (const auto &[kind, count] : regions)
       llvm::errs() << " " << kind << " " << count << ",";
     llvm::errs() << " unfused " << unfused << "\n";
+  }
+}
+
+/// One line per function: the layout conversions kiln-assign-layouts left
+/// at the model's boundary, and the bytes each reads and writes.
+void reportLayouts(ModuleOp module) {
+  for (auto func : module.getOps<func::FuncOp>()) {
+    std::vector<std::string> conversions;
+    int64_t bytes = 0;
+    func.walk([&](mlir::kiln::RelayoutOp op) {
+      auto from = mlir::kiln::getEncoding(op.getInput().getType());
+      auto to = mlir::kiln::getEncoding(op.getType());
+      auto type = llvm::cast<RankedTensorType>(op.getType());
+      bytes += 2 * type.getNumElements() * std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+      conversions.push_back(from.getLayoutString() + " -> " + to.getLayoutString() + " at " +
+                            describeLocation(op.getLoc()));
+    });
+    if (conversions.empty())
+      continue;
+    llvm::errs() << "kilnc: layouts @" << func.getName() << ": " << conversions.size()
+                 << (conversions.size() == 1 ? " conversion" : " conversions") << " ("
+                 << llvm::join(conversions, "; ") << "), " << bytes << " bytes moved\n";
   }
 }
 
@@ -686,7 +710,9 @@ int main(int argc, char **argv) {
       return 1;
     mlir::kiln::buildDefaultGraphPipeline(graph);
     if (target != TargetKind::CPU) {
-      // The GPU gets every op it has code for; the host the rest.
+      // Row-major inside (what the kernels and cuBLASLt read and write),
+      // then the GPU gets every op it has code for; the host the rest.
+      graph.nest<func::FuncOp>().addPass(mlir::kiln::createKilnAssignLayouts());
       graph.nest<func::FuncOp>().addPass(mlir::kiln::createKilnPlace());
     }
     if (!noFusion) {
@@ -698,6 +724,8 @@ int main(int argc, char **argv) {
       return 1;
     if (fusionReport)
       reportFusion(*module);
+    if (target != TargetKind::CPU)
+      reportLayouts(*module);
     if (!dumpDot.empty()) {
       std::string message;
       auto dot = openOutputFile(dumpDot, &message);

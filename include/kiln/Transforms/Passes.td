@@ -45,6 +45,25 @@ def KilnDeadCodeElimination : Pass<"kiln-dce", "func::FuncOp"> {
   ];
 }
 
+def KilnAssignLayouts : Pass<"kiln-assign-layouts", "func::FuncOp"> {
+  let summary = "Give every tensor the layout its implementation reads and writes";
+  let description = [{
+    kiln's generated kernels and its cuBLASLt calls read and write row-major
+    tensors (NCHW for convolutions). This pass makes every value computed
+    inside the function row-major, converting only at the boundary: one
+    `kiln.relayout` per model input or result whose declared layout differs
+    (the signature keeps the layouts the user declared). Weights and
+    constants change layout for free (their data is logical; the executable
+    stores them in their type's layout), the model's own `kiln.relayout`
+    ops between computed values disappear (a relayout is the same logical
+    tensor), and every op's result type is inferred again from its now
+    row-major operands. A conversion at an input is a loop kernel that reads
+    the old layout and writes row-major, and loop fusion may take it into
+    the next elementwise kernel.
+  }];
+  let dependentDialects = ["::mlir::kiln::KilnDialect"];
+}
+
 def KilnPlace : Pass<"kiln-place", "func::FuncOp"> {
   let summary = "Put each op on the target device, or on the host where it has no device code";
   let description = [{

@@ -32,6 +32,9 @@ bool isFreeDataMovement(Operation *op) {
     return isRowMajor(broadcast.getInput().getType()) && isRowMajor(broadcast.getType());
   if (auto reshape = llvm::dyn_cast<ReshapeOp>(op))
     return isRowMajor(reshape.getInput().getType()) && isRowMajor(reshape.getType());
+  // Reading another layout is index arithmetic in the loop kernel.
+  if (auto relayout = llvm::dyn_cast<RelayoutOp>(op))
+    return isRowMajor(relayout.getType());
   return false;
 }
 
