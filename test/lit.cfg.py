@@ -20,6 +20,13 @@ config.substitutions.append(("%python", "/usr/bin/python3"))
 if config.kiln_have_cuda_toolkit:
     config.available_features.add("nvrtc")
 
+# A machine with an NVIDIA driver and GPU: tests that show what happens
+# without one say `UNSUPPORTED: gpu`.
+import shutil, subprocess
+if shutil.which("nvidia-smi") and subprocess.run(
+        ["nvidia-smi", "-L"], capture_output=True).returncode == 0:
+    config.available_features.add("gpu")
+
 # Compiled kernels are cached inside the build tree, not in ~/.cache.
 config.environment["KILN_CACHE_DIR"] = os.path.join(config.kiln_obj_root, "test", "kernel-cache")
 

@@ -4,6 +4,7 @@
 #include "kiln/Lowering/CostModel.h"
 #include "kiln/Lowering/LibraryCalls.h"
 #include "kiln/Lowering/Passes.h"
+#include "kiln/Lowering/TuningCache.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -68,6 +69,15 @@ struct KilnSelectImplementationsPass
       return signalPassFailure();
     }
     const GpuSpec &gpu = gpuSpecFor(static_cast<int>(arch));
+    std::optional<TuningCache> measured;
+    if (!tuningCache.empty()) {
+      std::string error;
+      measured = TuningCache::load(tuningCache, error);
+      if (!measured) {
+        func.emitError("tuning cache: ") << error;
+        return signalPassFailure();
+      }
+    }
     Builder b(&getContext());
     func.walk([&](exec::StepOp step) {
       StepClass cls = classify(step);
@@ -89,6 +99,15 @@ struct KilnSelectImplementationsPass
       std::string estimate = "cuBLASLt " + microseconds(cost.libraryUs) + ", generated " +
                              microseconds(cost.generatedUs) + " on " + gpu.name +
                              " (cost model)";
+      if (const TunedTimes *times =
+              measured ? measured->find(TuningCache::keyOf(static_cast<int>(arch), match.call))
+                       : nullptr) {
+        cost.libraryUs = times->libraryUs;
+        cost.generatedUs = times->generatedUs;
+        estimate = "cuBLASLt " + microseconds(cost.libraryUs) + ", generated " +
+                   microseconds(cost.generatedUs) + " measured on sm_" + std::to_string(arch) +
+                   " (tuning cache)";
+      }
       if (impl == "auto" && cost.libraryUs >= cost.generatedUs)
         return decide("generated", estimate);
 

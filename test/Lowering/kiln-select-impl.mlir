@@ -6,6 +6,12 @@
 // RUN: kiln-opt %s -split-input-file -kiln-form-steps -kiln-select-impl -kiln-assign-streams -kiln-assign-buffers | FileCheck %s --check-prefix=WS
 // RUN: kiln-opt %s -split-input-file -kiln-form-steps -kiln-select-impl="arch=80" | FileCheck %s --check-prefix=A100
 // RUN: not kiln-opt %s -split-input-file -kiln-form-steps -kiln-select-impl="precision=fp8" 2>&1 | FileCheck %s --check-prefix=BAD
+// A tuning cache (what kilnc --autotune measured) overrides the cost model
+// for the problems it holds; a malformed one is an error naming its line.
+// RUN: printf '# measured\nsm_90 f32 m=3072 n=128 k=768 batch=1 trans=NN epilogue=bias_relu\tcublaslt_us=20.5\tgenerated_us=11.25\n' > %t.tuning
+// RUN: kiln-opt %s -split-input-file -kiln-form-steps -kiln-select-impl="tuning-cache=%t.tuning" | FileCheck %s --check-prefix=TUNED
+// RUN: printf 'sm_90 f32 m=1\tcublaslt_us=fast\n' > %t.bad-tuning
+// RUN: not kiln-opt %s -split-input-file -kiln-form-steps -kiln-select-impl="tuning-cache=%t.bad-tuning" 2>&1 | FileCheck %s --check-prefix=BADTUNING
 
 // A BERT-base feed-forward matmul with bias and ReLU: one cuBLASLt call
 // with the bias_relu epilogue. Row-major X[128x768] * W[768x3072] is the
@@ -25,6 +31,11 @@
 // WS: exec.arena_bytes = 7864320
 // WS: workspace_offset = 1572864
 // BAD: precision must be strict or tf32, not 'fp8'
+// TUNED-LABEL: func.func @large_bias_relu
+// TUNED: impl = "generated", impl_reason = "cuBLASLt 20.5 us, generated 11.2 us measured on sm_90 (tuning cache)"
+// TUNED-LABEL: func.func @small
+// TUNED: impl_reason = "cuBLASLt {{.*}} (cost model)"
+// BADTUNING: error: tuning cache: {{.*}}.bad-tuning:1: expected 'KEY<tab>cublaslt_us=N<tab>generated_us=N'
 !x = tensor<128x768xf32, #kiln.enc<row_major, cuda:0>>
 !w = tensor<768x3072xf32, #kiln.enc<row_major, cuda:0>>
 !b = tensor<3072xf32, #kiln.enc<row_major, cuda:0>>

@@ -13,6 +13,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Autotune.h"
+
 #include "kiln/Frontend/KgParser.h"
 #include "kiln/Frontend/OnnxImporter.h"
 #include "kiln/CodeGen/CompileCache.h"
@@ -167,6 +169,16 @@ static cl::opt<std::string> workspaceLimit(
     cl::desc("Most bytes of workspace a library call may use (default: the GPU's recommended "
              "size, 32 MiB on sm_90, 4 MiB on sm_80); the memory plan reserves it per stream"),
     cl::value_desc("BYTES"), cl::cat(kilncCategory));
+static cl::opt<std::string> tuningCache(
+    "tuning-cache",
+    cl::desc("Decide matmul steps by the times in FILE (written by --autotune) where it has "
+             "them, by the cost model elsewhere"),
+    cl::value_desc("FILE"), cl::cat(kilncCategory));
+static cl::opt<bool> autotuneFlag(
+    "autotune",
+    cl::desc("Time each matmul step as a cuBLASLt call and as a generated kernel on GPU 0, "
+             "record the times in --tuning-cache, then compile with them (--target=cuda)"),
+    cl::cat(kilncCategory));
 static cl::opt<bool> noFusion("no-fusion",
                               cl::desc("Skip operator fusion: one kernel per graph op"),
                               cl::cat(kilncCategory));
@@ -646,6 +658,16 @@ int main(int argc, char **argv) {
     }
     workspaceBytes *= scale;
   }
+  if (autotuneFlag && (target != TargetKind::Cuda || tuningCache.empty() || !lower)) {
+    llvm::errs() << "kilnc: error: --autotune measures on a GPU: it needs --target=cuda, "
+                    "--tuning-cache=FILE to record the times in, and an executable or plan to "
+                    "compile\n";
+    return 1;
+  }
+  if (!tuningCache.empty() && target == TargetKind::CPU) {
+    llvm::errs() << "kilnc: error: --tuning-cache applies to --target=cuda and cuda-emu\n";
+    return 1;
+  }
   std::unique_ptr<llvm::MemoryBuffer> stub;
   if (kind == EmitKind::Program) {
     // Find the stub first, so a missing one fails before any work.
@@ -760,6 +782,25 @@ int main(int argc, char **argv) {
         impl.impl = implementation == ImplKind::Library     ? "library"
                     : implementation == ImplKind::Generated ? "generated"
                                                             : "auto";
+        impl.tuningCache = tuningCache;
+      }
+      if (autotuneFlag) {
+        std::string error;
+        std::optional<mlir::kiln::TuningCache> cache =
+            mlir::kiln::TuningCache::load(tuningCache, error);
+        if (!cache) {
+          llvm::errs() << "kilnc: error: " << error << "\n";
+          return 1;
+        }
+        auto build = [&](func::FuncOp plan, mlir::kiln::DeviceCode &code) {
+          return buildDeviceCode(plan, targets, code);
+        };
+        if (failed(::kiln::tools::autotune(*module, options, build, *cache)) ||
+            !cache->save(tuningCache, error)) {
+          if (!error.empty())
+            llvm::errs() << "kilnc: error: " << error << "\n";
+          return 1;
+        }
       }
       mlir::kiln::buildExecPlanPipeline(plan, options);
       if (failed(plan.run(*module)))

@@ -34,7 +34,8 @@ def KilnSelectImplementations : Pass<"kiln-select-impl", "func::FuncOp"> {
     `precision=tf32` lets f32 calls use CUBLAS_COMPUTE_32F_FAST_TF32;
     `deterministic` marks calls so that the runtime excludes split-K
     reductions; `workspace-limit` caps each call's workspace (the buffer
-    plan reserves it, one per stream).
+    plan reserves it, one per stream). With `tuning-cache`, problems that
+    `kilnc --autotune` measured are decided by the measurements.
   }];
   let options = [
     Option<"arch", "arch", "int64_t", /*default=*/"90",
@@ -47,6 +48,8 @@ def KilnSelectImplementations : Pass<"kiln-select-impl", "func::FuncOp"> {
            "Most bytes of library workspace per call (-1: the GPU's recommended size)">,
     Option<"impl", "impl", "std::string", /*default=*/"\"auto\"",
            "auto (cost model), library (cuBLASLt wherever it can), generated (never)">,
+    Option<"tuningCache", "tuning-cache", "std::string", /*default=*/"\"\"",
+           "File of measured times (kilnc --autotune): a measured problem is decided by them">,
   ];
 }
 
