@@ -23,7 +23,9 @@ namespace rt {
   X(cudaStreamDestroy)    \
   X(cudaStreamSynchronize) X(cudaStreamWaitEvent) X(cudaEventCreateWithFlags)                  \
   X(cudaEventRecord) X(cudaEventDestroy) X(cudaDeviceSynchronize) X(cudaLibraryLoadData)       \
-  X(cudaLibraryUnload) X(cudaLibraryGetKernel) X(cudaLaunchKernel) X(cudaEventElapsedTime)
+  X(cudaLibraryUnload) X(cudaLibraryGetKernel) X(cudaLaunchKernel) X(cudaEventElapsedTime)       \
+  X(cudaMallocHost) X(cudaFreeHost) X(cudaStreamBeginCapture) X(cudaStreamEndCapture)          \
+  X(cudaGraphInstantiate) X(cudaGraphLaunch) X(cudaGraphDestroy) X(cudaGraphExecDestroy)
 
 struct CudaDevice::Api {
   void *handle = nullptr;
@@ -78,12 +80,22 @@ int archNumber(const std::string &target) {
 
 } // namespace
 
-Result<std::unique_ptr<CudaDevice>> CudaDevice::create(const Program &program) {
+Result<std::unique_ptr<CudaDevice>> CudaDevice::create(const Program &program, bool cudaGraph) {
+  if (cudaGraph)
+    for (size_t k = 0; k < program.steps.size(); ++k) {
+      const StepDesc &step = program.steps[k];
+      bool transfer = step.ops.size() == 1 && step.ops[0].name == "kiln.transfer";
+      if (!transfer && step.kernel.empty() && !step.gemm)
+        return Status::error("--cuda-graph: step #" + std::to_string(k) + " (" + step.name +
+                             ") runs on the host, which a CUDA graph cannot capture; run "
+                             "without --cuda-graph");
+    }
   auto api = openRuntime();
   if (!api)
     return api.status();
   std::unique_ptr<CudaDevice> device(new CudaDevice());
   device->api_ = std::move(*api);
+  device->graphMode_ = cudaGraph;
   const Api &cuda = *device->api_;
 
   int count = 0;
@@ -174,6 +186,12 @@ Result<std::unique_ptr<CudaDevice>> CudaDevice::create(const Program &program) {
     st = cuda.check(cuda.cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "event");
     device->events_.push_back(event);
   }
+  // A graph capture forks from stream 0 and joins back to it.
+  for (uint32_t e = 0; cudaGraph && e < program.numStreams && st; ++e) {
+    cudaEvent_t event = nullptr;
+    st = cuda.check(cuda.cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "event");
+    device->forkJoinEvents_.push_back(event);
+  }
   // Timing events: the run's start, and each step's start and end, for
   // per-step timings and --trace.
   for (size_t e = 0; e < 1 + 2 * program.steps.size() && st; ++e) {
@@ -198,11 +216,24 @@ Result<std::unique_ptr<CudaDevice>> CudaDevice::create(const Program &program) {
   for (const TensorSpec &input : program.inputs) {
     if (!st)
       break;
-    uint8_t *buffer = nullptr;
+    uint8_t *buffer = nullptr, *staging = nullptr;
     size_t bytes = static_cast<size_t>(input.byteSize());
     st = cuda.check(cuda.cudaMalloc(reinterpret_cast<void **>(&buffer), bytes ? bytes : 1),
                     "allocating input " + input.name);
     device->inputBuffers_.push_back(buffer);
+    if (st)
+      st = cuda.check(cuda.cudaMallocHost(reinterpret_cast<void **>(&staging), bytes ? bytes : 1),
+                      "allocating pinned staging for input " + input.name);
+    device->stagingIn_.push_back(staging);
+  }
+  for (const TensorSpec &output : program.outputs) {
+    if (!st)
+      break;
+    uint8_t *staging = nullptr;
+    size_t bytes = static_cast<size_t>(output.byteSize());
+    st = cuda.check(cuda.cudaMallocHost(reinterpret_cast<void **>(&staging), bytes ? bytes : 1),
+                    "allocating pinned staging for output " + output.name);
+    device->stagingOut_.push_back(staging);
   }
   if (!st)
     return st;
@@ -239,6 +270,17 @@ CudaDevice::~CudaDevice() {
   for (void *e : timingEvents_)
     if (e)
       cuda.cudaEventDestroy(static_cast<cudaEvent_t>(e));
+  for (void *e : forkJoinEvents_)
+    if (e)
+      cuda.cudaEventDestroy(static_cast<cudaEvent_t>(e));
+  if (graphExec_)
+    cuda.cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(graphExec_));
+  for (uint8_t *p : stagingIn_)
+    if (p)
+      cuda.cudaFreeHost(p);
+  for (uint8_t *p : stagingOut_)
+    if (p)
+      cuda.cudaFreeHost(p);
   for (void *s : streams_)
     if (s)
       cuda.cudaStreamDestroy(static_cast<cudaStream_t>(s));
@@ -252,35 +294,11 @@ CudaDevice::~CudaDevice() {
     cuda.cudaLibraryUnload(static_cast<cudaLibrary_t>(library_));
 }
 
-Status CudaDevice::run(const Program &program, const std::vector<std::vector<uint8_t>> &inputs,
-                       std::vector<std::vector<uint8_t>> &outputs,
-                       std::vector<StepTiming> *timings) {
+/// Queues every step on the plan's streams, with timing events around each.
+Status CudaDevice::enqueueSteps(const Program &program) {
   const Api &cuda = *api_;
   auto timingEvent = [&](size_t k) { return static_cast<cudaEvent_t>(timingEvents_[k]); };
-  // On an error, let what was queued finish before anyone reuses buffers.
-  bool finished = false;
-  struct DrainOnError {
-    const Api &cuda;
-    bool &finished;
-    ~DrainOnError() {
-      if (!finished)
-        cuda.cudaDeviceSynchronize();
-    }
-  } drain{cuda, finished};
-  for (size_t k = 0; k < inputs.size(); ++k)
-    if (!inputs[k].empty()) {
-      Status st = cuda.check(cuda.cudaMemcpy(inputBuffers_[k], inputs[k].data(), inputs[k].size(),
-                                             cudaMemcpyHostToDevice),
-                             "copying input " + program.inputs[k].name);
-      if (!st)
-        return st;
-    }
   auto deviceData = [&](uint32_t value) { return this->deviceData(program, value); };
-  // The plan's streams are blocking streams: they start after this event
-  // on the legacy default stream.
-  Status started = cuda.check(cuda.cudaEventRecord(timingEvent(0), nullptr), "timing the run");
-  if (!started)
-    return started;
   for (size_t index = 0; index < program.steps.size(); ++index) {
     const StepDesc &step = program.steps[index];
     std::string what = "step #" + std::to_string(index) + " (" + step.name + ")";
@@ -363,8 +381,105 @@ Status CudaDevice::run(const Program &program, const std::vector<std::vector<uin
         return st;
     }
   }
+  return Status::ok();
+}
+
+Status CudaDevice::run(const Program &program, const std::vector<std::vector<uint8_t>> &inputs,
+                       std::vector<std::vector<uint8_t>> &outputs,
+                       std::vector<StepTiming> *timings) {
+  const Api &cuda = *api_;
+  auto timingEvent = [&](size_t k) { return static_cast<cudaEvent_t>(timingEvents_[k]); };
+  // On an error, let what was queued finish before anyone reuses buffers.
+  bool finished = false;
+  struct DrainOnError {
+    const Api &cuda;
+    bool &finished;
+    ~DrainOnError() {
+      if (!finished)
+        cuda.cudaDeviceSynchronize();
+    }
+  } drain{cuda, finished};
+  // Inputs go through pinned staging buffers, so the copies are DMA on the
+  // legacy default stream, which the plan's (blocking) streams wait for.
+  for (size_t k = 0; k < inputs.size(); ++k)
+    if (!inputs[k].empty()) {
+      std::memcpy(stagingIn_[k], inputs[k].data(), inputs[k].size());
+      Status st = cuda.check(cuda.cudaMemcpyAsync(inputBuffers_[k], stagingIn_[k], inputs[k].size(),
+                                                  cudaMemcpyHostToDevice, nullptr),
+                             "copying input " + program.inputs[k].name);
+      if (!st)
+        return st;
+    }
+  auto stream0 = static_cast<cudaStream_t>(streams_[0]);
+  if (!graphMode_) {
+    Status st = cuda.check(cuda.cudaEventRecord(timingEvent(0), nullptr), "timing the run");
+    if (st)
+      st = enqueueSteps(program);
+    if (!st)
+      return st;
+  } else {
+    if (!graphExec_) {
+      // Capture the whole schedule once: stream 0 starts the capture, the
+      // other streams join it through an event and stream 0 waits for
+      // them at the end, so the graph holds every stream's work.
+      Status st = cuda.check(cuda.cudaStreamBeginCapture(stream0, cudaStreamCaptureModeThreadLocal),
+                             "capturing a CUDA graph");
+      if (st)
+        st = cuda.check(cuda.cudaEventRecord(timingEvent(0), stream0), "timing the run");
+      if (st)
+        st = cuda.check(cuda.cudaEventRecord(static_cast<cudaEvent_t>(forkJoinEvents_[0]), stream0),
+                        "forking the capture");
+      for (size_t s = 1; st && s < streams_.size(); ++s)
+        st = cuda.check(cuda.cudaStreamWaitEvent(static_cast<cudaStream_t>(streams_[s]),
+                                                 static_cast<cudaEvent_t>(forkJoinEvents_[0]), 0),
+                        "forking the capture");
+      if (st)
+        st = enqueueSteps(program);
+      for (size_t s = 1; st && s < streams_.size(); ++s) {
+        st = cuda.check(cuda.cudaEventRecord(static_cast<cudaEvent_t>(forkJoinEvents_[s]),
+                                             static_cast<cudaStream_t>(streams_[s])),
+                        "joining the capture");
+        if (st)
+          st = cuda.check(cuda.cudaStreamWaitEvent(stream0, static_cast<cudaEvent_t>(forkJoinEvents_[s]), 0),
+                          "joining the capture");
+      }
+      cudaGraph_t graph = nullptr;
+      Status ended = cuda.check(cuda.cudaStreamEndCapture(stream0, &graph), "capturing a CUDA graph");
+      if (st)
+        st = ended;
+      if (st) {
+        cudaGraphExec_t exec = nullptr;
+        st = cuda.check(cuda.cudaGraphInstantiate(&exec, graph, 0), "instantiating the CUDA graph");
+        graphExec_ = exec;
+      }
+      if (graph)
+        cuda.cudaGraphDestroy(graph);
+      if (!st)
+        return st;
+    }
+    Status st = cuda.check(cuda.cudaGraphLaunch(static_cast<cudaGraphExec_t>(graphExec_), stream0),
+                           "launching the CUDA graph");
+    if (!st)
+      return st;
+  }
+  // Results come back through pinned buffers on the legacy stream, which
+  // waits for every blocking stream's work.
+  outputs.resize(program.outputValues.size());
+  for (size_t k = 0; k < program.outputValues.size(); ++k) {
+    outputs[k].resize(static_cast<size_t>(program.outputs[k].byteSize()));
+    if (outputs[k].empty())
+      continue;
+    Status st = cuda.check(cuda.cudaMemcpyAsync(stagingOut_[k], deviceData(program, program.outputValues[k]),
+                                                outputs[k].size(), cudaMemcpyDeviceToHost, nullptr),
+                           "copying output " + program.outputs[k].name);
+    if (!st)
+      return st;
+  }
   Status st = cuda.check(cuda.cudaDeviceSynchronize(), "running the executable on the GPU");
   finished = true;
+  for (size_t k = 0; st && k < outputs.size(); ++k)
+    if (!outputs[k].empty())
+      std::memcpy(outputs[k].data(), stagingOut_[k], outputs[k].size());
   if (st && timings) {
     // Device time of every step since the run's start.
     timings->clear();
@@ -385,14 +500,6 @@ Status CudaDevice::run(const Program &program, const std::vector<std::vector<uin
                                                        : "host"});
     }
   }
-  outputs.resize(program.outputValues.size());
-  for (size_t k = 0; st && k < program.outputValues.size(); ++k) {
-    outputs[k].resize(static_cast<size_t>(program.outputs[k].byteSize()));
-    if (!outputs[k].empty())
-      st = cuda.check(cuda.cudaMemcpy(outputs[k].data(), deviceData(program.outputValues[k]),
-                                      outputs[k].size(), cudaMemcpyDeviceToHost),
-                      "copying output " + program.outputs[k].name);
-  }
   return st;
 }
 
@@ -400,7 +507,7 @@ Status CudaDevice::run(const Program &program, const std::vector<std::vector<uin
 
 struct CudaDevice::Api {};
 
-Result<std::unique_ptr<CudaDevice>> CudaDevice::create(const Program &) {
+Result<std::unique_ptr<CudaDevice>> CudaDevice::create(const Program &, bool) {
   return Status::error("--device=cuda: this kiln was built without the CUDA toolkit; use "
                        "--device=cpu or --device=cuda-emu");
 }
@@ -408,6 +515,8 @@ Result<std::unique_ptr<CudaDevice>> CudaDevice::create(const Program &) {
 CudaDevice::~CudaDevice() = default;
 
 uint8_t *CudaDevice::deviceData(const Program &, uint32_t) const { return nullptr; }
+
+Status CudaDevice::enqueueSteps(const Program &) { return Status::error("no CUDA support"); }
 
 Status CudaDevice::run(const Program &, const std::vector<std::vector<uint8_t>> &,
                        std::vector<std::vector<uint8_t>> &, std::vector<StepTiming> *) {

@@ -9,7 +9,8 @@
 // with a kernel launch on the plan's streams with events between them;
 // steps the compiler gave to cuBLASLt are calls on those streams
 // (CublasLtCalls); steps with neither run on the host between copies (the
-// host fallback).
+// host fallback). Inputs and outputs pass through pinned staging buffers;
+// with --cuda-graph the schedule is captured once and replayed.
 //
 // First version: written and built without a GPU; scripts/gpu-check is what
 // exercises it on one.
@@ -31,7 +32,11 @@ class CudaDevice {
 public:
   /// Opens the CUDA runtime and device 0, loads the program's kernels and
   /// allocates its memory; fails with a message saying what is missing.
-  static Result<std::unique_ptr<CudaDevice>> create(const Program &program);
+  /// With `cudaGraph`, the first run captures the whole schedule into a
+  /// CUDA graph and every run replays it (refused when a step runs on the
+  /// host).
+  static Result<std::unique_ptr<CudaDevice>> create(const Program &program,
+                                                    bool cudaGraph = false);
   ~CudaDevice();
 
   /// Runs every step: inputs are host buffers (one per program input),
@@ -47,6 +52,7 @@ private:
   CudaDevice() = default;
   /// Where a program value lives on the device.
   uint8_t *deviceData(const Program &program, uint32_t value) const;
+  Status enqueueSteps(const Program &program);
   std::unique_ptr<Api> api_;
   void *library_ = nullptr;             ///< cudaLibrary_t
   std::vector<void *> kernels_;         ///< cudaKernel_t per step (null: host)
@@ -57,6 +63,10 @@ private:
   std::vector<uint8_t *> weights_;      ///< device copies
   std::vector<uint8_t *> inputBuffers_; ///< device
   std::unique_ptr<CublasLtCalls> libraryCalls_;
+  std::vector<uint8_t *> stagingIn_, stagingOut_; ///< pinned host buffers
+  bool graphMode_ = false;
+  std::vector<void *> forkJoinEvents_; ///< per stream, for graph capture
+  void *graphExec_ = nullptr;          ///< cudaGraphExec_t, after the first run
 };
 
 } // namespace rt

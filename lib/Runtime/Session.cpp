@@ -40,8 +40,11 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Executabl
   // is the reference for any plan); the CUDA device keeps every buffer on
   // the GPU and runs host-placed steps between copies.
   std::unique_ptr<Session> session(new Session());
+  if (options.cudaGraph && options.device != DeviceChoice::Cuda)
+    return Status::error("--cuda-graph applies to --device=cuda (it captures the schedule into "
+                         "a CUDA graph)");
   if (options.device == DeviceChoice::Cuda) {
-    auto device = CudaDevice::create(p);
+    auto device = CudaDevice::create(p, options.cudaGraph);
     if (!device)
       return device.status();
     session->cuda_ = std::move(*device);

@@ -3,6 +3,7 @@
 //   kiln-run EXE.kx [--device=auto|cpu|cuda-emu|cuda] [--input NAME=FILE.npy|FILE.pb|random[:SEED]]...
 //                   [--output-dir DIR] [--output-format=npy|pb] [--bench N]
 //                   [--trace FILE.json] [--describe]
+//                   [--emu-order=forward|reverse|shuffled] [--emu-checked] [--cuda-graph]
 //
 // No LLVM here either: a standalone program is the runtime plus this file.
 //
@@ -39,13 +40,14 @@ struct Options {
   std::string outputFormat = "npy";
   std::string emuOrder = "forward";
   bool emuChecked = false;
+  bool cudaGraph = false;
 };
 
 const char *kUsage =
     "usage: %s%s [--device=auto|cpu|cuda-emu|cuda]\n"
     "       [--input NAME=FILE.npy|FILE.pb|random[:SEED]]...\n"
     "       [--output-dir DIR] [--output-format=npy|pb] [--bench N] [--trace FILE.json]\n"
-    "       [--describe] [--emu-order=forward|reverse|shuffled] [--emu-checked]\n";
+    "       [--describe] [--emu-order=forward|reverse|shuffled] [--emu-checked] [--cuda-graph]\n";
 
 int usageError(const char *argv0, bool embedded, const std::string &message) {
   std::fprintf(stderr, "%s: error: %s\n", argv0, message.c_str());
@@ -88,6 +90,8 @@ std::optional<int> parse(int argc, char **argv, bool embedded, Options &o) {
       o.emuOrder = v;
     } else if (arg == "--emu-checked") {
       o.emuChecked = true;
+    } else if (arg == "--cuda-graph") {
+      o.cudaGraph = true;
     } else if (value("--input", v)) {
       size_t eq = v.find('=');
       if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
@@ -236,6 +240,7 @@ int runMain(int argc, char **argv, std::shared_ptr<const rt::Executable> embedde
                             : o.emuOrder == "shuffled" ? rt::EmuOrder::Shuffled
                                                        : rt::EmuOrder::Forward;
   sessionOptions.emuChecked = o.emuChecked;
+  sessionOptions.cudaGraph = o.cudaGraph;
   auto session = rt::Session::create(exe, sessionOptions);
   if (!session)
     return error(session.status().message());

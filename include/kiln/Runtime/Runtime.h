@@ -128,6 +128,9 @@ struct SessionOptions {
   EmuOrder emuOrder = EmuOrder::Forward;
   /// Shared arrays followed by guard pages: an overrun traps.
   bool emuChecked = false;
+  /// CUDA device: capture the schedule into a CUDA graph on the first run
+  /// and replay it (no per-step launch overhead).
+  bool cudaGraph = false;
 };
 
 /// Span of one step in the last run, in microseconds from the start of the
