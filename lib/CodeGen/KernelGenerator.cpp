@@ -58,6 +58,16 @@ std::vector<GeneratedKernel> mlir::kiln::generateKernels(func::FuncOp plan,
       kernel.library = "cuBLASLt matmul (epilogue " + text("epilogue") + ", compute " +
                        text("compute") + ")";
       kernel.reason = reason ? reason.getValue().str() : "";
+    } else if (auto conv = step->getAttrOfType<DictionaryAttr>(kConvAttr);
+               impl && impl.getValue() == "cudnn" && conv) {
+      kernel.name.clear();
+      auto text = [&](StringRef field) {
+        auto v = conv.getAs<StringAttr>(field);
+        return v ? v.getValue().str() : std::string("?");
+      };
+      auto reason = step->getAttrOfType<StringAttr>(kImplReasonAttr);
+      kernel.library = "cuDNN convolution (" + text("type") + ", epilogue " + text("epilogue") + ")";
+      kernel.reason = reason ? reason.getValue().str() : "";
     } else if (llvm::isa<TransferOp>(first) && !step.getKind()) {
       kernel.name.clear();
       kernel.reason = "a copy between host and device, not a kernel";

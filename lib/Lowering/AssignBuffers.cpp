@@ -101,8 +101,10 @@ struct KilnAssignBuffersPass
   }
 
   static int64_t workspaceBytes(exec::StepOp step) {
-    auto gemm = step->getAttrOfType<DictionaryAttr>(kGemmAttr);
-    auto bytes = gemm ? gemm.getAs<IntegerAttr>("workspace") : nullptr;
+    auto call = step->getAttrOfType<DictionaryAttr>(kGemmAttr);
+    if (!call)
+      call = step->getAttrOfType<DictionaryAttr>(kConvAttr);
+    auto bytes = call ? call.getAs<IntegerAttr>("workspace") : nullptr;
     return bytes ? std::max<int64_t>(0, bytes.getInt()) : 0;
   }
 

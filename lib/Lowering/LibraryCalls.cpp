@@ -1,4 +1,4 @@
-//===- LibraryCalls.cpp - matmul steps as cuBLASLt calls ------------------===//
+//===- LibraryCalls.cpp - matmul and convolution steps as library calls ---===//
 //
 // Row-major graph tensors meet column-major cuBLASLt through the identity
 // (X*Y)^T = Y^T * X^T: a row-major M x N result is a column-major N x M
@@ -10,6 +10,7 @@
 #include "kiln/Lowering/LibraryCalls.h"
 
 #include "kiln/IR/KilnOps.h"
+#include "kiln/IR/KilnTypes.h"
 #include "kiln/IR/ReferenceConversion.h"
 
 #include "mlir/IR/Builders.h"
@@ -294,5 +295,200 @@ FailureOr<rt::GemmCall> mlir::kiln::gemmCallFromAttr(DictionaryAttr attr, std::s
     return failure();
   }
   g.tf32 = compute.getValue() == "32F_FAST_TF32";
+  return g;
+}
+
+//===----------------------------------------------------------------------===//
+// Convolutions for cuDNN
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+ConvMatch refuseConv(std::string reason) {
+  ConvMatch m;
+  m.reason = std::move(reason);
+  return m;
+}
+
+bool isRowMajorType(Type type) {
+  TensorEncodingAttr e = getEncoding(type);
+  return !e || e.isRowMajor();
+}
+
+} // namespace
+
+ConvMatch mlir::kiln::matchCudnnConv(exec::StepOp step, bool allowTf32) {
+  if (step.getKind() && *step.getKind() != "conv_epilogue")
+    return refuseConv("a " + step.getKind()->str() + " region is not a convolution");
+  Block &body = step.getBody().front();
+  auto ops = body.without_terminator();
+  auto conv = ops.empty() ? Conv2dOp() : llvm::dyn_cast<Conv2dOp>(*ops.begin());
+  if (!conv)
+    return refuseConv("the step does not start with a convolution");
+  auto x = llvm::dyn_cast<BlockArgument>(conv.getInput());
+  auto w = llvm::dyn_cast<BlockArgument>(conv.getFilter());
+  auto b = conv.getBias() ? llvm::dyn_cast<BlockArgument>(conv.getBias()) : BlockArgument();
+  if (!x || !w || (conv.getBias() && !b))
+    return refuseConv("a convolution operand is computed inside the step");
+  auto xType = llvm::cast<RankedTensorType>(x.getType());
+  auto wType = llvm::cast<RankedTensorType>(w.getType());
+  auto yType = llvm::cast<RankedTensorType>(conv.getType());
+  Type element = xType.getElementType();
+  if (element != wType.getElementType() || element != yType.getElementType() ||
+      !(element.isF32() || element.isF16() || element.isBF16()))
+    return refuseConv("cuDNN is called for f32, f16 and bf16 convolutions with one element type");
+  if (!isRowMajorType(xType) || !isRowMajorType(wType) || !isRowMajorType(yType))
+    return refuseConv("the convolution is not NCHW");
+
+  ::kiln::rt::ConvCall call;
+  call.n = xType.getDimSize(0), call.c = xType.getDimSize(1);
+  call.h = xType.getDimSize(2), call.w = xType.getDimSize(3);
+  call.k = wType.getDimSize(0), call.r = wType.getDimSize(2), call.s = wType.getDimSize(3);
+  call.p = yType.getDimSize(2), call.q = yType.getDimSize(3);
+  call.groups = conv.getGroups();
+  ArrayRef<int64_t> strides = conv.getStrides(), padding = conv.getPadding(),
+                    dilations = conv.getDilations();
+  call.strideH = strides[0], call.strideW = strides[1];
+  call.padTop = padding[0], call.padLeft = padding[1];
+  call.padBottom = padding[2], call.padRight = padding[3];
+  call.dilationH = dilations[0], call.dilationW = dilations[1];
+  call.type = *toReferenceDType(element);
+  call.allowTf32 = allowTf32 && element.isF32();
+  call.x = static_cast<int32_t>(x.getArgNumber());
+  call.filter = static_cast<int32_t>(w.getArgNumber());
+  if (b) {
+    call.bias = true;
+    call.biasInput = static_cast<int32_t>(b.getArgNumber());
+  }
+
+  // The epilogue cuDNN fuses here: a per-channel bias add (when the
+  // convolution has none), then ReLU.
+  Value current = conv.getResult();
+  for (Operation &op : llvm::drop_begin(ops)) {
+    std::string name = opName(&op);
+    if (!current.hasOneUse() || *current.getUsers().begin() != &op)
+      return refuseConv("the convolution's result is read by more than the next epilogue op");
+    if (call.relu)
+      return refuseConv("'" + name + "' after the relu");
+    if (llvm::isa<ReluOp>(op)) {
+      call.relu = true;
+    } else if (auto add = llvm::dyn_cast<AddOp>(op)) {
+      Value other = add.getLhs() == current ? add.getRhs() : add.getLhs();
+      auto arg = llvm::dyn_cast<BlockArgument>(other);
+      auto type = llvm::cast<RankedTensorType>(other.getType());
+      // [K] would broadcast along W, not channels: only [1, K, 1, 1] (or
+      // [K, 1, 1]) is a per-channel bias.
+      ArrayRef<int64_t> shape = type.getShape();
+      bool perChannel = shape.size() >= 3 && shape[shape.size() - 3] == call.k &&
+                        shape[shape.size() - 2] == 1 && shape.back() == 1 &&
+                        product(shape) == call.k;
+      if (!arg || call.bias || !perChannel || type.getElementType() != element ||
+          splatInput(step, arg))
+        return refuseConv("'kiln.add' is not a per-channel bias cuDNN can fuse");
+      call.bias = true;
+      call.biasInput = static_cast<int32_t>(arg.getArgNumber());
+    } else {
+      return refuseConv("'" + name + "' has no fused cuDNN epilogue here");
+    }
+    if (op.getNumResults() != 1 || op.getResult(0).getType() != yType)
+      return refuseConv("'" + name + "' changes the result's type");
+    current = op.getResult(0);
+  }
+  auto yield = llvm::cast<exec::YieldOp>(body.getTerminator());
+  if (yield.getValues().size() != 1 || yield.getValues()[0] != current)
+    return refuseConv("the step returns more than the epilogue's result");
+
+  ConvMatch match;
+  match.ok = true;
+  match.call = call;
+  int64_t width = element.isF32() ? 4 : 2;
+  // The implicit GEMM: output pixels x output channels x reduction, per group.
+  match.problem.m = call.n * call.p * call.q;
+  match.problem.n = call.k / call.groups;
+  match.problem.k = (call.c / call.groups) * call.r * call.s;
+  match.problem.batch = call.groups;
+  match.problem.bytesMoved =
+      width * (xType.getNumElements() + wType.getNumElements() + yType.getNumElements());
+  match.problem.tensorCores = !element.isF32() || call.allowTf32;
+  match.problem.tf32 = call.allowTf32;
+  return match;
+}
+
+DictionaryAttr mlir::kiln::convCallToAttr(MLIRContext *context, const ::kiln::rt::ConvCall &g) {
+  Builder b(context);
+  auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
+  SmallVector<NamedAttribute> fields = {
+      b.getNamedAttr("input", b.getDenseI64ArrayAttr({g.n, g.c, g.h, g.w})),
+      b.getNamedAttr("filter", b.getDenseI64ArrayAttr({g.k, g.c / std::max<int64_t>(1, g.groups), g.r, g.s})),
+      b.getNamedAttr("output", b.getDenseI64ArrayAttr({g.n, g.k, g.p, g.q})),
+      b.getNamedAttr("groups", i64(g.groups)),
+      b.getNamedAttr("strides", b.getDenseI64ArrayAttr({g.strideH, g.strideW})),
+      b.getNamedAttr("dilations", b.getDenseI64ArrayAttr({g.dilationH, g.dilationW})),
+      b.getNamedAttr("padding",
+                     b.getDenseI64ArrayAttr({g.padTop, g.padLeft, g.padBottom, g.padRight})),
+      b.getNamedAttr("type", b.getStringAttr(::kiln::ref::dtypeName(g.type))),
+      b.getNamedAttr("epilogue", b.getStringAttr(g.bias ? (g.relu ? "bias_relu" : "bias")
+                                                        : (g.relu ? "relu" : "none"))),
+      b.getNamedAttr("x", i64(g.x)),
+      b.getNamedAttr("w", i64(g.filter)),
+      b.getNamedAttr("bias", i64(g.biasInput)),
+      b.getNamedAttr("allow_tf32", b.getBoolAttr(g.allowTf32)),
+      b.getNamedAttr("deterministic", b.getBoolAttr(g.deterministic)),
+      b.getNamedAttr("workspace", i64(static_cast<int64_t>(g.workspaceBytes))),
+  };
+  return b.getDictionaryAttr(fields);
+}
+
+FailureOr<::kiln::rt::ConvCall> mlir::kiln::convCallFromAttr(DictionaryAttr attr,
+                                                             std::string &error) {
+  ::kiln::rt::ConvCall g;
+  auto array = [&](StringRef name, size_t size) -> ArrayRef<int64_t> {
+    auto v = attr.getAs<DenseI64ArrayAttr>(name);
+    return v && v.size() == static_cast<int64_t>(size) ? v.asArrayRef() : ArrayRef<int64_t>();
+  };
+  auto i64 = [&](StringRef name) -> std::optional<int64_t> {
+    auto v = attr.getAs<IntegerAttr>(name);
+    return v ? std::optional<int64_t>(v.getInt()) : std::nullopt;
+  };
+  ArrayRef<int64_t> input = array("input", 4), filter = array("filter", 4),
+                    output = array("output", 4), strides = array("strides", 2),
+                    dilations = array("dilations", 2), padding = array("padding", 4);
+  auto groups = i64("groups"), x = i64("x"), w = i64("w"), bias = i64("bias"),
+       workspace = i64("workspace");
+  auto type = attr.getAs<StringAttr>("type");
+  auto epilogue = attr.getAs<StringAttr>("epilogue");
+  auto tf32 = attr.getAs<BoolAttr>("allow_tf32");
+  auto deterministic = attr.getAs<BoolAttr>("deterministic");
+  if (input.empty() || filter.empty() || output.empty() || strides.empty() ||
+      dilations.empty() || padding.empty() || !groups || !x || !w || !bias || !workspace ||
+      !type || !epilogue || !tf32 || !deterministic) {
+    error = "the conv descriptor lacks a field or has one of the wrong kind";
+    return failure();
+  }
+  g.n = input[0], g.c = input[1], g.h = input[2], g.w = input[3];
+  g.k = filter[0], g.r = filter[2], g.s = filter[3];
+  g.p = output[2], g.q = output[3];
+  g.groups = *groups;
+  g.strideH = strides[0], g.strideW = strides[1];
+  g.dilationH = dilations[0], g.dilationW = dilations[1];
+  g.padTop = padding[0], g.padLeft = padding[1], g.padBottom = padding[2], g.padRight = padding[3];
+  g.x = static_cast<int32_t>(*x), g.filter = static_cast<int32_t>(*w);
+  g.biasInput = static_cast<int32_t>(*bias);
+  g.bias = g.biasInput >= 0;
+  g.relu = epilogue.getValue().ends_with("relu");
+  g.allowTf32 = tf32.getValue();
+  g.deterministic = deterministic.getValue();
+  g.workspaceBytes = static_cast<uint64_t>(std::max<int64_t>(0, *workspace));
+  bool known = false;
+  for (::kiln::ref::DType t :
+       {::kiln::ref::DType::F32, ::kiln::ref::DType::F16, ::kiln::ref::DType::BF16})
+    if (type.getValue() == ::kiln::ref::dtypeName(t)) {
+      g.type = t;
+      known = true;
+    }
+  if (!known) {
+    error = "the conv descriptor has an unknown type";
+    return failure();
+  }
   return g;
 }

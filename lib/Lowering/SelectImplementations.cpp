@@ -87,11 +87,10 @@ struct KilnSelectImplementationsPass
         step->setAttr(kImplAttr, b.getStringAttr(choice));
         step->setAttr(kImplReasonAttr, b.getStringAttr(reason));
       };
-      if (cls == StepClass::Conv)
-        return decide("generated", "kiln does not call cuDNN yet; the generated implicit GEMM "
-                                   "computes convolutions");
       if (impl == "generated")
         return decide("generated", "--impl=generated");
+      if (cls == StepClass::Conv)
+        return decideConv(step, gpu, decide);
       GemmMatch match = matchCublasLtGemm(step, precision == "tf32");
       if (!match.ok)
         return decide("generated", "not one cuBLASLt call: " + match.reason);
@@ -117,6 +116,28 @@ struct KilnSelectImplementationsPass
       step->setAttr(kGemmAttr, gemmCallToAttr(&getContext(), call));
       decide("cublaslt", impl == "library" ? "--impl=library; " + estimate : estimate);
     });
+  }
+
+  template <typename Decide>
+  void decideConv(exec::StepOp step, const GpuSpec &gpu, Decide decide) {
+    ConvMatch match = matchCudnnConv(step, precision == "tf32");
+    if (!match.ok)
+      return decide("generated", "not one cuDNN graph: " + match.reason);
+    GemmEstimate cost = estimateGemm(gpu, match.problem);
+    std::string estimate = "cuDNN " + microseconds(cost.libraryUs) + ", generated " +
+                           microseconds(cost.generatedUs) + " on " + gpu.name + " (cost model)";
+    // kiln generates f32 convolutions only.
+    bool generatedExists = match.call.type == ::kiln::ref::DType::F32;
+    if (generatedExists && impl == "auto" && cost.libraryUs >= cost.generatedUs)
+      return decide("generated", estimate);
+    ::kiln::rt::ConvCall call = match.call;
+    call.deterministic = deterministic;
+    call.workspaceBytes = workspaceFor(gpu, match.problem);
+    step->setAttr(kConvAttr, convCallToAttr(&getContext(), call));
+    decide("cudnn", !generatedExists ? "kiln generates f32 convolutions only; cuDNN computes "
+                                       "this one"
+                    : impl == "library" ? "--impl=library; " + estimate
+                                        : estimate);
   }
 
   /// Workspace lets cuBLASLt split K across blocks: a few partial results

@@ -85,7 +85,7 @@ Result<std::unique_ptr<CudaDevice>> CudaDevice::create(const Program &program, b
     for (size_t k = 0; k < program.steps.size(); ++k) {
       const StepDesc &step = program.steps[k];
       bool transfer = step.ops.size() == 1 && step.ops[0].name == "kiln.transfer";
-      if (!transfer && step.kernel.empty() && !step.gemm)
+      if (!transfer && step.kernel.empty() && !step.gemm && !step.conv)
         return Status::error("--cuda-graph: step #" + std::to_string(k) + " (" + step.name +
                              ") runs on the host, which a CUDA graph cannot capture; run "
                              "without --cuda-graph");
@@ -242,6 +242,11 @@ Result<std::unique_ptr<CudaDevice>> CudaDevice::create(const Program &program, b
   if (!libraryCalls)
     return libraryCalls.status();
   device->libraryCalls_ = std::move(*libraryCalls);
+  auto dnnCalls = CudnnCalls::create(
+      program, [&](uint32_t value) { return device->deviceData(program, value); }, device->arena_);
+  if (!dnnCalls)
+    return dnnCalls.status();
+  device->dnnCalls_ = std::move(*dnnCalls);
   return device;
 }
 
@@ -264,6 +269,7 @@ CudaDevice::~CudaDevice() {
   const Api &cuda = *api_;
   cuda.cudaDeviceSynchronize();
   libraryCalls_.reset();
+  dnnCalls_.reset();
   for (void *e : events_)
     if (e)
       cuda.cudaEventDestroy(static_cast<cudaEvent_t>(e));
@@ -326,6 +332,10 @@ Status CudaDevice::enqueueSteps(const Program &program) {
         return st;
     } else if (libraryCalls_->has(index)) {
       Status st = libraryCalls_->run(index, stream);
+      if (!st)
+        return st;
+    } else if (dnnCalls_->has(index)) {
+      Status st = dnnCalls_->run(index, stream);
       if (!st)
         return st;
     } else if (kernels_[index]) {
@@ -496,6 +506,7 @@ Status CudaDevice::run(const Program &program, const std::vector<std::vector<uin
                           1000.0 * endMs,
                           copy                         ? "copy"
                           : libraryCalls_->has(index) ? "cuBLASLt"
+                          : dnnCalls_->has(index)     ? "cuDNN"
                           : kernels_[index]            ? "kernel"
                                                        : "host"});
     }

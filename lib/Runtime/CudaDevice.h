@@ -7,8 +7,8 @@
 // architecture (or its PTX, JIT-compiled by the driver) is loaded with
 // cudaLibraryLoadData; the plan's arena is one device allocation; steps
 // with a kernel launch on the plan's streams with events between them;
-// steps the compiler gave to cuBLASLt are calls on those streams
-// (CublasLtCalls); steps with neither run on the host between copies (the
+// steps the compiler gave to cuBLASLt or cuDNN are calls on those streams
+// (CublasLtCalls, CudnnCalls); steps with neither run on the host between copies (the
 // host fallback). Inputs and outputs pass through pinned staging buffers;
 // with --cuda-graph the schedule is captured once and replayed.
 //
@@ -21,6 +21,7 @@
 #define KILN_LIB_RUNTIME_CUDADEVICE_H
 
 #include "CublasLtCalls.h"
+#include "CudnnCalls.h"
 #include "Program.h"
 
 #include <memory>
@@ -63,6 +64,7 @@ private:
   std::vector<uint8_t *> weights_;      ///< device copies
   std::vector<uint8_t *> inputBuffers_; ///< device
   std::unique_ptr<CublasLtCalls> libraryCalls_;
+  std::unique_ptr<CudnnCalls> dnnCalls_;
   std::vector<uint8_t *> stagingIn_, stagingOut_; ///< pinned host buffers
   bool graphMode_ = false;
   std::vector<void *> forkJoinEvents_; ///< per stream, for graph capture

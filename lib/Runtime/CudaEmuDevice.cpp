@@ -74,6 +74,14 @@ Status CudaEmuDevice::runStep(const Program &program, size_t index,
     runGemmOnHost(g, input(g.a), input(g.b), input(g.c), input(g.bias), outputs[0]);
     return Status::ok();
   }
+  if (step.conv) {
+    // Likewise for a cuDNN step.
+    const ConvCall &c = *step.conv;
+    runConvOnHost(c, inputs[static_cast<size_t>(c.x)], inputs[static_cast<size_t>(c.filter)],
+                  c.biasInput >= 0 ? inputs[static_cast<size_t>(c.biasInput)] : nullptr,
+                  outputs[0]);
+    return Status::ok();
+  }
   ThreadEntry entry = entries_[index];
   if (!entry)
     return runStepOnCpu(program, step, inputs, outputs);

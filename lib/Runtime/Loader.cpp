@@ -310,6 +310,38 @@ Status ProgramBuilder::steps(Program &p) {
         return Status::error(what + ": its cuBLASLt call " + problem);
       step.gemm = call;
     }
+    if (const kx::ConvCall *g = s->conv()) {
+      if (!step.kernel.empty() || step.gemm)
+        return Status::error(what + " has a cuDNN call and also a kernel or cuBLASLt call");
+      if (step.outputs.size() != 1)
+        return Status::error(what + " is a cuDNN call with " +
+                             std::to_string(step.outputs.size()) + " outputs");
+      ConvCall call;
+      call.n = g->n(), call.c = g->c(), call.h = g->h(), call.w = g->w();
+      call.k = g->k(), call.r = g->r(), call.s = g->s(), call.p = g->p(), call.q = g->q();
+      call.groups = g->groups();
+      call.strideH = g->stride_h(), call.strideW = g->stride_w();
+      call.dilationH = g->dilation_h(), call.dilationW = g->dilation_w();
+      call.padTop = g->pad_top(), call.padLeft = g->pad_left();
+      call.padBottom = g->pad_bottom(), call.padRight = g->pad_right();
+      call.type = static_cast<ref::DType>(g->type());
+      call.bias = g->bias(), call.relu = g->relu();
+      call.x = g->x(), call.filter = g->filter(), call.biasInput = g->bias_input();
+      call.allowTf32 = g->allow_tf32(), call.deterministic = g->deterministic();
+      call.workspaceBytes = g->workspace_bytes(), call.workspaceOffset = g->workspace_offset();
+      std::vector<ref::DType> types;
+      std::vector<int64_t> elements;
+      for (uint32_t in : step.inputs) {
+        types.push_back(p.values[in].type.dtype);
+        elements.push_back(p.values[in].type.numElements());
+      }
+      const TensorSpec &out = p.values[step.outputs[0]].type;
+      std::string problem = checkConvCall(call, types, elements, out.dtype, out.numElements(),
+                                          p.arenaBytes);
+      if (!problem.empty())
+        return Status::error(what + ": its cuDNN call " + problem);
+      step.conv = call;
+    }
     p.steps.push_back(std::move(step));
   }
   return Status::ok();

@@ -12,6 +12,7 @@
 #include "kiln/Runtime/Runtime.h"
 
 #include "kiln/Reference/Ops.h"
+#include "kiln/Runtime/ConvCall.h"
 #include "kiln/Runtime/GemmCall.h"
 
 #include <optional>
@@ -54,6 +55,8 @@ struct StepDesc {
   /// The cuBLASLt call computing the step on a GPU (then there is no
   /// kernel); validated against the step's buffers and the arena.
   std::optional<GemmCall> gemm;
+  /// The cuDNN convolution computing the step on a GPU, likewise.
+  std::optional<ConvCall> conv;
 };
 
 struct DeviceCodeDesc {

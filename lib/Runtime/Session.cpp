@@ -184,6 +184,10 @@ std::string Executable::describe() const {
            "x" + std::to_string(step.gemm->k) +
            (step.gemm->batch > 1 ? " x" + std::to_string(step.gemm->batch) : std::string()) +
            " epilogue " + gemmEpilogueName(step.gemm->epilogue);
+    if (step.conv)
+      s += " cuDNN conv " + std::to_string(step.conv->k) + "x" + std::to_string(step.conv->c) +
+           "x" + std::to_string(step.conv->r) + "x" + std::to_string(step.conv->s) +
+           (step.conv->bias ? " +bias" : "") + (step.conv->relu ? " +relu" : "");
     for (uint32_t out : step.outputs)
       s += " -> arena[" + std::to_string(p.values[out].index) + "] " +
            p.values[out].type.typeString();

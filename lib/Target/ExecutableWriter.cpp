@@ -35,6 +35,7 @@ private:
                                                     ElementsAttr value);
   FailureOr<flatbuffers::Offset<kx::Step>> step(exec::StepOp step, unsigned stepIndex);
   FailureOr<flatbuffers::Offset<kx::GemmCall>> gemmCall(exec::StepOp step);
+  FailureOr<flatbuffers::Offset<kx::ConvCall>> convCall(exec::StepOp step);
   flatbuffers::Offset<kx::Attr> attr(const std::string &name, const ::kiln::ref::OpAttr &a);
 
   func::FuncOp func;
@@ -177,9 +178,35 @@ FailureOr<flatbuffers::Offset<kx::GemmCall>> Writer::gemmCall(exec::StepOp s) {
       g->deterministic);
 }
 
+/// The step's cuDNN descriptor, or a null offset when it has none.
+FailureOr<flatbuffers::Offset<kx::ConvCall>> Writer::convCall(exec::StepOp s) {
+  auto attr = s->getAttrOfType<DictionaryAttr>(kConvAttr);
+  if (!attr)
+    return flatbuffers::Offset<kx::ConvCall>();
+  std::string error;
+  FailureOr<::kiln::rt::ConvCall> g = convCallFromAttr(attr, error);
+  if (failed(g))
+    return s.emitOpError(error);
+  auto offset = s->getAttrOfType<IntegerAttr>(kWorkspaceOffsetAttr);
+  if (g->workspaceBytes > 0 && !offset)
+    return s.emitOpError("has a library workspace but no workspace_offset; run "
+                         "kiln-assign-buffers first");
+  if (s.getNumResults() != 1)
+    return s.emitOpError("is a cuDNN call but has ") << s.getNumResults() << " results";
+  return kx::CreateConvCall(fbb, g->n, g->c, g->h, g->w, g->k, g->r, g->s, g->p, g->q, g->groups,
+                            g->strideH, g->strideW, g->dilationH, g->dilationW, g->padTop,
+                            g->padLeft, g->padBottom, g->padRight,
+                            static_cast<kx::DType>(g->type), g->bias, g->relu, g->x, g->filter,
+                            g->biasInput, g->allowTf32, g->deterministic, g->workspaceBytes,
+                            offset ? static_cast<uint64_t>(offset.getInt()) : 0);
+}
+
 FailureOr<flatbuffers::Offset<kx::Step>> Writer::step(exec::StepOp s, unsigned stepIndex) {
   FailureOr<flatbuffers::Offset<kx::GemmCall>> gemm = gemmCall(s);
   if (failed(gemm))
+    return failure();
+  FailureOr<flatbuffers::Offset<kx::ConvCall>> conv = convCall(s);
+  if (failed(conv))
     return failure();
   std::vector<uint32_t> inputs, outputs, yields;
   for (Value v : s.getInputs()) {
@@ -245,7 +272,7 @@ FailureOr<flatbuffers::Offset<kx::Step>> Writer::step(exec::StepOp s, unsigned s
                               &inputs, &outputs, &ops, &yields, kind.c_str(),
                               k.name.empty() ? nullptr : k.name.c_str(), k.name.empty() ? 0 : k.grid,
                               k.name.empty() ? 0 : k.block,
-                              k.name.empty() ? nullptr : &k.inputs, *gemm);
+                              k.name.empty() ? nullptr : &k.inputs, *gemm, *conv);
 }
 
 LogicalResult Writer::write(llvm::raw_ostream &os) {

@@ -75,8 +75,9 @@ std::string whyHost(Operation *op) {
     return allTypes(false) ? "" : "its element type has no generated kernel";
   if (auto conv = llvm::dyn_cast<Conv2dOp>(op)) {
     auto type = llvm::cast<RankedTensorType>(conv.getInput().getType());
-    if (!type.getElementType().isF32() || !getEncoding(type).isRowMajor())
-      return "only f32 NCHW convolutions have a generated kernel";
+    // f32: a generated kernel or cuDNN; f16/bf16: cuDNN (kiln-select-impl).
+    if (!allTypes(false) || type.getElementType().isF64() || !getEncoding(type).isRowMajor())
+      return "only f32, f16 and bf16 NCHW convolutions have device code";
     return "";
   }
   return "'" + op->getName().stripDialect().str() + "' has no generated kernel";

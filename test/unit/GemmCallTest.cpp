@@ -1,4 +1,4 @@
-//===- GemmCallTest.cpp - cuBLASLt descriptors: checks and host runs ------===//
+//===- GemmCallTest.cpp - library-call descriptors: checks and host runs --===//
 //
 // The host run of a GemmCall is what cuda-emu executes for a cuBLASLt step,
 // so it must follow cuBLASLt's column-major semantics exactly: it is
@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kiln/Runtime/ConvCall.h"
 #include "kiln/Runtime/GemmCall.h"
 
 #include "gtest/gtest.h"
@@ -180,6 +181,85 @@ TEST_F(GemmCallCheck, RefusesMismatchedOperands) {
   EXPECT_NE(check().find("workspace outside the arena"), std::string::npos);
   g.workspaceOffset = 512;
   EXPECT_EQ(check(), "");
+}
+
+} // namespace
+
+namespace {
+
+/// A 3x3 convolution, stride 2, padding 1, two groups, with bias.
+rt::ConvCall smallConv() {
+  rt::ConvCall g;
+  g.n = 2, g.c = 4, g.h = 9, g.w = 7, g.k = 6, g.r = 3, g.s = 3, g.groups = 2;
+  g.strideH = g.strideW = 2;
+  g.padTop = g.padLeft = g.padBottom = g.padRight = 1;
+  g.p = 5, g.q = 4;
+  g.x = 0, g.filter = 1, g.bias = true, g.biasInput = 2;
+  return g;
+}
+
+TEST(ConvCall, HostRunMatchesTheDefinition) {
+  rt::ConvCall g = smallConv();
+  g.relu = true;
+  std::vector<float> x = randomFloats(2 * 4 * 9 * 7, 1), w = randomFloats(6 * 2 * 3 * 3, 2),
+                     b = randomFloats(6, 3), y(2 * 6 * 5 * 4);
+  ASSERT_EQ(rt::checkConvCall(g, {ref::DType::F32, ref::DType::F32, ref::DType::F32},
+                              {int64_t(x.size()), int64_t(w.size()), int64_t(b.size())},
+                              ref::DType::F32, int64_t(y.size()), 0),
+            "");
+  rt::runConvOnHost(g, bytes(x), bytes(w), bytes(b), reinterpret_cast<uint8_t *>(y.data()));
+  int nonzero = 0;
+  for (int64_t n = 0; n < 2; ++n)
+    for (int64_t k = 0; k < 6; ++k)
+      for (int64_t p = 0; p < 5; ++p)
+        for (int64_t q = 0; q < 4; ++q) {
+          double sum = b[k];
+          int64_t group = k / 3;
+          for (int64_t c = 0; c < 2; ++c)
+            for (int64_t r = 0; r < 3; ++r)
+              for (int64_t s = 0; s < 3; ++s) {
+                int64_t ih = 2 * p - 1 + r, iw = 2 * q - 1 + s;
+                if (ih >= 0 && ih < 9 && iw >= 0 && iw < 7)
+                  sum += double(x[((n * 4 + group * 2 + c) * 9 + ih) * 7 + iw]) *
+                         w[((k * 2 + c) * 3 + r) * 3 + s];
+              }
+          float got = y[((n * 6 + k) * 5 + p) * 4 + q];
+          ASSERT_NEAR(got, std::max(sum, 0.0), 1e-5);
+          nonzero += got != 0;
+        }
+  EXPECT_GT(nonzero, 50); // random inputs: the ReLU keeps about half
+}
+
+TEST(ConvCall, CheckRefusesInconsistentDescriptors) {
+  std::vector<ref::DType> types = {ref::DType::F32, ref::DType::F32, ref::DType::F32};
+  std::vector<int64_t> elements = {2 * 4 * 9 * 7, 6 * 2 * 3 * 3, 6};
+  auto check = [&](const rt::ConvCall &g) {
+    return rt::checkConvCall(g, types, elements, ref::DType::F32, 2 * 6 * 5 * 4, 1024);
+  };
+  rt::ConvCall g = smallConv();
+  EXPECT_EQ(check(g), "");
+  g.p = 6; // an output row the input does not have
+  EXPECT_NE(check(g).find("output size that does not follow"), std::string::npos);
+  g = smallConv();
+  g.groups = 4; // 6 filters do not split into 4 groups
+  EXPECT_NE(check(g).find("do not split into its groups"), std::string::npos);
+  g = smallConv();
+  g.h = 10; // x would be read past its 504 elements
+  g.padBottom = 0;
+  EXPECT_NE(check(g).find("elements of x"), std::string::npos) << check(g);
+  g = smallConv();
+  g.strideH = 0;
+  EXPECT_NE(check(g).find("zero size, stride"), std::string::npos);
+  g = smallConv();
+  g.biasInput = -1;
+  EXPECT_NE(check(g).find("bias flag without a bias input"), std::string::npos);
+  g = smallConv();
+  g.filter = 5;
+  EXPECT_NE(check(g).find("takes the filter from a step input it does not have"),
+            std::string::npos);
+  g = smallConv();
+  g.workspaceBytes = 2048;
+  EXPECT_NE(check(g).find("workspace outside the arena"), std::string::npos);
 }
 
 } // namespace

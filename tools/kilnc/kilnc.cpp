@@ -394,10 +394,11 @@ std::string seconds(std::chrono::steady_clock::duration d) {
 LogicalResult buildDeviceCode(func::FuncOp plan, const std::vector<std::string> &targets,
                               mlir::kiln::DeviceCode &code) {
   std::vector<mlir::kiln::GeneratedKernel> kernels = mlir::kiln::generateKernels(plan, codeGenOptions());
-  unsigned generated = 0, copies = 0, library = 0;
+  unsigned generated = 0, copies = 0, cublas = 0, cudnn = 0;
   for (const mlir::kiln::GeneratedKernel &kernel : kernels) {
     copies += kernel.kind == "transfer";
-    library += !kernel.library.empty();
+    cublas += llvm::StringRef(kernel.library).starts_with("cuBLASLt");
+    cudnn += llvm::StringRef(kernel.library).starts_with("cuDNN");
     if (kernel.name.empty())
       continue;
     ++generated;
@@ -410,8 +411,10 @@ LogicalResult buildDeviceCode(func::FuncOp plan, const std::vector<std::string> 
   }
   llvm::errs() << "kilnc: " << generated << " of " << kernels.size() - copies
                << " steps have generated kernels";
-  if (library)
-    llvm::errs() << ", " << library << (library == 1 ? " is a cuBLASLt call" : " are cuBLASLt calls");
+  if (cublas)
+    llvm::errs() << ", " << cublas << (cublas == 1 ? " is a cuBLASLt call" : " are cuBLASLt calls");
+  if (cudnn)
+    llvm::errs() << ", " << cudnn << (cudnn == 1 ? " is a cuDNN call" : " are cuDNN calls");
   llvm::errs() << "; the rest run on the host";
   if (copies)
     llvm::errs() << " (and " << copies << " copies between host and device)";

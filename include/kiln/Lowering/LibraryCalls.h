@@ -2,9 +2,10 @@
 //
 // Recognizes the steps cuBLASLt can compute in one call (a matmul with an
 // epilogue it has) and writes the call's descriptor, in cuBLASLt's
-// column-major terms, as the `gemm` attribute of the step. The executable
-// writer serializes the same descriptor; the runtime's GemmCall is its
-// MLIR-free twin.
+// column-major terms, as the `gemm` attribute of the step; and the
+// convolution steps cuDNN can compute in one operation graph (`conv`).
+// The executable writer serializes the same descriptors; the runtime's
+// GemmCall and ConvCall are their MLIR-free twins.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,7 @@
 
 #include "kiln/Exec/ExecOps.h"
 #include "kiln/Lowering/CostModel.h"
+#include "kiln/Runtime/ConvCall.h"
 #include "kiln/Runtime/GemmCall.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -23,9 +25,10 @@ namespace mlir {
 namespace kiln {
 
 /// Attributes the implementation choice sets on a step.
-constexpr llvm::StringLiteral kImplAttr = "impl";          ///< "cublaslt" | "generated"
+constexpr llvm::StringLiteral kImplAttr = "impl"; ///< "cublaslt" | "cudnn" | "generated"
 constexpr llvm::StringLiteral kImplReasonAttr = "impl_reason";
 constexpr llvm::StringLiteral kGemmAttr = "gemm";          ///< the cuBLASLt descriptor
+constexpr llvm::StringLiteral kConvAttr = "conv";          ///< the cuDNN descriptor
 /// Set by kiln-assign-buffers on steps with a library workspace.
 constexpr llvm::StringLiteral kWorkspaceOffsetAttr = "workspace_offset";
 
@@ -40,6 +43,20 @@ struct GemmMatch {
 /// call: D = epilogue(alpha * A*B + beta * C + bias), and if so the call.
 /// With `allowTf32`, f32 inputs may be rounded to TF32.
 GemmMatch matchCublasLtGemm(exec::StepOp step, bool allowTf32);
+
+struct ConvMatch {
+  bool ok = false;
+  std::string reason;          ///< why not, when !ok
+  ::kiln::rt::ConvCall call;   ///< when ok (workspace not yet set)
+  GemmProblem problem;         ///< the implicit GEMM, for the cost model
+};
+
+/// Whether `step` (one conv2d, or a conv_epilogue region) is one cuDNN
+/// operation graph: y = relu?(conv(x, w) + bias), NCHW.
+ConvMatch matchCudnnConv(exec::StepOp step, bool allowTf32);
+
+DictionaryAttr convCallToAttr(MLIRContext *context, const ::kiln::rt::ConvCall &call);
+FailureOr<::kiln::rt::ConvCall> convCallFromAttr(DictionaryAttr attr, std::string &error);
 
 /// The descriptor as an attribute, and back (failing with a message on a
 /// malformed attribute).

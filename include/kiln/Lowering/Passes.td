@@ -19,17 +19,20 @@ def KilnFormSteps : Pass<"kiln-form-steps", "func::FuncOp"> {
 }
 
 def KilnSelectImplementations : Pass<"kiln-select-impl", "func::FuncOp"> {
-  let summary = "Choose a cuBLASLt call or a generated kernel for each matmul step";
+  let summary = "Choose a library call (cuBLASLt, cuDNN) or a generated kernel per step";
   let description = [{
     For every step that computes a matmul (one matmul, a matmul_epilogue,
     horizontal or conv_epilogue region, or one conv2d) sets `impl`
-    ("cublaslt" or "generated") and `impl_reason`, which says why. A step
-    becomes a cuBLASLt call when its epilogue is one cuBLASLt has
-    (alpha * A*B + beta * residual + bias, then ReLU) and the cost model
+    ("cublaslt", "cudnn" or "generated") and `impl_reason`, which says why.
+    A matmul step becomes a cuBLASLt call when its epilogue is one cuBLASLt
+    has (alpha * A*B + beta * residual + bias, then ReLU) and the cost model
     (docs/lowering.md) expects the call to be faster, or always with
     `impl=library`; the call's descriptor, in cuBLASLt's column-major terms,
-    is the step's `gemm` attribute. Other steps are left alone: the kernel
-    generator handles them.
+    is the step's `gemm` attribute. A convolution step (NCHW, with a
+    per-channel bias and ReLU at most) becomes a cuDNN graph the same way
+    (`conv` attribute), and always when it is f16/bf16 (kiln generates f32
+    convolutions only). Other steps are left alone: the kernel generator
+    handles them.
 
     `precision=tf32` lets f32 calls use CUBLAS_COMPUTE_32F_FAST_TF32;
     `deterministic` marks calls so that the runtime excludes split-K

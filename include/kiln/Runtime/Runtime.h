@@ -141,7 +141,7 @@ struct StepTiming {
   int stream;
   double startUs;
   double endUs;
-  /// What ran: "kernel", "cuBLASLt", "copy" or "host" on the GPU; empty on
+  /// What ran: "kernel", "cuBLASLt", "cuDNN", "copy" or "host" on the GPU; empty on
   /// the host devices.
   std::string category = {};
 };

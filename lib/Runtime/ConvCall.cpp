@@ -1,0 +1,136 @@
+//===- ConvCall.cpp - checking and host execution of cuDNN calls ----------===//
+
+#include "kiln/Runtime/ConvCall.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace kiln {
+namespace rt {
+
+namespace {
+
+float load(ref::DType type, const uint8_t *base, int64_t index) {
+  uint16_t bits;
+  switch (type) {
+  case ref::DType::F16:
+    std::memcpy(&bits, base + 2 * index, 2);
+    return ref::halfToFloat(bits);
+  case ref::DType::BF16:
+    std::memcpy(&bits, base + 2 * index, 2);
+    return ref::bfloat16ToFloat(bits);
+  default: {
+    float v;
+    std::memcpy(&v, base + 4 * index, 4);
+    return v;
+  }
+  }
+}
+
+void store(ref::DType type, uint8_t *base, int64_t index, float v) {
+  uint16_t bits;
+  switch (type) {
+  case ref::DType::F16:
+    bits = ref::floatToHalf(v);
+    std::memcpy(base + 2 * index, &bits, 2);
+    return;
+  case ref::DType::BF16:
+    bits = ref::floatToBFloat16(v);
+    std::memcpy(base + 2 * index, &bits, 2);
+    return;
+  default:
+    std::memcpy(base + 4 * index, &v, 4);
+  }
+}
+
+} // namespace
+
+std::string checkConvCall(const ConvCall &g, const std::vector<ref::DType> &inputTypes,
+                          const std::vector<int64_t> &inputElements, ref::DType outputType,
+                          int64_t outputElements, uint64_t arenaBytes) {
+  const int64_t limit = int64_t(1) << 31;
+  for (int64_t v : {g.n, g.c, g.h, g.w, g.k, g.r, g.s, g.p, g.q, g.groups, g.strideH, g.strideW,
+                    g.dilationH, g.dilationW, g.padTop, g.padLeft, g.padBottom, g.padRight})
+    if (v < 0 || v > limit)
+      return "has a negative or oversized size";
+  for (int64_t v : {g.n, g.c, g.k, g.r, g.s, g.groups, g.strideH, g.strideW, g.dilationH,
+                    g.dilationW})
+    if (v < 1)
+      return "has a zero size, stride, dilation or group count";
+  if (g.c % g.groups || g.k % g.groups)
+    return "has channels that do not split into its groups";
+  if (g.type != ref::DType::F32 && g.type != ref::DType::F16 && g.type != ref::DType::BF16)
+    return "has an element type cuDNN is not called with here";
+  // The output size must follow from the input, or the loops below would
+  // read outside x.
+  int64_t spanH = g.dilationH * (g.r - 1) + 1, spanW = g.dilationW * (g.s - 1) + 1;
+  int64_t paddedH = g.h + g.padTop + g.padBottom, paddedW = g.w + g.padLeft + g.padRight;
+  int64_t wantP = paddedH < spanH ? 0 : (paddedH - spanH) / g.strideH + 1;
+  int64_t wantQ = paddedW < spanW ? 0 : (paddedW - spanW) / g.strideW + 1;
+  if (g.p != wantP || g.q != wantQ)
+    return "has an output size that does not follow from its input, filter, strides and padding";
+  struct Operand {
+    const char *name;
+    int32_t input;
+    int64_t need;
+    bool optional;
+  };
+  Operand operands[] = {{"x", g.x, g.n * g.c * g.h * g.w, false},
+                        {"the filter", g.filter, g.k * (g.c / g.groups) * g.r * g.s, false},
+                        {"the bias", g.biasInput, g.k, true}};
+  if (g.bias != (g.biasInput >= 0))
+    return "has a bias flag without a bias input, or a bias input without the flag";
+  for (const Operand &o : operands) {
+    if (o.input < 0 && o.optional)
+      continue;
+    if (o.input < 0 || static_cast<size_t>(o.input) >= inputTypes.size())
+      return std::string("takes ") + o.name + " from a step input it does not have";
+    if (inputTypes[o.input] != g.type)
+      return std::string("reads ") + o.name + " with another element type than its input's";
+    if (inputElements[o.input] != o.need)
+      return std::string("reads ") + std::to_string(o.need) + " elements of " + o.name +
+             ", whose input has " + std::to_string(inputElements[o.input]);
+  }
+  if (outputType != g.type || outputElements != g.n * g.k * g.p * g.q)
+    return "writes y with another type or size than the step's output";
+  if (g.workspaceBytes > arenaBytes || g.workspaceOffset > arenaBytes - g.workspaceBytes)
+    return "has a workspace outside the arena";
+  return "";
+}
+
+void runConvOnHost(const ConvCall &g, const uint8_t *x, const uint8_t *w, const uint8_t *bias,
+                   uint8_t *y) {
+  int64_t cg = g.c / g.groups, kg = g.k / g.groups;
+  std::vector<float> filter(static_cast<size_t>(g.k * cg * g.r * g.s));
+  for (size_t i = 0; i < filter.size(); ++i)
+    filter[i] = load(g.type, w, static_cast<int64_t>(i));
+  for (int64_t n = 0; n < g.n; ++n)
+    for (int64_t k = 0; k < g.k; ++k) {
+      int64_t group = k / kg;
+      for (int64_t p = 0; p < g.p; ++p)
+        for (int64_t q = 0; q < g.q; ++q) {
+          float sum = 0;
+          for (int64_t c = 0; c < cg; ++c)
+            for (int64_t r = 0; r < g.r; ++r) {
+              int64_t ih = p * g.strideH - g.padTop + r * g.dilationH;
+              if (ih < 0 || ih >= g.h)
+                continue;
+              for (int64_t s = 0; s < g.s; ++s) {
+                int64_t iw = q * g.strideW - g.padLeft + s * g.dilationW;
+                if (iw < 0 || iw >= g.w)
+                  continue;
+                int64_t xi = ((n * g.c + group * cg + c) * g.h + ih) * g.w + iw;
+                sum += load(g.type, x, xi) * filter[((k * cg + c) * g.r + r) * g.s + s];
+              }
+            }
+          if (g.bias)
+            sum += load(g.type, bias, k);
+          if (g.relu)
+            sum = std::max(sum, 0.0f);
+          store(g.type, y, ((n * g.k + k) * g.p + p) * g.q + q, sum);
+        }
+    }
+}
+
+} // namespace rt
+} // namespace kiln
