@@ -93,14 +93,12 @@ namespace {
 
 enum class PoolKind { Max, Avg };
 
-Tensor pool2d(PoolKind kind, const Tensor &x, const Pool2dParams &p) {
-  int64_t batch = x.shape[0], channels = x.shape[1], inH = x.shape[2], inW = x.shape[3];
-  int64_t outH = windowOutputSize(inH, p.padding[0], p.padding[2], p.kernel[0],
-                                  p.strides[0], p.dilations[0], p.ceilMode);
-  int64_t outW = windowOutputSize(inW, p.padding[1], p.padding[3], p.kernel[1],
-                                  p.strides[1], p.dilations[1], p.ceilMode);
-  Tensor out = Tensor::zeros(x.dtype, {batch, channels, outH, outW});
-  for (int64_t plane = 0; plane < batch * channels; ++plane)
+/// Pooling over element accessors (`load(k)` as a double, `store(k, v)`
+/// rounding), shared by the double-tensor evaluator and the f32 path.
+template <typename Load, typename Store>
+void pool2dPlanes(PoolKind kind, Load load, Store store, int64_t planes, int64_t inH,
+                  int64_t inW, int64_t outH, int64_t outW, const Pool2dParams &p) {
+  for (int64_t plane = 0; plane < planes; ++plane)
     for (int64_t oh = 0; oh < outH; ++oh)
       for (int64_t ow = 0; ow < outW; ++ow) {
         int64_t h0 = oh * p.strides[0] - p.padding[0];
@@ -120,7 +118,7 @@ Tensor pool2d(PoolKind kind, const Tensor &x, const Pool2dParams &p) {
             ++paddedCount;
             if (ih < 0 || ih >= inH || iw < 0 || iw >= inW)
               continue;
-            double v = x.getDouble((plane * inH + ih) * inW + iw);
+            double v = load((plane * inH + ih) * inW + iw);
             best = (std::isnan(v) || v > best) ? v : best;
             sum += v;
             ++count;
@@ -132,8 +130,23 @@ Tensor pool2d(PoolKind kind, const Tensor &x, const Pool2dParams &p) {
         else
           result = sum / static_cast<double>(p.countIncludePad ? std::max<int64_t>(paddedCount, 1)
                                                                : std::max<int64_t>(count, 1));
-        out.setDouble((plane * outH + oh) * outW + ow, result);
+        store((plane * outH + oh) * outW + ow, result);
       }
+}
+
+int64_t pooledSize(int64_t in, int axis, const Pool2dParams &p) {
+  return windowOutputSize(in, p.padding[axis], p.padding[axis + 2], p.kernel[axis],
+                          p.strides[axis], p.dilations[axis], p.ceilMode);
+}
+
+Tensor pool2d(PoolKind kind, const Tensor &x, const Pool2dParams &p) {
+  int64_t batch = x.shape[0], channels = x.shape[1], inH = x.shape[2], inW = x.shape[3];
+  int64_t outH = pooledSize(inH, 0, p), outW = pooledSize(inW, 1, p);
+  Tensor out = Tensor::zeros(x.dtype, {batch, channels, outH, outW});
+  pool2dPlanes(
+      kind, [&](int64_t k) { return x.getDouble(k); },
+      [&](int64_t k, double v) { out.setDouble(k, v); }, batch * channels, inH, inW, outH, outW,
+      p);
   return out;
 }
 
@@ -145,6 +158,14 @@ Tensor maxPool2d(const Tensor &x, const Pool2dParams &params) {
 
 Tensor avgPool2d(const Tensor &x, const Pool2dParams &params) {
   return pool2d(PoolKind::Avg, x, params);
+}
+
+void pool2dF32(bool max, const float *x, const Shape &shape, const Pool2dParams &p, float *out) {
+  int64_t inH = shape[2], inW = shape[3];
+  pool2dPlanes(
+      max ? PoolKind::Max : PoolKind::Avg, [x](int64_t k) { return static_cast<double>(x[k]); },
+      [out](int64_t k, double v) { out[k] = static_cast<float>(v); }, shape[0] * shape[1], inH,
+      inW, pooledSize(inH, 0, p), pooledSize(inW, 1, p), p);
 }
 
 Tensor globalAvgPool(const Tensor &x) {

@@ -29,6 +29,58 @@ Tensor transpose(const Tensor &x, const std::vector<int64_t> &perm) {
   return out;
 }
 
+namespace {
+
+Shape slicedShape(const Shape &in, const std::vector<int64_t> &starts,
+                  const std::vector<int64_t> &ends, const std::vector<int64_t> &steps) {
+  Shape shape(in.size());
+  for (size_t d = 0; d < shape.size(); ++d) {
+    int64_t start = starts[d], end = ends[d], step = steps[d];
+    shape[d] = step > 0 ? (end > start ? (end - start + step - 1) / step : 0)
+                        : (start > end ? (start - end - step - 1) / -step : 0);
+  }
+  return shape;
+}
+
+} // namespace
+
+void transposeF32(const float *x, const Shape &shape, const std::vector<int64_t> &perm,
+                  float *out) {
+  Shape outShape(perm.size());
+  for (size_t d = 0; d < perm.size(); ++d)
+    outShape[d] = shape[perm[d]];
+  std::vector<int64_t> strides = rowMajorStrides(shape);
+  if (outShape.empty() || numElements(outShape) == 0) {
+    if (outShape.empty())
+      out[0] = x[0];
+    return;
+  }
+  // Rows along the innermost output dimension: one strided read each.
+  int64_t inner = outShape.back(), innerStride = strides[perm.back()];
+  Shape rows(outShape.begin(), outShape.end() - 1);
+  int64_t k = 0;
+  for (IndexIterator it(rows); !it.done(); it.next()) {
+    int64_t from = 0;
+    for (size_t d = 0; d + 1 < perm.size(); ++d)
+      from += it.index()[d] * strides[perm[d]];
+    for (int64_t j = 0; j < inner; ++j)
+      out[k++] = x[from + j * innerStride];
+  }
+}
+
+void sliceF32(const float *x, const Shape &shape, const std::vector<int64_t> &starts,
+              const std::vector<int64_t> &ends, const std::vector<int64_t> &steps, float *out) {
+  Shape outShape = slicedShape(shape, starts, ends, steps);
+  std::vector<int64_t> strides = rowMajorStrides(shape);
+  int64_t k = 0;
+  for (IndexIterator it(outShape); !it.done(); it.next(), ++k) {
+    int64_t from = 0;
+    for (size_t d = 0; d < outShape.size(); ++d)
+      from += (starts[d] + it.index()[d] * steps[d]) * strides[d];
+    out[k] = x[from];
+  }
+}
+
 Tensor broadcastTo(const Tensor &x, const Shape &shape) {
   Tensor out = Tensor::zeros(x.dtype, shape);
   std::vector<int64_t> strides = rowMajorStrides(x.shape);
@@ -41,12 +93,7 @@ Tensor broadcastTo(const Tensor &x, const Shape &shape) {
 Tensor slice(const Tensor &x, const std::vector<int64_t> &starts,
              const std::vector<int64_t> &ends,
              const std::vector<int64_t> &steps) {
-  Shape shape(x.shape.size());
-  for (size_t d = 0; d < shape.size(); ++d) {
-    int64_t start = starts[d], end = ends[d], step = steps[d];
-    shape[d] = step > 0 ? (end > start ? (end - start + step - 1) / step : 0)
-                        : (start > end ? (start - end - step - 1) / -step : 0);
-  }
+  Shape shape = slicedShape(x.shape, starts, ends, steps);
   Tensor out = Tensor::zeros(x.dtype, shape);
   std::vector<int64_t> strides = rowMajorStrides(x.shape);
   int64_t k = 0;

@@ -12,7 +12,7 @@ namespace ref {
 
 namespace {
 
-double applyUnary(UnaryKind kind, double x) {
+[[gnu::always_inline]] inline double applyUnary(UnaryKind kind, double x) {
   switch (kind) {
   case UnaryKind::Neg: return -x;
   case UnaryKind::Abs: return std::fabs(x);
@@ -78,7 +78,7 @@ bool isComparison(BinaryKind kind) {
          kind == BinaryKind::Gt || kind == BinaryKind::Ge;
 }
 
-double applyBinary(BinaryKind kind, double a, double b) {
+[[gnu::always_inline]] inline double applyBinary(BinaryKind kind, double a, double b) {
   switch (kind) {
   case BinaryKind::Add: return a + b;
   case BinaryKind::Sub: return a - b;
@@ -148,6 +148,96 @@ Tensor unary(UnaryKind kind, const Tensor &x) {
       out.setInt(k, applyUnaryInt(kind, x.i[k]));
   }
   return out;
+}
+
+namespace {
+
+// One loop per kind, so the kind's switch is resolved outside the loop.
+template <UnaryKind Kind>
+void unaryLoop(const float *x, int64_t n, float *out) {
+  for (int64_t k = 0; k < n; ++k)
+    out[k] = static_cast<float>(applyUnary(Kind, static_cast<double>(x[k])));
+}
+
+template <BinaryKind Kind, int LhsStep, int RhsStep>
+void binaryLoop(const float *lhs, const float *rhs, int64_t n, float *out) {
+  for (int64_t k = 0; k < n; ++k)
+    out[k] = static_cast<float>(applyBinary(Kind, static_cast<double>(lhs[k * LhsStep]),
+                                            static_cast<double>(rhs[k * RhsStep])));
+}
+
+/// out[0, n) = lhs op rhs, each operand advancing (step 1) or fixed (step 0).
+template <BinaryKind Kind>
+void binaryRun(const float *lhs, bool lhsAdvances, const float *rhs, bool rhsAdvances, int64_t n,
+               float *out) {
+  if (lhsAdvances && rhsAdvances)
+    binaryLoop<Kind, 1, 1>(lhs, rhs, n, out);
+  else if (lhsAdvances)
+    binaryLoop<Kind, 1, 0>(lhs, rhs, n, out);
+  else
+    binaryLoop<Kind, 0, 1>(lhs, rhs, n, out);
+}
+
+void binaryRunF32(BinaryKind kind, const float *lhs, bool lhsAdvances, const float *rhs,
+                  bool rhsAdvances, int64_t n, float *out) {
+  switch (kind) {
+#define KILN_BINARY(K)                                                                         \
+  case BinaryKind::K:                                                                          \
+    return binaryRun<BinaryKind::K>(lhs, lhsAdvances, rhs, rhsAdvances, n, out);
+    KILN_BINARY(Add) KILN_BINARY(Sub) KILN_BINARY(Mul) KILN_BINARY(Div) KILN_BINARY(Pow)
+    KILN_BINARY(Max) KILN_BINARY(Min) KILN_BINARY(Mod) KILN_BINARY(FMod)
+#undef KILN_BINARY
+  default:
+    for (int64_t k = 0; k < n; ++k)
+      out[k] = static_cast<float>(applyBinary(kind, lhs[lhsAdvances ? k : 0],
+                                              rhs[rhsAdvances ? k : 0]));
+  }
+}
+
+} // namespace
+
+void unaryF32(UnaryKind kind, const float *x, int64_t n, float *out) {
+  switch (kind) {
+#define KILN_UNARY(K)                                                                          \
+  case UnaryKind::K:                                                                           \
+    return unaryLoop<UnaryKind::K>(x, n, out);
+    KILN_UNARY(Neg) KILN_UNARY(Abs) KILN_UNARY(Exp) KILN_UNARY(Log) KILN_UNARY(Sqrt)
+    KILN_UNARY(Rsqrt) KILN_UNARY(Tanh) KILN_UNARY(Sigmoid) KILN_UNARY(Relu) KILN_UNARY(Gelu)
+    KILN_UNARY(Erf)
+#undef KILN_UNARY
+  default:
+    for (int64_t k = 0; k < n; ++k)
+      out[k] = static_cast<float>(applyUnary(kind, static_cast<double>(x[k])));
+  }
+}
+
+bool binaryF32(BinaryKind kind, const Shape &lhsShape, const float *lhs, const Shape &rhsShape,
+               const float *rhs, float *out) {
+  if (isComparison(kind) || kind == BinaryKind::And || kind == BinaryKind::Or)
+    return false;
+  Shape shape = broadcastShapes(lhsShape, rhsShape);
+  int64_t n = numElements(shape), na = numElements(lhsShape), nb = numElements(rhsShape);
+  auto isSuffix = [&](const Shape &s) {
+    return s.size() <= shape.size() && std::equal(s.begin(), s.end(), shape.end() - s.size());
+  };
+  bool lhsFull = na == n && lhsShape.size() == shape.size();
+  bool rhsFull = nb == n && rhsShape.size() == shape.size();
+  if (lhsFull && rhsFull) {
+    binaryRunF32(kind, lhs, true, rhs, true, n, out);
+  } else if (lhsFull && nb == 1) {
+    binaryRunF32(kind, lhs, true, rhs, false, n, out);
+  } else if (rhsFull && na == 1) {
+    binaryRunF32(kind, lhs, false, rhs, true, n, out);
+  } else if (lhsFull && nb > 0 && isSuffix(rhsShape)) {
+    for (int64_t k = 0; k < n; k += nb)
+      binaryRunF32(kind, lhs + k, true, rhs, true, nb, out + k);
+  } else if (rhsFull && na > 0 && isSuffix(lhsShape)) {
+    for (int64_t k = 0; k < n; k += na)
+      binaryRunF32(kind, lhs, true, rhs + k, true, na, out + k);
+  } else {
+    return false;
+  }
+  return true;
 }
 
 Tensor binary(BinaryKind kind, const Tensor &lhs, const Tensor &rhs) {

@@ -43,6 +43,55 @@ Pool2dParams poolParams(const OpAttrs &a) {
   return p;
 }
 
+/// Op names of the elementwise kinds (kiln.mod takes an attribute: apart).
+const std::pair<const char *, UnaryKind> kUnaryOps[] = {
+    {"kiln.neg", UnaryKind::Neg},
+    {"kiln.abs", UnaryKind::Abs},
+    {"kiln.exp", UnaryKind::Exp},
+    {"kiln.log", UnaryKind::Log},
+    {"kiln.sqrt", UnaryKind::Sqrt},
+    {"kiln.rsqrt", UnaryKind::Rsqrt},
+    {"kiln.tanh", UnaryKind::Tanh},
+    {"kiln.sigmoid", UnaryKind::Sigmoid},
+    {"kiln.relu", UnaryKind::Relu},
+    {"kiln.gelu", UnaryKind::Gelu},
+    {"kiln.erf", UnaryKind::Erf},
+    {"kiln.not", UnaryKind::Not},
+    {"kiln.floor", UnaryKind::Floor},
+    {"kiln.ceil", UnaryKind::Ceil},
+    {"kiln.round", UnaryKind::Round},
+    {"kiln.sin", UnaryKind::Sin},
+    {"kiln.cos", UnaryKind::Cos},
+    {"kiln.tan", UnaryKind::Tan},
+    {"kiln.asin", UnaryKind::Asin},
+    {"kiln.acos", UnaryKind::Acos},
+    {"kiln.atan", UnaryKind::Atan},
+    {"kiln.sinh", UnaryKind::Sinh},
+    {"kiln.cosh", UnaryKind::Cosh},
+    {"kiln.asinh", UnaryKind::Asinh},
+    {"kiln.acosh", UnaryKind::Acosh},
+    {"kiln.atanh", UnaryKind::Atanh},
+    {"kiln.sign", UnaryKind::Sign},
+};
+
+const std::pair<const char *, BinaryKind> kBinaryOps[] = {
+    {"kiln.add", BinaryKind::Add},
+    {"kiln.sub", BinaryKind::Sub},
+    {"kiln.mul", BinaryKind::Mul},
+    {"kiln.div", BinaryKind::Div},
+    {"kiln.pow", BinaryKind::Pow},
+    {"kiln.max", BinaryKind::Max},
+    {"kiln.min", BinaryKind::Min},
+    {"kiln.and", BinaryKind::And},
+    {"kiln.or", BinaryKind::Or},
+    {"kiln.eq", BinaryKind::Eq},
+    {"kiln.ne", BinaryKind::Ne},
+    {"kiln.lt", BinaryKind::Lt},
+    {"kiln.le", BinaryKind::Le},
+    {"kiln.gt", BinaryKind::Gt},
+    {"kiln.ge", BinaryKind::Ge},
+};
+
 using Operands = std::vector<const Tensor *>;
 using Evaluator = std::function<Tensor(const OpAttrs &, const Operands &)>;
 
@@ -62,48 +111,10 @@ const std::unordered_map<std::string, Evaluator> &evaluators() {
         return reduce(kind, *in[0], intsAttr(a, "axes"), intAttr(a, "keepdims", 0) != 0);
       };
     };
-    unaryOp("kiln.neg", UnaryKind::Neg);
-    unaryOp("kiln.abs", UnaryKind::Abs);
-    unaryOp("kiln.exp", UnaryKind::Exp);
-    unaryOp("kiln.log", UnaryKind::Log);
-    unaryOp("kiln.sqrt", UnaryKind::Sqrt);
-    unaryOp("kiln.rsqrt", UnaryKind::Rsqrt);
-    unaryOp("kiln.tanh", UnaryKind::Tanh);
-    unaryOp("kiln.sigmoid", UnaryKind::Sigmoid);
-    unaryOp("kiln.relu", UnaryKind::Relu);
-    unaryOp("kiln.gelu", UnaryKind::Gelu);
-    unaryOp("kiln.erf", UnaryKind::Erf);
-    unaryOp("kiln.not", UnaryKind::Not);
-    unaryOp("kiln.floor", UnaryKind::Floor);
-    unaryOp("kiln.ceil", UnaryKind::Ceil);
-    unaryOp("kiln.round", UnaryKind::Round);
-    unaryOp("kiln.sin", UnaryKind::Sin);
-    unaryOp("kiln.cos", UnaryKind::Cos);
-    unaryOp("kiln.tan", UnaryKind::Tan);
-    unaryOp("kiln.asin", UnaryKind::Asin);
-    unaryOp("kiln.acos", UnaryKind::Acos);
-    unaryOp("kiln.atan", UnaryKind::Atan);
-    unaryOp("kiln.sinh", UnaryKind::Sinh);
-    unaryOp("kiln.cosh", UnaryKind::Cosh);
-    unaryOp("kiln.asinh", UnaryKind::Asinh);
-    unaryOp("kiln.acosh", UnaryKind::Acosh);
-    unaryOp("kiln.atanh", UnaryKind::Atanh);
-    unaryOp("kiln.sign", UnaryKind::Sign);
-    binaryOp("kiln.add", BinaryKind::Add);
-    binaryOp("kiln.sub", BinaryKind::Sub);
-    binaryOp("kiln.mul", BinaryKind::Mul);
-    binaryOp("kiln.div", BinaryKind::Div);
-    binaryOp("kiln.pow", BinaryKind::Pow);
-    binaryOp("kiln.max", BinaryKind::Max);
-    binaryOp("kiln.min", BinaryKind::Min);
-    binaryOp("kiln.and", BinaryKind::And);
-    binaryOp("kiln.or", BinaryKind::Or);
-    binaryOp("kiln.eq", BinaryKind::Eq);
-    binaryOp("kiln.ne", BinaryKind::Ne);
-    binaryOp("kiln.lt", BinaryKind::Lt);
-    binaryOp("kiln.le", BinaryKind::Le);
-    binaryOp("kiln.gt", BinaryKind::Gt);
-    binaryOp("kiln.ge", BinaryKind::Ge);
+    for (const auto &[name, kind] : kUnaryOps)
+      unaryOp(name, kind);
+    for (const auto &[name, kind] : kBinaryOps)
+      binaryOp(name, kind);
     m["kiln.mod"] = [](const OpAttrs &a, const Operands &in) {
       return binary(intAttr(a, "fmod", 0) ? BinaryKind::FMod : BinaryKind::Mod, *in[0], *in[1]);
     };
@@ -204,6 +215,66 @@ const std::unordered_map<std::string, Evaluator> &evaluators() {
 }
 
 } // namespace
+
+bool evaluateF32(const std::string &name, const OpAttrs &a,
+                 const std::vector<const float *> &in, const std::vector<const Shape *> &shapes,
+                 const Shape &resultShape, float *out) {
+  if (in.empty() || in.size() != shapes.size())
+    return false;
+  const Shape &xs = *shapes[0];
+  if (std::optional<UnaryKind> kind = unaryKindOf(name)) {
+    if (in.size() != 1 || *kind == UnaryKind::Not)
+      return false;
+    unaryF32(*kind, in[0], numElements(xs), out);
+    return true;
+  }
+  if (std::optional<BinaryKind> kind = binaryKindOf(name))
+    return in.size() == 2 && binaryF32(*kind, xs, in[0], *shapes[1], in[1], out);
+  if (name == "kiln.reshape") {
+    std::copy(in[0], in[0] + numElements(resultShape), out);
+    return true;
+  }
+  if (name == "kiln.transpose") {
+    transposeF32(in[0], xs, intsAttr(a, "perm"), out);
+    return true;
+  }
+  if (name == "kiln.slice") {
+    sliceF32(in[0], xs, intsAttr(a, "starts"), intsAttr(a, "ends"), intsAttr(a, "steps"), out);
+    return true;
+  }
+  if (name == "kiln.softmax" || name == "kiln.log_softmax") {
+    softmaxF32(in[0], xs, intAttr(a, "axis", 0), name == "kiln.log_softmax", out);
+    return true;
+  }
+  if (name == "kiln.batch_norm" && in.size() == 5) {
+    batchNormF32(in[0], xs, in[1], in[2], in[3], in[4], floatAttr(a, "epsilon", 1e-5), out);
+    return true;
+  }
+  if (name == "kiln.layer_norm" && (in.size() == 2 || in.size() == 3)) {
+    layerNormF32(in[0], xs, in[1], in.size() > 2 ? in[2] : nullptr, intAttr(a, "axis", 0),
+                 floatAttr(a, "epsilon", 1e-5), out);
+    return true;
+  }
+  if ((name == "kiln.max_pool2d" || name == "kiln.avg_pool2d") && xs.size() == 4) {
+    pool2dF32(name == "kiln.max_pool2d", in[0], xs, poolParams(a), out);
+    return true;
+  }
+  return false;
+}
+
+std::optional<UnaryKind> unaryKindOf(const std::string &opName) {
+  for (const auto &[name, kind] : kUnaryOps)
+    if (opName == name)
+      return kind;
+  return std::nullopt;
+}
+
+std::optional<BinaryKind> binaryKindOf(const std::string &opName) {
+  for (const auto &[name, kind] : kBinaryOps)
+    if (opName == name)
+      return kind;
+  return std::nullopt;
+}
 
 std::optional<Tensor> evaluate(const std::string &name, const OpAttrs &attrs,
                                const std::vector<const Tensor *> &operands) {

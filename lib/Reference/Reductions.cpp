@@ -132,27 +132,100 @@ Tensor argmax(const Tensor &x, int64_t axis, bool keepdims) {
   return out;
 }
 
-Tensor softmax(const Tensor &x, int64_t axis, bool logSoftmax) {
-  int64_t outer, extent, inner;
-  splitAround(x.shape, axis, outer, extent, inner);
-  Tensor out = Tensor::zeros(x.dtype, x.shape);
+namespace {
+
+// The normalisations are written once over element accessors (`load(k)`
+// gives element k as a double, `store(k, v)` rounds and writes it), so the
+// double-tensor evaluator and the CPU backend's f32 path compute the same
+// bits.
+
+template <typename Load, typename Store>
+void softmaxRows(Load x, Store out, int64_t outer, int64_t extent, int64_t inner,
+                 bool logSoftmax) {
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t in = 0; in < inner; ++in) {
       auto at = [&](int64_t e) { return (o * extent + e) * inner + in; };
       double maxValue = -std::numeric_limits<double>::infinity();
       for (int64_t e = 0; e < extent; ++e)
-        maxValue = std::max(maxValue, x.f[at(e)]);
+        maxValue = std::max(maxValue, x(at(e)));
       double sum = 0.0;
       for (int64_t e = 0; e < extent; ++e)
-        sum += std::exp(x.f[at(e)] - maxValue);
+        sum += std::exp(x(at(e)) - maxValue);
       for (int64_t e = 0; e < extent; ++e) {
-        double shifted = x.f[at(e)] - maxValue;
-        out.setDouble(at(e), logSoftmax ? shifted - std::log(sum)
-                                        : std::exp(shifted) / sum);
+        double shifted = x(at(e)) - maxValue;
+        out(at(e), logSoftmax ? shifted - std::log(sum) : std::exp(shifted) / sum);
       }
     }
   }
+}
+
+template <typename Load, typename Param, typename Store>
+void batchNormChannels(Load x, Param scale, Param bias, Param mean, Param variance,
+                       double epsilon, Store out, int64_t outer, int64_t channels, int64_t inner) {
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t c = 0; c < channels; ++c) {
+      double a = scale(c) / std::sqrt(variance(c) + epsilon);
+      double b = bias(c) - mean(c) * a;
+      for (int64_t in = 0; in < inner; ++in) {
+        int64_t k = (o * channels + c) * inner + in;
+        out(k, x(k) * a + b);
+      }
+    }
+}
+
+template <typename Load, typename Param, typename Store>
+void layerNormRows(Load x, Param scale, Param bias, bool hasBias, double epsilon, Store out,
+                   int64_t outer, int64_t inner) {
+  for (int64_t o = 0; o < outer; ++o) {
+    auto row = [&](int64_t k) { return x(o * inner + k); };
+    double mean = 0.0;
+    for (int64_t k = 0; k < inner; ++k)
+      mean += row(k);
+    mean /= inner;
+    double var = 0.0;
+    for (int64_t k = 0; k < inner; ++k)
+      var += (row(k) - mean) * (row(k) - mean);
+    var /= inner;
+    double invStd = 1.0 / std::sqrt(var + epsilon);
+    for (int64_t k = 0; k < inner; ++k)
+      out(o * inner + k, (row(k) - mean) * invStd * scale(k) + (hasBias ? bias(k) : 0.0));
+  }
+}
+
+auto tensorLoad(const Tensor &t) {
+  return [&t](int64_t k) { return t.f[k]; };
+}
+auto tensorStore(Tensor &t) {
+  return [&t](int64_t k, double v) { t.setDouble(k, v); };
+}
+auto f32Load(const float *p) {
+  return [p](int64_t k) { return static_cast<double>(p[k]); };
+}
+auto f32Store(float *p) {
+  return [p](int64_t k, double v) { p[k] = static_cast<float>(v); };
+}
+
+int64_t product(const Shape &shape, size_t from, size_t to) {
+  int64_t p = 1;
+  for (size_t d = from; d < to; ++d)
+    p *= shape[d];
+  return p;
+}
+
+} // namespace
+
+Tensor softmax(const Tensor &x, int64_t axis, bool logSoftmax) {
+  int64_t outer, extent, inner;
+  splitAround(x.shape, axis, outer, extent, inner);
+  Tensor out = Tensor::zeros(x.dtype, x.shape);
+  softmaxRows(tensorLoad(x), tensorStore(out), outer, extent, inner, logSoftmax);
   return out;
+}
+
+void softmaxF32(const float *x, const Shape &shape, int64_t axis, bool logSoftmax, float *out) {
+  int64_t outer, extent, inner;
+  splitAround(shape, axis, outer, extent, inner);
+  softmaxRows(f32Load(x), f32Store(out), outer, extent, inner, logSoftmax);
 }
 
 Tensor batchNorm(const Tensor &x, const Tensor &scale, const Tensor &bias,
@@ -160,42 +233,33 @@ Tensor batchNorm(const Tensor &x, const Tensor &scale, const Tensor &bias,
   int64_t outer, channels, inner;
   splitAround(x.shape, 1, outer, channels, inner);
   Tensor out = Tensor::zeros(x.dtype, x.shape);
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t c = 0; c < channels; ++c) {
-      double a = scale.f[c] / std::sqrt(variance.f[c] + epsilon);
-      double b = bias.f[c] - mean.f[c] * a;
-      for (int64_t in = 0; in < inner; ++in) {
-        int64_t k = (o * channels + c) * inner + in;
-        out.setDouble(k, x.f[k] * a + b);
-      }
-    }
+  batchNormChannels(tensorLoad(x), tensorLoad(scale), tensorLoad(bias), tensorLoad(mean),
+                    tensorLoad(variance), epsilon, tensorStore(out), outer, channels, inner);
   return out;
+}
+
+void batchNormF32(const float *x, const Shape &shape, const float *scale, const float *bias,
+                  const float *mean, const float *variance, double epsilon, float *out) {
+  int64_t outer, channels, inner;
+  splitAround(shape, 1, outer, channels, inner);
+  batchNormChannels(f32Load(x), f32Load(scale), f32Load(bias), f32Load(mean),
+                    f32Load(variance), epsilon, f32Store(out), outer, channels, inner);
 }
 
 Tensor layerNorm(const Tensor &x, const Tensor &scale, const Tensor *bias,
                  int64_t axis, double epsilon) {
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < axis; ++d)
-    outer *= x.shape[d];
-  for (size_t d = axis; d < x.shape.size(); ++d)
-    inner *= x.shape[d];
   Tensor out = Tensor::zeros(x.dtype, x.shape);
-  for (int64_t o = 0; o < outer; ++o) {
-    const double *row = x.f.data() + o * inner;
-    double mean = 0.0;
-    for (int64_t k = 0; k < inner; ++k)
-      mean += row[k];
-    mean /= inner;
-    double var = 0.0;
-    for (int64_t k = 0; k < inner; ++k)
-      var += (row[k] - mean) * (row[k] - mean);
-    var /= inner;
-    double invStd = 1.0 / std::sqrt(var + epsilon);
-    for (int64_t k = 0; k < inner; ++k)
-      out.setDouble(o * inner + k, (row[k] - mean) * invStd * scale.f[k] +
-                                       (bias ? bias->f[k] : 0.0));
-  }
+  layerNormRows(tensorLoad(x), tensorLoad(scale), tensorLoad(bias ? *bias : scale),
+                bias != nullptr, epsilon, tensorStore(out), product(x.shape, 0, axis),
+                product(x.shape, axis, x.shape.size()));
   return out;
+}
+
+void layerNormF32(const float *x, const Shape &shape, const float *scale, const float *bias,
+                  int64_t axis, double epsilon, float *out) {
+  layerNormRows(f32Load(x), f32Load(scale), f32Load(bias ? bias : scale), bias != nullptr,
+                epsilon, f32Store(out), product(shape, 0, axis),
+                product(shape, axis, shape.size()));
 }
 
 } // namespace ref

@@ -4,7 +4,10 @@
 // layout), evaluates its ops with the shared reference kernels and encodes
 // the results. Single-precision row-major matmuls and convolutions take the
 // OpenBLAS path (convolution through im2col), also inside fused steps, where
-// the other ops of the region run on the matmul's result in memory.
+// the other ops of the region run on the matmul's result in memory; f32
+// elementwise ops run on f32 values directly (bit-identical to the
+// reference, which rounds every result to f32 anyway), as do data movement,
+// normalisations and pooling (ref::evaluateF32).
 //
 //===----------------------------------------------------------------------===//
 
@@ -212,6 +215,28 @@ std::optional<StepValue> tryBlasOp(const OpDesc &op, std::vector<StepValue> &loc
   return StepValue(op.results[0], std::move(out));
 }
 
+/// Inside a fused step: an op on f32 row-major values with an f32 path
+/// (elementwise, data movement, normalisations, pooling), without decoding
+/// them to double tensors; bit-identical to the reference evaluator.
+std::optional<StepValue> tryF32Op(const OpDesc &op, std::vector<StepValue> &local) {
+  if (op.results.size() != 1 || !isRowMajorF32(op.results[0]))
+    return std::nullopt;
+  std::vector<const float *> data;
+  std::vector<const ref::Shape *> shapes;
+  for (uint32_t operand : op.operands) {
+    const float *p = local[operand].f32();
+    if (!p)
+      return std::nullopt;
+    data.push_back(p);
+    shapes.push_back(&local[operand].type().shape);
+  }
+  const TensorSpec &type = op.results[0];
+  std::vector<float> out(type.numElements());
+  if (!ref::evaluateF32(op.name, op.attrs, data, shapes, type.shape, out.data()))
+    return std::nullopt;
+  return StepValue(type, std::move(out));
+}
+
 } // namespace
 
 Status runStepOnCpu(const Program &program, const StepDesc &step,
@@ -225,6 +250,10 @@ Status runStepOnCpu(const Program &program, const StepDesc &step,
     local.emplace_back(program.values[step.inputs[k]].type, inputs[k]);
   for (const OpDesc &op : step.ops) {
     if (std::optional<StepValue> result = tryBlasOp(op, local)) {
+      local.push_back(std::move(*result));
+      continue;
+    }
+    if (std::optional<StepValue> result = tryF32Op(op, local)) {
       local.push_back(std::move(*result));
       continue;
     }

@@ -52,6 +52,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <sys/resource.h>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -148,6 +149,11 @@ static cl::opt<PrecisionKind> precision(
                           "f32 stays f32: f32 matmuls run on CUDA cores"),
                clEnumValN(PrecisionKind::Tf32, "tf32",
                           "f32 matmuls may round their inputs to TF32 on Tensor Cores")),
+    cl::cat(kilncCategory));
+static cl::opt<bool> timePhases(
+    "time-phases",
+    cl::desc("Print the wall time of each phase (parse, graph passes, lowering, code "
+             "generation, kernel compilation, writing) and kilnc's peak memory"),
     cl::cat(kilncCategory));
 enum class ImplKind { Auto, Library, Generated };
 static cl::opt<ImplKind> implementation(
@@ -284,6 +290,38 @@ void reportFusion(ModuleOp module) {
   }
 }
 
+/// Wall time per phase, for --time-phases: each mark closes the phase
+/// that began at the previous one.
+class PhaseClock {
+public:
+  void mark(const std::string &phase) {
+    auto now = std::chrono::steady_clock::now();
+    phases.push_back({phase, std::chrono::duration<double>(now - last).count()});
+    last = now;
+  }
+  void print() const {
+    double total = 0;
+    llvm::errs() << "kilnc: phases:";
+    for (const auto &[name, seconds] : phases) {
+      char buffer[64];
+      std::snprintf(buffer, sizeof(buffer), " %s %.3f s,", name.c_str(), seconds);
+      llvm::errs() << buffer;
+      total += seconds;
+    }
+    struct rusage usage {};
+    getrusage(RUSAGE_SELF, &usage);
+    char buffer[96];
+    std::snprintf(buffer, sizeof(buffer), " total %.3f s; peak memory %ld KiB\n", total,
+                  static_cast<long>(usage.ru_maxrss));
+    llvm::errs() << buffer;
+  }
+
+private:
+  std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
+  std::vector<std::pair<std::string, double>> phases;
+};
+PhaseClock phaseClock;
+
 /// One line per function: the layout conversions kiln-assign-layouts left
 /// at the model's boundary, and the bytes each reads and writes.
 void reportLayouts(ModuleOp module) {
@@ -394,6 +432,7 @@ std::string seconds(std::chrono::steady_clock::duration d) {
 LogicalResult buildDeviceCode(func::FuncOp plan, const std::vector<std::string> &targets,
                               mlir::kiln::DeviceCode &code) {
   std::vector<mlir::kiln::GeneratedKernel> kernels = mlir::kiln::generateKernels(plan, codeGenOptions());
+  phaseClock.mark("codegen");
   unsigned generated = 0, copies = 0, cublas = 0, cudnn = 0;
   for (const mlir::kiln::GeneratedKernel &kernel : kernels) {
     copies += kernel.kind == "transfer";
@@ -433,6 +472,7 @@ LogicalResult buildDeviceCode(func::FuncOp plan, const std::vector<std::string> 
                             : "built in " + seconds(std::chrono::steady_clock::now() - start))
                  << "\n";
     code.blobs.push_back({"cuda-emu", "elf-so", std::move(library)});
+    phaseClock.mark("host-compile");
     return success();
   }
   if (generated == 0)
@@ -483,16 +523,32 @@ LogicalResult buildDeviceCode(func::FuncOp plan, const std::vector<std::string> 
     code.blobs.push_back({arch, "ptx", compiled.ptx});
     code.blobs.push_back({arch, "cubin", compiled.cubin});
   }
+  phaseClock.mark("nvrtc");
   return success();
 }
 
 /// One line per function on stderr: steps, streams, events and memory.
 void reportPlans(ModuleOp module) {
   for (auto func : module.getOps<func::FuncOp>()) {
-    int64_t steps = 0, events = 0;
+    int64_t steps = 0, events = 0, moved = 0;
+    auto bytes = [](Type type) {
+      auto tensor = llvm::cast<RankedTensorType>(type);
+      return tensor.getNumElements() *
+             std::max<int64_t>(1, (tensor.getElementTypeBitWidth() + 7) / 8);
+    };
     func.walk([&](mlir::kiln::exec::StepOp step) {
       ++steps;
       events += step.getEvent().has_value();
+      // What the step's kernel reads and writes in memory (a splat
+      // constant is a literal, not a read).
+      for (Value input : step.getInputs()) {
+        auto constant = input.getDefiningOp<mlir::kiln::ConstantOp>();
+        auto dense = constant ? llvm::dyn_cast<DenseElementsAttr>(constant.getValue()) : nullptr;
+        if (!dense || !dense.isSplat())
+          moved += bytes(input.getType());
+      }
+      for (Type t : step.getResultTypes())
+        moved += bytes(t);
     });
     auto attr = [&](llvm::StringRef name) {
       auto value = func->getAttrOfType<IntegerAttr>(name);
@@ -509,7 +565,7 @@ void reportPlans(ModuleOp module) {
       llvm::errs() << " (" << (100 * peak + unshared / 2) / unshared << "%)";
     if (workspace > 0)
       llvm::errs() << ", plus " << workspace << " bytes of library workspace";
-    llvm::errs() << "\n";
+    llvm::errs() << "; " << moved << " bytes moved\n";
   }
 }
 
@@ -600,6 +656,7 @@ int main(int argc, char **argv) {
   }
   if (!module)
     return 1;
+  phaseClock.mark("parse");
 
   std::unique_ptr<DumpToDirectory> dumper; // outlives both pass managers
   if (!dumpIrDir.empty()) {
@@ -747,6 +804,7 @@ int main(int argc, char **argv) {
     }
     if (failed(graph.run(*module)))
       return 1;
+    phaseClock.mark("graph-passes");
     if (fusionReport)
       reportFusion(*module);
     if (target != TargetKind::CPU)
@@ -808,6 +866,7 @@ int main(int argc, char **argv) {
       mlir::kiln::buildExecPlanPipeline(plan, options);
       if (failed(plan.run(*module)))
         return 1;
+      phaseClock.mark("lowering");
       reportPlans(*module);
       if (kernelReport && failed(reportKernels(*module, targets)))
         return 1;
@@ -840,6 +899,7 @@ int main(int argc, char **argv) {
     llvm::raw_string_ostream kxStream(kx);
     if (failed(mlir::kiln::writeExecutable(*funcs.begin(), kxStream, code)))
       return 1;
+    phaseClock.mark("serialize");
     kxStream.flush();
     if (kind == EmitKind::Program) {
       // stub | executable | size (u64, little-endian) | "KILNEMBD"
@@ -855,6 +915,9 @@ int main(int argc, char **argv) {
     output->os() << "\n";
   }
   output->keep();
+  phaseClock.mark("write");
+  if (timePhases)
+    phaseClock.print();
   if (kind == EmitKind::Program && outputFilename != "-")
     llvm::sys::fs::setPermissions(outputFilename, llvm::sys::fs::all_read |
                                                       llvm::sys::fs::all_exe |

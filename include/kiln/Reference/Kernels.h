@@ -12,6 +12,9 @@
 
 #include "kiln/Reference/Tensor.h"
 
+#include <optional>
+#include <string>
+
 namespace kiln {
 namespace ref {
 
@@ -29,6 +32,21 @@ enum class BinaryKind {
 };
 /// NumPy-broadcasting binary op; comparisons produce i1.
 Tensor binary(BinaryKind kind, const Tensor &lhs, const Tensor &rhs);
+
+/// The kinds behind op names ("kiln.tanh"), for callers with their own
+/// storage; none for other names.
+std::optional<UnaryKind> unaryKindOf(const std::string &opName);
+std::optional<BinaryKind> binaryKindOf(const std::string &opName);
+
+/// f32 fast paths for the CPU backend: bit-identical to unary() and
+/// binary() on f32 tensors (each element computed in double and rounded to
+/// f32, as those round every result), without decoding to double tensors.
+void unaryF32(UnaryKind kind, const float *x, int64_t n, float *out);
+/// Arithmetic kinds only (no comparisons), with operands of equal shapes or
+/// one repeating along the leading dimensions of the other (a bias, a
+/// scalar); false for anything else.
+bool binaryF32(BinaryKind kind, const Shape &lhsShape, const float *lhs, const Shape &rhsShape,
+               const float *rhs, float *out);
 Tensor select(const Tensor &cond, const Tensor &lhs, const Tensor &rhs);
 Tensor cast(const Tensor &x, DType to);
 
@@ -85,6 +103,22 @@ struct Pool2dParams {
 };
 Tensor maxPool2d(const Tensor &x, const Pool2dParams &params);
 Tensor avgPool2d(const Tensor &x, const Pool2dParams &params);
+
+// f32 row-major twins of the kernels above for the CPU backend: the same
+// algorithm over float storage (each result computed in double and rounded
+// to f32, as the Tensor versions round every result), so both give the
+// same bits.
+void transposeF32(const float *x, const Shape &shape, const std::vector<int64_t> &perm,
+                  float *out);
+void sliceF32(const float *x, const Shape &shape, const std::vector<int64_t> &starts,
+              const std::vector<int64_t> &ends, const std::vector<int64_t> &steps, float *out);
+void softmaxF32(const float *x, const Shape &shape, int64_t axis, bool logSoftmax, float *out);
+void batchNormF32(const float *x, const Shape &shape, const float *scale, const float *bias,
+                  const float *mean, const float *variance, double epsilon, float *out);
+void layerNormF32(const float *x, const Shape &shape, const float *scale, const float *bias,
+                  int64_t axis, double epsilon, float *out);
+void pool2dF32(bool max, const float *x, const Shape &shape, const Pool2dParams &params,
+               float *out);
 Tensor globalAvgPool(const Tensor &x);
 
 } // namespace ref

@@ -47,6 +47,15 @@ std::string checkOp(const std::string &name, const OpAttrs &attrs,
 std::optional<Tensor> evaluate(const std::string &name, const OpAttrs &attrs,
                                const std::vector<const Tensor *> &operands);
 
+/// The same for f32 row-major operands and result, in place of decoding
+/// them to double tensors: elementwise ops, reshape, transpose, slice,
+/// softmax, batch and layer norm, pooling. Writes `out` (the result's
+/// elements, of `resultShape`) and returns true, bit-identical to
+/// evaluate(); false for an op (or broadcast) it has no f32 path for.
+bool evaluateF32(const std::string &name, const OpAttrs &attrs,
+                 const std::vector<const float *> &operands,
+                 const std::vector<const Shape *> &shapes, const Shape &resultShape, float *out);
+
 } // namespace ref
 } // namespace kiln
 
