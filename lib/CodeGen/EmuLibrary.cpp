@@ -20,7 +20,7 @@ using namespace mlir::kiln;
 std::string mlir::kiln::emuLibrarySource(const std::vector<GeneratedKernel> &kernels) {
   std::string s = "// kiln: generated kernels for cuda-emu (the same text NVRTC compiles)\n";
   for (const GeneratedKernel &kernel : kernels) {
-    if (kernel.name.empty())
+    if (kernel.name.empty() || kernel.sameAs >= 0) // shared kernels appear once
       continue;
     s += "\n" + kernel.source;
     s += "\nextern \"C\" void kiln_emu_thread_" + kernel.name + "(void *const *args) {\n  " +

@@ -8,6 +8,8 @@
 
 #include "llvm/ADT/StringExtras.h"
 
+#include <map>
+
 using namespace mlir;
 using namespace mlir::kiln;
 
@@ -26,6 +28,43 @@ std::string nameOf(exec::StepOp step) {
     ops.push_back(op.getName().stripDialect().str());
   std::string joined = llvm::join(ops, "+");
   return step.getKind() ? step.getKind()->str() + "(" + joined + ")" : joined;
+}
+
+/// The kernel's text without what differs between identical kernels: its
+/// name and the model location in its header comment.
+std::string canonicalText(const GeneratedKernel &kernel) {
+  std::string text;
+  llvm::SmallVector<llvm::StringRef> lines;
+  llvm::StringRef(kernel.source).split(lines, '\n');
+  for (llvm::StringRef line : lines)
+    if (!line.starts_with("// from "))
+      text += line.str() + "\n";
+  std::string canonical;
+  for (size_t at = 0;;) {
+    size_t found = text.find(kernel.name, at);
+    canonical += text.substr(at, found - at);
+    if (found == std::string::npos)
+      break;
+    canonical += "KILN_KERNEL";
+    at = found + kernel.name.size();
+  }
+  return canonical + "|" + std::to_string(kernel.gridBlocks) + "x" +
+         std::to_string(kernel.blockThreads) + "|" + llvm::join(kernel.paramTypes, ",");
+}
+
+/// Later steps whose kernel is identical to an earlier one launch that one.
+void shareIdenticalKernels(std::vector<GeneratedKernel> &kernels) {
+  std::map<std::string, const GeneratedKernel *> first;
+  for (GeneratedKernel &kernel : kernels) {
+    if (kernel.name.empty())
+      continue;
+    auto [it, inserted] = first.try_emplace(canonicalText(kernel), &kernel);
+    if (inserted)
+      continue;
+    kernel.sameAs = static_cast<int>(it->second->step);
+    kernel.name = it->second->name;
+    kernel.source.clear();
+  }
 }
 
 } // namespace
@@ -93,5 +132,6 @@ std::vector<GeneratedKernel> mlir::kiln::generateKernels(func::FuncOp plan,
         kernel.whyGenerated = reason.getValue().str();
     kernels.push_back(std::move(kernel));
   }
+  shareIdenticalKernels(kernels);
   return kernels;
 }

@@ -486,7 +486,7 @@ struct Loader {
                             std::to_string(size - kHeaderSize - header.payloadSize) +
                             " unexpected bytes after the payload");
     const uint8_t *payload = data + kHeaderSize;
-    if (fnv1a64(payload, header.payloadSize) != header.payloadChecksum)
+    if (payloadChecksum(payload, header.payloadSize) != header.payloadChecksum)
       return fail("checksum mismatch: the file is corrupted");
     flatbuffers::Verifier verifier(payload, header.payloadSize, /*max_depth=*/64,
                                    /*max_tables=*/10000000);

@@ -24,7 +24,8 @@ constexpr int64_t kMaxWeightBytes = int64_t(4) << 30;
 
 class Writer {
 public:
-  Writer(func::FuncOp func, const DeviceCode &code) : func(func), code(code) {}
+  Writer(func::FuncOp func, const DeviceCode &code)
+      : func(func), code(code), fbb(initialSize(func, code)) {}
 
   LogicalResult write(llvm::raw_ostream &os);
 
@@ -40,7 +41,26 @@ private:
 
   func::FuncOp func;
   const DeviceCode &code;
-  flatbuffers::FlatBufferBuilder fbb{1 << 16};
+  flatbuffers::FlatBufferBuilder fbb;
+
+  /// Room for the weights and device code up front: the builder grows by
+  /// doubling, and copying hundreds of megabytes of weights a dozen times
+  /// would dominate writing a large model.
+  static size_t initialSize(func::FuncOp func, const DeviceCode &code) {
+    size_t bytes = size_t(1) << 16;
+    func.walk([&](Operation *op) {
+      if (!llvm::isa<WeightOp, ConstantOp>(op))
+        return;
+      auto type = llvm::dyn_cast<RankedTensorType>(op->getResult(0).getType());
+      if (type && type.hasStaticShape())
+        bytes += static_cast<size_t>(type.getNumElements()) *
+                     std::max<size_t>(1, (type.getElementTypeBitWidth() + 7) / 8) +
+                 64;
+    });
+    for (const DeviceCodeBlob &blob : code.blobs)
+      bytes += blob.data.size() + 64;
+    return std::min<size_t>(bytes, size_t(1) << 31);
+  }
   llvm::DenseMap<Value, uint32_t> valueIndices;
   std::vector<flatbuffers::Offset<kx::Value>> values;
   std::vector<flatbuffers::Offset<kx::Weight>> weights;
@@ -73,21 +93,23 @@ FailureOr<flatbuffers::Offset<kx::Weight>> Writer::weight(Operation *op, StringR
   if (bytes > kMaxWeightBytes)
     return op->emitOpError("weight of ") << bytes << " bytes exceeds the executable's "
                                          << kMaxWeightBytes << "-byte limit per weight";
-  std::vector<uint8_t> data(bytes);
+  // 32 bytes: the most FlatBuffers allows (FLATBUFFERS_MAX_ALIGNMENT), enough for AVX.
+  fbb.ForceVectorAlignment(static_cast<size_t>(bytes), 1, 32);
+  uint8_t *data = nullptr;
+  auto vec = fbb.CreateUninitializedVector(static_cast<size_t>(bytes), 1, &data);
   if (*dtype == ::kiln::ref::DType::I1) {
     int64_t k = 0;
     for (bool v : dense.getValues<bool>())
       data[k++] = v;
-  } else {
-    // Dense storage is the raw little-endian elements; a splat stores one.
+  } else if (dense.isSplat()) {
+    // A splat stores one element.
     ArrayRef<char> raw = dense.getRawData();
     for (int64_t k = 0; k < type.getNumElements(); ++k)
-      std::memcpy(data.data() + k * width, raw.data() + (dense.isSplat() ? 0 : k * width),
-                  width);
+      std::memcpy(data + k * width, raw.data(), width);
+  } else {
+    // Dense storage is the raw little-endian elements.
+    std::memcpy(data, dense.getRawData().data(), static_cast<size_t>(bytes));
   }
-  // 32 bytes: the most FlatBuffers allows (FLATBUFFERS_MAX_ALIGNMENT), enough for AVX.
-  fbb.ForceVectorAlignment(data.size(), 1, 32);
-  auto vec = fbb.CreateVector(data);
   return kx::CreateWeight(fbb, fbb.CreateString(name.str()), vec);
 }
 
@@ -327,7 +349,7 @@ LogicalResult Writer::write(llvm::raw_ostream &os) {
   header.version = ::kiln::rt::kFormatVersion;
   header.headerSize = ::kiln::rt::kHeaderSize;
   header.payloadSize = fbb.GetSize();
-  header.payloadChecksum = ::kiln::rt::fnv1a64(fbb.GetBufferPointer(), fbb.GetSize());
+  header.payloadChecksum = ::kiln::rt::payloadChecksum(fbb.GetBufferPointer(), fbb.GetSize());
   os.write(reinterpret_cast<const char *>(&header), sizeof(header));
   os.write(reinterpret_cast<const char *>(fbb.GetBufferPointer()), fbb.GetSize());
   return success();

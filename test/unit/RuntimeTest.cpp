@@ -235,7 +235,7 @@ protected:
   }
   /// Recomputes the checksum, as a hostile writer would.
   static void reseal(std::vector<uint8_t> &bytes) {
-    uint64_t sum = rt::fnv1a64(bytes.data() + rt::kHeaderSize, bytes.size() - rt::kHeaderSize);
+    uint64_t sum = rt::payloadChecksum(bytes.data() + rt::kHeaderSize, bytes.size() - rt::kHeaderSize);
     std::memcpy(bytes.data() + offsetof(rt::FileHeader, payloadChecksum), &sum, 8);
   }
   std::vector<uint8_t> kx;

@@ -356,11 +356,12 @@ LogicalResult writeKernelSources(ModuleOp module, llvm::StringRef dir) {
     llvm::errs() << "kilnc: error: cannot create '" << dir << "': " << ec.message() << "\n";
     return failure();
   }
-  unsigned written = 0, total = 0;
+  unsigned written = 0, total = 0, shared = 0;
   for (auto func : module.getOps<func::FuncOp>())
     for (const mlir::kiln::GeneratedKernel &kernel : mlir::kiln::generateKernels(func, codeGenOptions())) {
       ++total;
-      if (kernel.name.empty())
+      shared += kernel.sameAs >= 0;
+      if (kernel.name.empty() || kernel.sameAs >= 0)
         continue;
       llvm::SmallString<256> path(dir);
       llvm::sys::path::append(path, kernel.name + ".cu");
@@ -373,8 +374,10 @@ LogicalResult writeKernelSources(ModuleOp module, llvm::StringRef dir) {
       os << kernel.source;
       ++written;
     }
-  llvm::errs() << "kilnc: wrote " << written << " kernels for " << total << " steps to " << dir
-               << "\n";
+  llvm::errs() << "kilnc: wrote " << written << " kernels for " << total << " steps to " << dir;
+  if (shared)
+    llvm::errs() << " (" << shared << " steps launch a kernel another step has)";
+  llvm::errs() << "\n";
   return success();
 }
 
@@ -393,6 +396,10 @@ LogicalResult reportKernels(ModuleOp module, const std::vector<std::string> &tar
       }
       if (kernel.name.empty()) {
         llvm::errs() << ": no kernel (runs on the host): " << kernel.reason << "\n";
+        continue;
+      }
+      if (kernel.sameAs >= 0) {
+        llvm::errs() << ": " << kernel.name << " (the same kernel as #" << kernel.sameAs << ")\n";
         continue;
       }
       llvm::errs() << ": " << kernel.name << ", " << kernel.unit << ", " << kernel.gridBlocks
@@ -448,8 +455,13 @@ LogicalResult buildDeviceCode(func::FuncOp plan, const std::vector<std::string> 
     step.inputs = kernel.inputArgs;
     code.kernels[kernel.step] = step;
   }
+  unsigned distinct = 0;
+  for (const mlir::kiln::GeneratedKernel &kernel : kernels)
+    distinct += !kernel.name.empty() && kernel.sameAs < 0;
   llvm::errs() << "kilnc: " << generated << " of " << kernels.size() - copies
                << " steps have generated kernels";
+  if (distinct < generated)
+    llvm::errs() << " (" << distinct << " distinct)";
   if (cublas)
     llvm::errs() << ", " << cublas << (cublas == 1 ? " is a cuBLASLt call" : " are cuBLASLt calls");
   if (cudnn)
@@ -482,7 +494,7 @@ LogicalResult buildDeviceCode(func::FuncOp plan, const std::vector<std::string> 
   std::string source;
   std::vector<std::pair<unsigned, const mlir::kiln::GeneratedKernel *>> firstLines;
   for (const mlir::kiln::GeneratedKernel &kernel : kernels)
-    if (!kernel.name.empty()) {
+    if (!kernel.name.empty() && kernel.sameAs < 0) {
       firstLines.push_back({1 + static_cast<unsigned>(std::count(source.begin(), source.end(), '\n')),
                             &kernel});
       source += kernel.source + "\n";
@@ -493,7 +505,7 @@ LogicalResult buildDeviceCode(func::FuncOp plan, const std::vector<std::string> 
     bool cached = false;
     ::kiln::codegen::NvrtcResult compiled = ::kiln::codegen::compileCudaCached(
         cache, source, plan.getName().str() + ".cu", arch, &cached);
-    llvm::errs() << "kilnc: [" << index + 1 << "/" << targets.size() << "] " << generated
+    llvm::errs() << "kilnc: [" << index + 1 << "/" << targets.size() << "] " << distinct
                  << " kernels for " << arch << ": "
                  << (cached ? std::string("from the kernel cache")
                             : "NVRTC " + seconds(std::chrono::steady_clock::now() - start))

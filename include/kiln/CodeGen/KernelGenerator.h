@@ -42,6 +42,12 @@ struct GeneratedKernel {
   std::vector<uint32_t> inputArgs;
   std::vector<std::string> paramTypes;
   std::string location;      ///< model file:line of the step's first op
+  /// Set when an earlier step has the very same kernel (same text but for
+  /// its name and model location, same launch): this step launches that
+  /// step's kernel, `name` is its name and `source` is empty, so each
+  /// distinct kernel is compiled once (a 12-layer encoder has 12 copies of
+  /// every layer's kernels).
+  int sameAs = -1;
 };
 
 struct CodeGenOptions {
