@@ -13,6 +13,7 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.kiln_obj_root, "test")
 
 config.substitutions.append(("%examples", os.path.join(config.kiln_src_root, "examples")))
+config.substitutions.append(("%kiln_obj_root", config.kiln_obj_root))
 # NumPy comes from Debian's python3-numpy, installed for /usr/bin/python3.
 config.substitutions.append(("%python", "/usr/bin/python3"))
 

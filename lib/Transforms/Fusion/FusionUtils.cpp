@@ -122,18 +122,28 @@ static bool createsCycle(const Group &group) {
   for (Value input : regionInputs(group))
     if (Operation *def = input.getDefiningOp())
       inputDefs.insert(def);
+  if (group.moved.empty())
+    return false;
+  // Only ops before the group's last op can lead back into it: an input is
+  // defined before the op that reads it, and users come after their
+  // producers. Stopping there keeps each check local to the region's span
+  // instead of walking everything downstream (quadratic on long chains).
+  Operation *last = inProgramOrder(group).back();
+  auto relevant = [&](Operation *user) {
+    return user->getBlock() == last->getBlock() && user->isBeforeInBlock(last);
+  };
   SmallVector<Operation *> work;
   llvm::SmallPtrSet<Operation *, 32> seen;
   for (Operation *op : group.moved)
     for (Operation *user : op->getUsers())
-      if (!group.moved.contains(user) && seen.insert(user).second)
+      if (!group.moved.contains(user) && relevant(user) && seen.insert(user).second)
         work.push_back(user);
   while (!work.empty()) {
     Operation *op = work.pop_back_val();
     if (group.moved.contains(op) || inputDefs.contains(op))
       return true;
     for (Operation *user : op->getUsers())
-      if (seen.insert(user).second)
+      if (relevant(user) && seen.insert(user).second)
         work.push_back(user);
   }
   return false;

@@ -1,0 +1,258 @@
+#!/usr/bin/env python3
+"""kiln's benchmarks, all as ratios measured in one run (scripts/bench).
+
+Sections:
+  compile   kilnc wall time per phase and peak memory on models of growing
+            size, the growth exponent between the two largest, and a
+            12-layer BERT-base encoder for --target=cuda with a cold and a
+            warm kernel cache;
+  runtime   the CPU backend against ONNX Runtime on the same ONNX models,
+            the same thread count, medians after warm-up;
+  fusion    kernels launched and bytes moved per model, unfused vs fused;
+  emulator  cuda-emu against the CPU backend on the same executables.
+
+Writes bench/results/<date>-<commit>.md and .csv and prints the table.
+"""
+
+import argparse
+import csv
+import datetime
+import math
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import models  # noqa: E402
+
+ROOT = os.path.dirname(HERE)
+
+
+class Bench:
+    def __init__(self, build, out_dir, threads):
+        self.kilnc = os.path.join(build, "tools", "kilnc", "kilnc")
+        self.run = os.path.join(build, "tools", "kiln-run", "kiln-run")
+        self.out_dir = out_dir
+        self.threads = threads
+        self.rows = []  # section, name, metric, value, unit, peer, ratio, target, status
+        self.work = tempfile.mkdtemp(prefix="kiln-bench-")
+        self.env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads),
+                        KILN_CACHE_DIR=os.path.join(self.work, "cache"))
+
+    def row(self, section, name, metric, value, unit, peer="", ratio="", target="", status=""):
+        self.rows.append([section, name, metric, value, unit, peer, ratio, target, status])
+        print(f"  {section:9} {name:32} {metric:24} {value:>12} {unit:6} {peer:>12} "
+              f"{ratio:>8} {target:>10} {status}", flush=True)
+
+    # ---------------------------------------------------------------- tools
+
+    def compile(self, model, out, *flags, env=None):
+        """kilnc wall time (s), its phase line and peak memory (KiB)."""
+        start = time.perf_counter()
+        p = subprocess.run([self.kilnc, model, "-o", out, "--time-phases", *flags],
+                           capture_output=True, text=True, env=env or self.env)
+        wall = time.perf_counter() - start
+        if p.returncode != 0:
+            raise RuntimeError(f"kilnc {model} failed:\n{p.stderr[-2000:]}")
+        phases = dict((k, float(v)) for k, v in re.findall(r" ([a-z-]+) ([0-9.]+) s,", p.stderr))
+        peak = re.search(r"peak memory (\d+) KiB", p.stderr)
+        return wall, phases, int(peak.group(1)) if peak else 0, p.stderr
+
+    def run_median_us(self, exe, *flags, runs=10):
+        p = subprocess.run([self.run, exe, "--input", "x=random:1", "--bench", str(runs), *flags],
+                           capture_output=True, text=True, env=self.env)
+        if p.returncode != 0:
+            raise RuntimeError(f"kiln-run {exe} failed:\n{p.stderr[-2000:]}{p.stdout[-2000:]}")
+        m = re.search(r"([0-9.]+) us\s+total", p.stdout + p.stderr)
+        return float(m.group(1))
+
+    # -------------------------------------------------------------- compile
+
+    def bench_compile(self, quick):
+        print("compile time and its growth", flush=True)
+        series = [
+            ("encoder", [1, 4] if quick else [1, 4, 16, 64],
+             lambda n: models.transformer_kg(n, hidden=128, heads=4, seq=32, ffn=512,
+                                             splat_weights=True), "layers"),
+            ("chain", [1000, 3000] if quick else [1000, 10000, 100000],
+             lambda n: models.chain_kg(n), "ops"),
+        ]
+        for family, sizes, make, unit in series:
+            times = []
+            for n in sizes:
+                path = os.path.join(self.work, f"{family}{n}.kg")
+                with open(path, "w") as f:
+                    f.write(make(n))
+                wall, phases, peak, _ = self.compile(path, path + ".kx")
+                times.append(wall)
+                detail = ", ".join(f"{k} {v:.2f}" for k, v in phases.items() if v >= 0.01)
+                self.row("compile", f"{family} {n} {unit}", "wall time", f"{wall:.3f}", "s",
+                         status=f"peak {peak // 1024} MiB; {detail}")
+            exponent = math.log(times[-1] / times[-2]) / math.log(sizes[-1] / sizes[-2])
+            self.row("compile", f"{family} {sizes[-2]}->{sizes[-1]}", "growth exponent",
+                     f"{exponent:.2f}", "", target="<= 1.1",
+                     status="met" if exponent <= 1.1 else "MISSED")
+
+        # BERT-base, 12 layers (random weights: 85M parameters), for a GPU.
+        layers = 2 if quick else 12
+        path = os.path.join(self.work, f"bert{layers}.kg")
+        with open(path, "w") as f:
+            f.write(models.transformer_kg(layers))
+        cold_env = dict(self.env, KILN_CACHE_DIR=os.path.join(self.work, "bert-cache"))
+        shutil.rmtree(cold_env["KILN_CACHE_DIR"], ignore_errors=True)
+        for label, target in (("cold", 10.0), ("warm", 1.0)):
+            wall, phases, peak, _ = self.compile(path, path + ".kx", "--target=cuda",
+                                                 env=cold_env)
+            detail = ", ".join(f"{k} {v:.2f}" for k, v in phases.items() if v >= 0.01)
+            self.row("compile", f"BERT-base {layers} layers, cuda", f"{label} kernel cache",
+                     f"{wall:.2f}", "s", target=f"< {target:g} s",
+                     status=("met" if wall < target else "MISSED") + f"; peak {peak // 1024} MiB; {detail}")
+
+    # -------------------------------------------------------------- runtime
+
+    def bench_runtime(self, quick, peer):
+        print("runtime: the CPU backend against ONNX Runtime", flush=True)
+        try:
+            import numpy as np
+            import onnxruntime as ort
+        except ImportError:
+            ort = None
+        names = ["mlp", "gemm_128x768x3072"] if quick else list(models.RUNTIME_MODELS)
+        for name in names:
+            path = os.path.join(self.work, name + ".onnx")
+            models.RUNTIME_MODELS[name](path)
+            exe = path + ".kx"
+            self.compile(path, exe)
+            runs = 5 if quick else 20
+            kiln_us = self.run_median_us(exe, runs=runs)
+            if not peer or ort is None:
+                self.row("runtime", name, "kiln CPU median", f"{kiln_us:.1f}", "us",
+                         status="no onnxruntime: ratio not measured")
+                continue
+            options = ort.SessionOptions()
+            options.intra_op_num_threads = self.threads
+            options.inter_op_num_threads = 1
+            session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+            inp = session.get_inputs()[0]
+            x = np.random.default_rng(1).uniform(-1, 1, inp.shape).astype(np.float32)
+            for _ in range(3):
+                session.run(None, {inp.name: x})
+            samples = []
+            for _ in range(runs):
+                start = time.perf_counter()
+                session.run(None, {inp.name: x})
+                samples.append((time.perf_counter() - start) * 1e6)
+            ort_us = statistics.median(samples)
+            ratio = kiln_us / ort_us
+            self.row("runtime", name, "kiln CPU median", f"{kiln_us:.1f}", "us",
+                     peer=f"{ort_us:.1f} us", ratio=f"{ratio:.2f}x", target="<= 2x",
+                     status="met" if ratio <= 2.0 else "MISSED")
+
+    # --------------------------------------------------------------- fusion
+
+    def bench_fusion(self, quick):
+        print("fusion: kernels and bytes moved per run", flush=True)
+        cases = [os.path.join(ROOT, "examples", f) for f in
+                 ("mlp.kg", "resnet_block.kg", "transformer_block.kg")]
+        if not quick:
+            path = os.path.join(self.work, "bert_base_layer.onnx")
+            if not os.path.exists(path):
+                models.bert_layer_onnx(path)
+            cases.append(path)
+        for model in cases:
+            name = os.path.basename(model)
+            counts = {}
+            for label, flags in (("unfused", ["--no-fusion"]), ("fused", [])):
+                _, _, _, log = self.compile(model, os.path.join(self.work, name + ".kx"), *flags)
+                m = re.search(r"plan @\S+: (\d+) steps.*; (\d+) bytes moved", log)
+                counts[label] = (int(m.group(1)), int(m.group(2)))
+            (su, bu), (sf, bf) = counts["unfused"], counts["fused"]
+            self.row("fusion", name, "kernels", f"{sf}", "", peer=f"{su} unfused",
+                     ratio=f"{sf / su:.2f}x")
+            self.row("fusion", name, "bytes moved", f"{bf}", "B", peer=f"{bu} unfused",
+                     ratio=f"{bf / bu:.2f}x")
+
+    # ------------------------------------------------------------- emulator
+
+    def bench_emulator(self, quick):
+        print("emulator: cuda-emu against the CPU backend", flush=True)
+        for f in ("mlp.kg", "transformer_block.kg"):
+            model = os.path.join(ROOT, "examples", f)
+            exe = os.path.join(self.work, f + ".emu.kx")
+            self.compile(model, exe, "--target=cuda-emu", "--impl=generated")
+            runs = 3 if quick else 10
+            emu = self.run_median_us(exe, "--device=cuda-emu", runs=runs)
+            cpu = self.run_median_us(exe, "--device=cpu", runs=runs)
+            self.row("emulator", f, "cuda-emu median", f"{emu:.0f}", "us", peer=f"{cpu:.0f} us cpu",
+                     ratio=f"{emu / cpu:.1f}x")
+
+    # --------------------------------------------------------------- output
+
+    def write(self):
+        commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
+                                capture_output=True, text=True).stdout.strip() or "unknown"
+        date = datetime.date.today().isoformat()
+        machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs " \
+                  f"(threads used: {self.threads}), {platform.system()}"
+        cpu = ""
+        try:
+            with open("/proc/cpuinfo") as f:
+                cpu = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), "")
+        except OSError:
+            pass
+        os.makedirs(self.out_dir, exist_ok=True)
+        base = os.path.join(self.out_dir, f"{date}-{commit}")
+        header = ["section", "name", "metric", "value", "unit", "peer", "ratio", "target",
+                  "status"]
+        with open(base + ".csv", "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["# commit", commit, "date", date, "machine", cpu, machine])
+            w.writerow(header)
+            w.writerows(self.rows)
+        lines = [f"# kiln benchmarks {date} at {commit}", "",
+                 f"Machine: {cpu} ({machine}).", "",
+                 "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in self.rows]
+        with open(base + ".md", "w") as f:
+            f.write("\n".join(lines) + "\n")
+        print("\n".join(lines))
+        print(f"\nwritten: {base}.md, {base}.csv")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    parser.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--quick", action="store_true",
+                        help="small sizes only (a smoke test of the benchmark itself)")
+    parser.add_argument("--no-peer", action="store_true", help="skip ONNX Runtime")
+    parser.add_argument("--only", choices=["compile", "runtime", "fusion", "emulator"],
+                        action="append")
+    args = parser.parse_args()
+    bench = Bench(args.build, args.out, args.threads)
+    sections = args.only or ["compile", "runtime", "fusion", "emulator"]
+    try:
+        if "compile" in sections:
+            bench.bench_compile(args.quick)
+        if "runtime" in sections:
+            bench.bench_runtime(args.quick, not args.no_peer)
+        if "fusion" in sections:
+            bench.bench_fusion(args.quick)
+        if "emulator" in sections:
+            bench.bench_emulator(args.quick)
+    finally:
+        shutil.rmtree(bench.work, ignore_errors=True)
+    bench.write()
+
+
+if __name__ == "__main__":
+    main()
