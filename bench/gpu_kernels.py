@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Kernel quality from kiln-run traces (scripts/gpu-check, issue 8's GPU part).
+
+  gpu_kernels.py bandwidth TRACE.json MODEL.kx   loop/reduction kernels as a
+      fraction of the device-to-device copy bandwidth measured in the same
+      run (the model's input transfer is a D2D copy on the GPU);
+  gpu_kernels.py gemm GENERATED.json LIBRARY.json   each matmul step's time,
+      generated kernel against cuBLASLt, from two traces of one model.
+
+Prints one Markdown table row per step. The traces come from
+`kiln-run --trace` (CUDA events around each step on a GPU; wall time on the
+CPU, where the arithmetic can be checked but the numbers mean nothing).
+"""
+
+import json
+import re
+import subprocess
+import sys
+
+
+def steps(trace_path):
+    with open(trace_path) as f:
+        events = json.load(f)["traceEvents"]
+    return [e for e in events if e.get("ph") == "X"]
+
+
+def describe(kiln_run, exe):
+    """Step index -> bytes its outputs and inputs occupy, from --describe."""
+    out = subprocess.run([kiln_run, exe, "--describe"], capture_output=True, text=True).stdout
+    sizes = {}
+    width = {"f32": 4, "f16": 2, "bf16": 2, "f64": 8, "i64": 8, "i32": 4, "i1": 1}
+    for line in out.splitlines():
+        m = re.match(r"\s+#(\d+) .*", line)
+        if not m:
+            continue
+        total = 0
+        for dtype, dims in re.findall(r"-> arena\[\d+\] (\w+)\[([0-9, ]*)\]", line):
+            n = 1
+            for d in dims.split(","):
+                if d.strip():
+                    n *= int(d)
+            total += n * width.get(dtype, 4)
+        sizes[int(m.group(1))] = total
+    return sizes
+
+
+def bandwidth(trace_path, exe, kiln_run):
+    events = steps(trace_path)
+    sizes = describe(kiln_run, exe)
+    # Per step name: median duration over the bench runs.
+    durations = {}
+    for e in events:
+        durations.setdefault(e["name"], []).append(e["dur"])
+    median = {k: sorted(v)[len(v) // 2] for k, v in durations.items()}
+    names = list(dict.fromkeys(e["name"] for e in events))
+    copy = next((n for n in names if n.startswith("transfer")), None)
+    if copy is None or median[copy] <= 0:
+        print("| (no transfer step to measure the copy bandwidth with) |")
+        return 1
+    index = {n: i for i, n in enumerate(names)}
+    copy_bytes = 2 * sizes.get(index[copy], 0)  # read + write
+    copy_bw = copy_bytes / median[copy] / 1e3  # GB/s (bytes per us / 1e3)
+    print(f"| device-to-device copy | {median[copy]:.1f} us | {copy_bw:.1f} GB/s | 1.00 |")
+    for n in names:
+        if n.startswith("transfer"):
+            continue
+        # Output bytes written plus the same read (elementwise/row-wise:
+        # each kernel reads at least as much as it writes here).
+        moved = 2 * sizes.get(index[n], 0)
+        bw = moved / median[n] / 1e3 if median[n] > 0 else 0
+        print(f"| {n} | {median[n]:.1f} us | {bw:.1f} GB/s | {bw / copy_bw:.2f} |")
+    return 0
+
+
+def gemm(generated_path, library_path):
+    gen, lib = steps(generated_path), steps(library_path)
+
+    def medians(events):
+        d = {}
+        for e in events:
+            d.setdefault(e["name"], []).append(e["dur"])
+        return {k: sorted(v)[len(v) // 2] for k, v in d.items()}
+
+    g, l = medians(gen), medians(lib)
+    for name in g:
+        if "matmul" in name and name in l and l[name] > 0:
+            print(f"| {name} | {g[name]:.1f} us | {l[name]:.1f} us | {g[name] / l[name]:.2f}x |")
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 4 and sys.argv[1] == "bandwidth":
+        sys.exit(bandwidth(sys.argv[2], sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else "kiln-run"))
+    if len(sys.argv) == 4 and sys.argv[1] == "gemm":
+        sys.exit(gemm(sys.argv[2], sys.argv[3]))
+    print(__doc__)
+    sys.exit(2)

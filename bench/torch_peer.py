@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""PyTorch eager and torch.compile on the examples' graphs (scripts/gpu-check).
+
+The three examples (examples/*.kg) written again in PyTorch with the same
+shapes and ops (weights random: timing does not depend on them). Prints
+one Markdown row per example: eager and torch.compile medians on the GPU,
+input already on the device, synchronised around each run. kiln's own
+median for the same example comes from kiln-run in gpu-check.
+
+    torch_peer.py [--runs N]
+"""
+
+import argparse
+import statistics
+import sys
+import time
+
+
+def build(torch):
+    nn, F = torch.nn, torch.nn.functional
+
+    class Mlp(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1, self.fc2 = nn.Linear(784, 128), nn.Linear(128, 10)
+
+        def forward(self, x):
+            return F.softmax(self.fc2(F.relu(self.fc1(x))), dim=-1)
+
+    class ResnetBlock(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c1, self.c2 = nn.Conv2d(16, 16, 3, padding=1, bias=False), nn.Conv2d(
+                16, 16, 3, padding=1, bias=False)
+            self.b1, self.b2 = nn.BatchNorm2d(16), nn.BatchNorm2d(16)
+
+        def forward(self, x):
+            y = F.relu(self.b1(self.c1(x)))
+            return F.relu(self.b2(self.c2(y)) + x)
+
+    class TransformerBlock(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.q, self.k, self.v, self.o = (nn.Linear(64, 64, bias=False) for _ in range(4))
+            self.ln1, self.ln2 = nn.LayerNorm(64), nn.LayerNorm(64)
+            self.w1, self.w2 = nn.Linear(64, 128), nn.Linear(128, 64)
+
+        def forward(self, x):
+            s = torch.softmax(self.q(x) @ self.k(x).transpose(1, 2) * 0.125, dim=-1)
+            h = self.ln1(x + self.o(s @ self.v(x)))
+            return self.ln2(h + self.w2(F.gelu(self.w1(h))))
+
+    return [("mlp", Mlp(), (8, 784)), ("resnet_block", ResnetBlock(), (1, 16, 16, 16)),
+            ("transformer_block", TransformerBlock(), (1, 32, 64))]
+
+
+def median_us(torch, fn, x, runs):
+    for _ in range(5):
+        fn(x)
+    torch.cuda.synchronize()
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn(x)
+        torch.cuda.synchronize()
+        samples.append((time.perf_counter() - start) * 1e6)
+    return statistics.median(samples)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=50)
+    args = parser.parse_args()
+    try:
+        import torch
+    except ImportError:
+        print("| (torch is not installed) | | |")
+        return 0
+    if not torch.cuda.is_available():
+        print("| (no CUDA device for torch) | | |")
+        return 0
+    with torch.inference_mode():
+        for name, model, shape in build(torch):
+            model = model.cuda().eval()
+            x = torch.randn(*shape, device="cuda")
+            eager = median_us(torch, model, x, args.runs)
+            try:
+                compiled = median_us(torch, torch.compile(model), x, args.runs)
+                compiled_text = f"{compiled:.1f} us"
+            except Exception as error:  # torch.compile needs a working toolchain
+                compiled_text = f"failed: {type(error).__name__}"
+            print(f"| {name} | {eager:.1f} us | {compiled_text} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
