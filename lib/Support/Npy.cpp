@@ -55,6 +55,10 @@ bool read(const std::string &path, Array &array, std::string &error) {
   std::string bytes;
   if (!readFileBytes(path, bytes, error))
     return false;
+  return parse(bytes, path, array, error);
+}
+
+bool parse(const std::string &bytes, const std::string &path, Array &array, std::string &error) {
   auto fail = [&](const std::string &why) {
     error = path + ": not a valid .npy file: " + why;
     return false;

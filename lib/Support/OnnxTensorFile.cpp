@@ -130,6 +130,11 @@ bool read(const std::string &path, npy::Array &array, std::string &name, std::st
   std::string bytes;
   if (!readFileBytes(path, bytes, error))
     return false;
+  return parseTensorFile(bytes, path, array, name, error);
+}
+
+bool parseTensorFile(const std::string &bytes, const std::string &path, npy::Array &array,
+                     std::string &name, std::string &error) {
   auto fail = [&](const std::string &why) {
     error = path + ": not a valid ONNX TensorProto: " + why;
     return false;

@@ -28,6 +28,8 @@ struct Array {
 
 /// Reads `path`; on failure returns false with a message naming the file.
 bool read(const std::string &path, Array &array, std::string &error);
+/// Parses a .npy file's bytes (`path` only names it in messages).
+bool parse(const std::string &bytes, const std::string &path, Array &array, std::string &error);
 
 /// Writes `data` (row-major) as a .npy file. bf16 is written as float32,
 /// which NumPy has and bf16 converts to exactly.

@@ -18,6 +18,9 @@ namespace onnxpb {
 /// Reads a TensorProto. UINT16 data reads as u16; kiln-run accepts it for
 /// bfloat16 inputs, as the ONNX test data stores bfloat16 that way.
 bool read(const std::string &path, npy::Array &array, std::string &name, std::string &error);
+/// Parses a TensorProto file's bytes (`path` only names it in messages).
+bool parseTensorFile(const std::string &bytes, const std::string &path, npy::Array &array,
+                     std::string &name, std::string &error);
 
 /// Writes a TensorProto with raw little-endian data.
 bool write(const std::string &path, const std::string &name, ref::DType dtype,
