@@ -70,9 +70,17 @@ struct Proto {
   bool external = false;
 };
 
-/// Reads a repeated scalar field in packed or unpacked form.
+/// Reads a repeated scalar field in packed or unpacked form: fixed-width
+/// elements through `decode` (width 4 or 8), varints otherwise. (Kept as two
+/// branches: a ?: of the two would convert every varint through double.)
 template <typename T, typename Fn>
 void repeated(Reader &r, int wire, std::vector<T> &out, int width, Fn decode) {
+  auto one = [&](Reader &from) {
+    if (width)
+      out.push_back(static_cast<T>(decode(from.bytes(width))));
+    else
+      out.push_back(static_cast<T>(from.varint()));
+  };
   if (wire == 2) {
     uint64_t n = r.varint();
     const uint8_t *at = r.bytes(n);
@@ -80,10 +88,10 @@ void repeated(Reader &r, int wire, std::vector<T> &out, int width, Fn decode) {
       return;
     Reader inner{at, at + n};
     while (!inner.done())
-      out.push_back(width ? decode(inner.bytes(width)) : static_cast<T>(inner.varint()));
+      one(inner);
     r.ok &= inner.ok;
   } else {
-    out.push_back(width ? decode(r.bytes(width)) : static_cast<T>(r.varint()));
+    one(r);
   }
 }
 
@@ -170,12 +178,13 @@ bool parseTensorFile(const std::string &bytes, const std::string &path, npy::Arr
     array.shape.push_back(d);
   }
   int64_t width = ref::byteWidth(array.dtype);
-  array.data.assign(count * width, 0);
+  // The data must be there before anything is allocated for it: a few
+  // bytes of header must not make the reader reserve gigabytes.
   if (t.hasRaw) {
     if (static_cast<int64_t>(t.raw.size()) != count * width)
       return fail("raw data holds " + std::to_string(t.raw.size()) + " bytes for " +
                   std::to_string(count) + " elements");
-    std::memcpy(array.data.data(), t.raw.data(), t.raw.size());
+    array.data.assign(t.raw.begin(), t.raw.end());
     return true;
   }
   // Typed fields.
@@ -183,6 +192,7 @@ bool parseTensorFile(const std::string &bytes, const std::string &path, npy::Arr
     if (static_cast<int64_t>(values.size()) != count)
       return fail("holds " + std::to_string(values.size()) + " values for " +
                   std::to_string(count) + " elements");
+    array.data.assign(count * width, 0);
     for (int64_t k = 0; k < count; ++k) {
       auto v = convert(values[k]);
       std::memcpy(array.data.data() + k * width, &v, width);

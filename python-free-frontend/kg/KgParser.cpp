@@ -109,6 +109,7 @@ private:
   std::string modelName;
   Block *body = nullptr;
   llvm::StringMap<Value> names;
+  int nesting = 0; ///< expression depth, bounded by kMaxNesting
   llvm::StringMap<llvm::SMLoc> definedAt;
   SmallVector<std::string> inputNames;
   SmallVector<Value> outputs;
@@ -617,6 +618,16 @@ FailureOr<DenseElementsAttr> KgParser::parseFileData(RankedTensorType type) {
 //===----------------------------------------------------------------------===//
 
 namespace {
+/// Deeper expressions are refused: the parser recurses per level, and a
+/// hostile file must not overflow its stack.
+constexpr int kMaxNesting = 256;
+
+struct NestingGuard {
+  explicit NestingGuard(int &depth) : depth(depth) { ++depth; }
+  ~NestingGuard() { --depth; }
+  int &depth;
+};
+
 int precedenceOf(const Token &t) {
   if (t.is(Token::Plus) || t.is(Token::Minus))
     return 1;
@@ -627,6 +638,10 @@ int precedenceOf(const Token &t) {
 } // namespace
 
 FailureOr<ExprValue> KgParser::parseExpr(int minPrecedence) {
+  NestingGuard guard(nesting);
+  if (nesting > kMaxNesting)
+    return error(token, "expression nested more than " + llvm::Twine(kMaxNesting) +
+                            " levels deep");
   FailureOr<ExprValue> lhs = parseUnary();
   if (failed(lhs))
     return failure();
@@ -646,6 +661,10 @@ FailureOr<ExprValue> KgParser::parseExpr(int minPrecedence) {
 }
 
 FailureOr<ExprValue> KgParser::parseUnary() {
+  NestingGuard guard(nesting);
+  if (nesting > kMaxNesting)
+    return error(token, "expression nested more than " + llvm::Twine(kMaxNesting) +
+                            " levels deep");
   if (token.is(Token::Minus)) {
     Token op = token;
     consume();

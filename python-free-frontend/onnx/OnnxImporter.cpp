@@ -51,6 +51,10 @@ const ConverterMap &converters() {
   return map;
 }
 
+/// The newest default-domain opset whose op definitions the converters
+/// follow (ONNX 1.18).
+constexpr int64_t kNewestOpset = 23;
+
 struct Unsupported {
   std::string node, opType, reason;
   int64_t opset;
@@ -209,6 +213,10 @@ LogicalResult Importer::convertNode(const onnx::NodeProto &node, size_t index) {
       poison();
       return success();
     }
+    if (values.count(out) || poisoned.count(out))
+      return emitError(loc) << "writes '" << out
+                            << "', which an earlier node, a model input or an initializer "
+                               "already defines (a graph must define each value once)";
     values[out] = ctx.results[k];
   }
   return success();
@@ -232,6 +240,12 @@ OwningOpRef<ModuleOp> Importer::run() {
   for (const onnx::OperatorSetIdProto &set : model.opset_import())
     if (set.domain().empty() || set.domain() == "ai.onnx")
       opset = set.version();
+  // A newer opset may have changed an op's meaning: refuse rather than guess.
+  if (opset > kNewestOpset) {
+    (void)fail("the model uses opset " + Twine(opset) + " of the default domain; kiln knows "
+               "opsets up to " + Twine(kNewestOpset));
+    return nullptr;
+  }
   const onnx::GraphProto &graph = model.graph();
 
   OwningOpRef<ModuleOp> module = ModuleOp::create(base);

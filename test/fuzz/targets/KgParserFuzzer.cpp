@@ -7,7 +7,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Frontend/KgParser.h"
-#include "kiln/Exec/ExecOps.h"
 #include "kiln/IR/KilnDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

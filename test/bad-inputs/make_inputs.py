@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""Writes the catalogue's binary bad inputs into a folder (catalogue.tsv
+names them): malformed or hostile ONNX models, executables, .npy and .pb
+tensors, and .kg texts too large or too odd to check in."""
+
+import os
+import struct
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+out, kilnc = sys.argv[1], sys.argv[2]
+os.makedirs(out, exist_ok=True)
+
+
+def path(name):
+    return os.path.join(out, name)
+
+
+def write(name, data):
+    with open(path(name), "wb") as f:
+        f.write(data)
+
+
+def model(nodes, inputs, outputs, inits=(), opset=17, check=False):
+    g = helper.make_graph(nodes, "bad", inputs, outputs, list(inits))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    return m.SerializeToString()
+
+
+f32 = lambda name, shape: helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+
+# --- ONNX models ---------------------------------------------------------
+good = model([helper.make_node("Relu", ["x"], ["y"])], [f32("x", [2, 3])], [f32("y", [2, 3])])
+write("good.onnx", good)
+write("empty.onnx", b"")
+write("not-protobuf.onnx", b"\xff\xff\xff\xff this is not a protobuf \x00\x01")
+write("truncated.onnx", good[: len(good) // 2])
+write("unknown-op.onnx", model([helper.make_node("FrobnicateTensor", ["x"], ["y"])],
+                               [f32("x", [2, 3])], [f32("y", [2, 3])]))
+write("undefined-input.onnx", model([helper.make_node("Add", ["x", "ghost"], ["y"])],
+                                    [f32("x", [2, 3])], [f32("y", [2, 3])]))
+write("cycle.onnx", model([helper.make_node("Add", ["x", "z"], ["y"]),
+                           helper.make_node("Relu", ["y"], ["z"])],
+                          [f32("x", [2, 3])], [f32("z", [2, 3])]))
+write("negative-dim.onnx", model([helper.make_node("Relu", ["x"], ["y"])],
+                                 [f32("x", [2, -3])], [f32("y", [2, 3])]))
+write("huge-dims.onnx", model([helper.make_node("Relu", ["x"], ["y"])],
+                              [f32("x", [1 << 40, 1 << 40])], [f32("y", [1, 1])]))
+write("type-mismatch.onnx", model(
+    [helper.make_node("Add", ["x", "i"], ["y"])],
+    [f32("x", [2, 3]), helper.make_tensor_value_info("i", TensorProto.INT64, [2, 3])],
+    [f32("y", [2, 3])]))
+short = TensorProto()
+short.name, short.data_type = "w", TensorProto.FLOAT
+short.dims.extend([4, 4])
+short.raw_data = b"\x00" * 12  # 3 floats for 16
+write("short-initializer.onnx", model([helper.make_node("Add", ["x", "w"], ["y"])],
+                                      [f32("x", [4, 4])], [f32("y", [4, 4])], [short]))
+external = TensorProto()
+external.name, external.data_type = "w", TensorProto.FLOAT
+external.dims.extend([4])
+external.data_location = TensorProto.EXTERNAL
+external.external_data.add(key="location", value="missing-weights.bin")
+write("external-data.onnx", model([helper.make_node("Add", ["x", "w"], ["y"])],
+                                  [f32("x", [4])], [f32("y", [4])], [external]))
+write("duplicate-output.onnx", model([helper.make_node("Relu", ["x"], ["y"]),
+                                      helper.make_node("Neg", ["x"], ["y"])],
+                                     [f32("x", [2])], [f32("y", [2])]))
+write("future-opset.onnx", model([helper.make_node("Relu", ["x"], ["y"])],
+                                 [f32("x", [2])], [f32("y", [2])], opset=99))
+write("no-outputs.onnx", model([helper.make_node("Relu", ["x"], ["y"])], [f32("x", [2])], []))
+write("bad-attribute.onnx", model([helper.make_node("Softmax", ["x"], ["y"], axis=7)],
+                                  [f32("x", [2, 3])], [f32("y", [2, 3])]))
+
+# --- executables ---------------------------------------------------------
+with open(path("tiny.kg"), "w") as f:
+    f.write("model tiny\ninput x: f32[2, 3]\nweight w: f32[3, 4] = 0.5\n"
+            "y = relu(matmul(x, w))\noutput y\n")
+subprocess.run([kilnc, path("tiny.kg"), "-o", path("tiny.kx")], check=True,
+               capture_output=True)
+kx = open(path("tiny.kx"), "rb").read()
+write("empty.kx", b"")
+write("truncated.kx", kx[: len(kx) - 100])
+write("header-only.kx", kx[:64])
+write("bad-magic.kx", b"NOTKILN\x00" + kx[8:])
+write("bad-version.kx", kx[:8] + struct.pack("<I", 99) + kx[12:])
+write("bad-header-size.kx", kx[:12] + struct.pack("<I", 128) + kx[16:])
+write("trailing-bytes.kx", kx + b"\x00" * 16)
+flipped = bytearray(kx)
+flipped[200] ^= 0x40
+write("checksum.kx", bytes(flipped))
+write("huge-payload.kx", kx[:16] + struct.pack("<Q", 1 << 62) + kx[24:])
+
+# --- tensors -------------------------------------------------------------
+np.save(path("x.npy"), np.random.default_rng(1).uniform(-1, 1, (2, 3)).astype(np.float32))
+np.save(path("wrong-shape.npy"), np.ones((3, 2), np.float32))
+np.save(path("wrong-dtype.npy"), np.ones((2, 3), np.float64))
+np.save(path("complex.npy"), np.ones((2, 3), np.complex64))
+npy = open(path("x.npy"), "rb").read()
+write("truncated.npy", npy[:-8])
+write("bad-magic.npy", b"\x93NUMPX" + npy[6:])
+write("bad-header.npy", npy[:10] + b"{'descr': '<f4', 'fortran_order': False, 'shape': (2, oops), }".ljust(len(npy) - 10 - 24) + npy[-24:])
+write("huge-shape.npy", b"\x93NUMPY\x01\x00" + struct.pack("<H", 118) +
+      b"{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }".ljust(117) + b"\n")
+t = numpy_helper.from_array(np.ones((2, 3), np.float32), "x")
+write("x.pb", t.SerializeToString())
+write("wrong-shape.pb", numpy_helper.from_array(np.ones((6,), np.float32), "x").SerializeToString())
+write("wrong-dtype.pb", numpy_helper.from_array(np.ones((2, 3), np.int32), "x").SerializeToString())
+write("malformed.pb", b"\x0a\xff\xff\xff\xff\x0f garbage")
+ext = TensorProto()
+ext.name, ext.data_type = "x", TensorProto.FLOAT
+ext.dims.extend([2, 3])
+ext.data_location = TensorProto.EXTERNAL
+write("external.pb", ext.SerializeToString())
+
+# --- .kg texts -------------------------------------------------------------
+write("empty.kg", b"")
+write("binary.kg", bytes(range(256)) * 4)
+write("deep-nesting.kg", b"model deep\ninput x: f32[2]\ny = " + b"relu(" * 100000 + b"x" +
+      b")" * 100000 + b"\noutput y\n")
+write("huge-dims.kg", b"model big\ninput x: f32[4294967296, 4294967296]\ny = relu(x)\noutput y\n")
+write("overflow-dim.kg", b"model big\ninput x: f32[99999999999999999999]\ny = relu(x)\noutput y\n")
+write("negative-dim.kg", b"model neg\ninput x: f32[2, -3]\ny = relu(x)\noutput y\n")
+write("nan-literal.kg", b"model nan\ninput x: f32[2]\ny = x * nan\noutput y\n")
+write("cycle.kg", b"model cycle\ninput x: f32[2]\na = b + x\nb = a + x\noutput b\n")
