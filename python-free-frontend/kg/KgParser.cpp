@@ -523,8 +523,9 @@ FailureOr<ref::Tensor> KgParser::parseRandom(RankedTensorType type) {
     if (failed(value))
       return failure();
     if (key.text == "seed") {
-      if (!isInteger || *value < 0)
-        return error(valueToken, "seed must be a non-negative integer");
+      // 2^64 and above do not fit (and converting them would be UB).
+      if (!isInteger || *value < 0 || *value >= 18446744073709551616.0)
+        return error(valueToken, "seed must be an integer from 0 to 2^64 - 1");
       seed = static_cast<uint64_t>(*value);
     } else if (key.text == "scale") {
       if (*value <= 0)

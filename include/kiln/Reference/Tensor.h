@@ -119,12 +119,21 @@ inline int64_t windowOutputSize(int64_t input, int64_t padBefore,
                                 int64_t padAfter, int64_t window,
                                 int64_t stride, int64_t dilation,
                                 bool ceilMode) {
-  int64_t span = input + padBefore + padAfter - dilation * (window - 1) - 1;
-  if (span < 0)
+  // Sizes come from files too (a hostile executable's attributes): any
+  // overflow or a non-positive stride gives no windows rather than UB.
+  int64_t reach, padded, span;
+  if (stride < 1 || window < 1 || dilation < 1 ||
+      __builtin_mul_overflow(dilation, window - 1, &reach) ||
+      __builtin_add_overflow(input, padBefore, &padded) ||
+      __builtin_add_overflow(padded, padAfter, &padded) ||
+      __builtin_sub_overflow(padded, reach, &span) || span - 1 < 0)
     return 0;
-  int64_t out = (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
+  span -= 1;
+  int64_t out = (ceilMode ? span / stride + (span % stride != 0) : span / stride) + 1;
   // The last window must start inside the input or the leading padding.
-  if (ceilMode && (out - 1) * stride >= input + padBefore)
+  int64_t lastStart;
+  if (ceilMode && (__builtin_mul_overflow(out - 1, stride, &lastStart) ||
+                   lastStart >= input + padBefore))
     --out;
   return out;
 }

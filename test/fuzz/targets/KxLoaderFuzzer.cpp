@@ -7,14 +7,27 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kiln/Runtime/ExecutableFile.h"
 #include "kiln/Runtime/Runtime.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  auto exe = kiln::rt::Executable::loadMemory(data, size);
+  // Most mutations would only meet the checksum: reseal them (as a hostile
+  // writer would) so the payload's verifier and validation get fuzzed too,
+  // unless the last byte is odd (then the checksum itself is tested).
+  std::vector<uint8_t> bytes(data, data + size);
+  if (size > kiln::rt::kHeaderSize && (data[size - 1] & 1) == 0) {
+    uint64_t sum = kiln::rt::payloadChecksum(bytes.data() + kiln::rt::kHeaderSize,
+                                             size - kiln::rt::kHeaderSize);
+    std::memcpy(bytes.data() + offsetof(kiln::rt::FileHeader, payloadChecksum), &sum,
+                sizeof(sum));
+  }
+  auto exe = kiln::rt::Executable::loadMemory(bytes.data(), bytes.size());
   if (!exe) {
     if (exe.status().message().empty())
       std::abort(); // a rejection must say why
