@@ -114,7 +114,10 @@ std::optional<TensorInfo> window(Checker &c, bool conv) {
   if (conv) {
     const TensorInfo &w = c.in[1];
     int64_t groups = c.integer("groups", 1);
-    if (w.shape.size() != 4 || groups < 1 || w.shape[1] * groups != x.shape[1] ||
+    // Divisions, not w.shape[1] * groups: the sizes may come from a hostile
+    // file, and the product could overflow.
+    if (w.shape.size() != 4 || groups < 1 || x.shape[1] % groups != 0 ||
+        w.shape[1] != x.shape[1] / groups ||
         w.shape[0] % groups != 0 || w.dtype != x.dtype)
       return c.fail("filter does not match the input"), std::nullopt;
     if (c.in.size() > 2 && (c.in[2].shape != Shape{w.shape[0]} || c.in[2].dtype != x.dtype))

@@ -451,6 +451,19 @@ Status ProgramBuilder::build(Program &p) {
   if (!(s = io(exe.inputs(), p.inputValues, p.inputs, true)) ||
       !(s = io(exe.outputs(), p.outputValues, p.outputs, false)))
     return s;
+  // Every value naming an input must be that input's type: the session
+  // stores each input once, sized by its signature.
+  for (size_t i = 0; i < p.values.size(); ++i) {
+    const ValueDesc &v = p.values[i];
+    if (v.kind != ValueKind::Input)
+      continue;
+    const TensorSpec &bound = p.inputs[v.index];
+    if (v.type.dtype != bound.dtype || v.type.shape != bound.shape ||
+        v.type.dimOrder != bound.dimOrder)
+      return Status::error("value #" + std::to_string(i) + " reads input #" +
+                           std::to_string(v.index) + " as " + typeText(v.type) +
+                           ", but the input is " + typeText(bound));
+  }
   if (!(s = steps(p)) || !(s = deviceCode(p)))
     return s;
   return schedule(p);
