@@ -20,6 +20,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Verifier.h"
 
+#include <onnx/defs/schema.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
@@ -67,6 +68,8 @@ public:
         base(FileLineColLoc::get(context, path, 0, 0)) {}
 
   OwningOpRef<ModuleOp> run();
+  /// Imports the model file's bytes (`path` names it in diagnostics).
+  OwningOpRef<ModuleOp> run(const std::string &bytes);
 
 private:
   LogicalResult fail(const Twine &message) {
@@ -185,6 +188,23 @@ LogicalResult Importer::convertNode(const onnx::NodeProto &node, size_t index) {
     emitError(loc) << "uses '" << in << "', which no earlier node, input or initializer defines";
     return failure();
   }
+  // The operator's schema says how many inputs it takes and which may be
+  // left out: converters rely on that, so a node breaking it is an error
+  // here, not a null value inside a converter.
+  if (const onnx::OpSchema *schema = onnx::OpSchemaRegistry::Schema(node.op_type(),
+                                                                   static_cast<int>(opset), "")) {
+    int given = node.input_size();
+    if (given < schema->min_input() || given > schema->max_input())
+      return emitError(loc) << "has " << given << " inputs; " << node.op_type() << " takes "
+                            << schema->min_input() << " to " << schema->max_input();
+    const auto &formal = schema->inputs();
+    for (int k = 0; k < given && !formal.empty(); ++k) {
+      const auto &param = formal[std::min<size_t>(k, formal.size() - 1)];
+      if (node.input(k).empty() && param.GetOption() != onnx::OpSchema::Optional)
+        return emitError(loc) << "leaves out input #" << k << " ('" << param.GetName()
+                              << "'), which " << node.op_type() << " requires";
+    }
+  }
   auto converter = converters().find(node.op_type());
   if (converter == converters().end()) {
     unsupported.push_back({name, node.op_type(), "no converter for this op", opset});
@@ -223,12 +243,16 @@ LogicalResult Importer::convertNode(const onnx::NodeProto &node, size_t index) {
 }
 
 OwningOpRef<ModuleOp> Importer::run() {
-  context->loadDialect<KilnDialect, func::FuncDialect>();
   std::string bytes, error;
   if (!readFileBytes(path, bytes, error)) {
     (void)fail("cannot read model file: " + error);
     return nullptr;
   }
+  return run(bytes);
+}
+
+OwningOpRef<ModuleOp> Importer::run(const std::string &bytes) {
+  context->loadDialect<KilnDialect, func::FuncDialect>();
   onnx::ModelProto model;
   google::protobuf::io::ArrayInputStream stream(bytes.data(), bytes.size());
   google::protobuf::io::CodedInputStream coded(&stream);
@@ -354,6 +378,11 @@ OwningOpRef<ModuleOp> Importer::run() {
 OwningOpRef<ModuleOp> importOnnxFile(const std::string &path, MLIRContext *context,
                                      const OnnxImportOptions &options) {
   return Importer(path, context, options).run();
+}
+
+OwningOpRef<ModuleOp> importOnnxBytes(const std::string &bytes, const std::string &name,
+                                      MLIRContext *context, const OnnxImportOptions &options) {
+  return Importer(name, context, options).run(bytes);
 }
 
 } // namespace frontend

@@ -36,6 +36,12 @@ mlir::OwningOpRef<mlir::ModuleOp> importOnnxFile(const std::string &path,
                                                  mlir::MLIRContext *context,
                                                  const OnnxImportOptions &options);
 
+/// The same for a model file's bytes (`name` names it in diagnostics).
+mlir::OwningOpRef<mlir::ModuleOp> importOnnxBytes(const std::string &bytes,
+                                                  const std::string &name,
+                                                  mlir::MLIRContext *context,
+                                                  const OnnxImportOptions &options);
+
 } // namespace frontend
 } // namespace kiln
 
