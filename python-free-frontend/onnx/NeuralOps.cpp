@@ -310,6 +310,11 @@ Value centred(NodeContext &c, Value x, Value zeroPoint, int64_t axis = -1) {
 /// window attributes.
 Value convolve(NodeContext &c, Value x, Value w, Value bias) {
   ArrayRef<int64_t> ws = c.type(w).getShape();
+  if (ws.size() < 3 || static_cast<int64_t>(ws.size()) != c.rank(x)) {
+    (void)c.unsupportedBecause("a filter of rank " + std::to_string(ws.size()) +
+                               " for an input of rank " + std::to_string(c.rank(x)));
+    return Value();
+  }
   SmallVector<int64_t> kernel(ws.drop_front(2));
   FailureOr<Window> win = window(c, x, kernel);
   if (failed(win))
