@@ -191,8 +191,15 @@ LogicalResult Importer::convertNode(const onnx::NodeProto &node, size_t index) {
   // The operator's schema says how many inputs it takes and which may be
   // left out: converters rely on that, so a node breaking it is an error
   // here, not a null value inside a converter.
-  if (const onnx::OpSchema *schema = onnx::OpSchemaRegistry::Schema(node.op_type(),
-                                                                   static_cast<int>(opset), "")) {
+  const onnx::OpSchema *schema =
+      onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset), "");
+  if (!schema) {
+    if (const onnx::OpSchema *later = onnx::OpSchemaRegistry::Schema(
+            node.op_type(), static_cast<int>(kNewestOpset), ""))
+      return emitError(loc) << node.op_type() << " exists from opset " << later->since_version()
+                            << "; the model imports opset " << opset;
+  }
+  if (schema) {
     int given = node.input_size();
     if (given < schema->min_input() || given > schema->max_input())
       return emitError(loc) << "has " << given << " inputs; " << node.op_type() << " takes "
