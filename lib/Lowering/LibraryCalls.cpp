@@ -147,8 +147,8 @@ GemmMatch mlir::kiln::matchCublasLtGemm(exec::StepOp step, bool allowTf32) {
           return refuse(scaled || biased || residual
                             ? "a scale after the bias or residual (cuBLASLt's alpha scales only the product)"
                             : "'kiln.mul' by a tensor (cuBLASLt scales by one number)");
-        if (type.getNumElements() > cType.getNumElements() || type.getElementType() != element)
-          return refuse("the scale factor broadcasts the result");
+        if (type.getElementType() != element)
+          return refuse("the scale factor has another element type");
         call.alpha = static_cast<float>(*factor);
         scaled = true;
       } else if (type == cType) {
