@@ -530,6 +530,9 @@ FailureOr<ref::Tensor> KgParser::parseRandom(RankedTensorType type) {
     } else if (key.text == "scale") {
       if (*value <= 0)
         return error(valueToken, "scale must be positive");
+      // Integer weights take floor(value): it must fit in 64 bits.
+      if (!llvm::isa<FloatType>(type.getElementType()) && *value >= 9.2e18)
+        return error(valueToken, "scale must be below 2^63 for integer weights");
       scale = *value;
     } else {
       return error(key, "unknown argument '" + key.text + "' of random (expected seed, scale)");
