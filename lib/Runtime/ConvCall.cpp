@@ -2,48 +2,12 @@
 
 #include "kiln/Runtime/ConvCall.h"
 
+#include "LibraryElements.h"
+
 #include <algorithm>
-#include <cstring>
 
 namespace kiln {
 namespace rt {
-
-namespace {
-
-float load(ref::DType type, const uint8_t *base, int64_t index) {
-  uint16_t bits;
-  switch (type) {
-  case ref::DType::F16:
-    std::memcpy(&bits, base + 2 * index, 2);
-    return ref::halfToFloat(bits);
-  case ref::DType::BF16:
-    std::memcpy(&bits, base + 2 * index, 2);
-    return ref::bfloat16ToFloat(bits);
-  default: {
-    float v;
-    std::memcpy(&v, base + 4 * index, 4);
-    return v;
-  }
-  }
-}
-
-void store(ref::DType type, uint8_t *base, int64_t index, float v) {
-  uint16_t bits;
-  switch (type) {
-  case ref::DType::F16:
-    bits = ref::floatToHalf(v);
-    std::memcpy(base + 2 * index, &bits, 2);
-    return;
-  case ref::DType::BF16:
-    bits = ref::floatToBFloat16(v);
-    std::memcpy(base + 2 * index, &bits, 2);
-    return;
-  default:
-    std::memcpy(base + 4 * index, &v, 4);
-  }
-}
-
-} // namespace
 
 std::string checkConvCall(const ConvCall &g, const std::vector<ref::DType> &inputTypes,
                           const std::vector<int64_t> &inputElements, ref::DType outputType,
@@ -103,7 +67,7 @@ void runConvOnHost(const ConvCall &g, const uint8_t *x, const uint8_t *w, const 
   int64_t cg = g.c / g.groups, kg = g.k / g.groups;
   std::vector<float> filter(static_cast<size_t>(g.k * cg * g.r * g.s));
   for (size_t i = 0; i < filter.size(); ++i)
-    filter[i] = load(g.type, w, static_cast<int64_t>(i));
+    filter[i] = loadElement(g.type, w, static_cast<int64_t>(i));
   for (int64_t n = 0; n < g.n; ++n)
     for (int64_t k = 0; k < g.k; ++k) {
       int64_t group = k / kg;
@@ -120,14 +84,14 @@ void runConvOnHost(const ConvCall &g, const uint8_t *x, const uint8_t *w, const 
                 if (iw < 0 || iw >= g.w)
                   continue;
                 int64_t xi = ((n * g.c + group * cg + c) * g.h + ih) * g.w + iw;
-                sum += load(g.type, x, xi) * filter[((k * cg + c) * g.r + r) * g.s + s];
+                sum += loadElement(g.type, x, xi) * filter[((k * cg + c) * g.r + r) * g.s + s];
               }
             }
           if (g.bias)
-            sum += load(g.type, bias, k);
+            sum += loadElement(g.type, bias, k);
           if (g.relu)
             sum = std::max(sum, 0.0f);
-          store(g.type, y, ((n * g.k + k) * g.p + p) * g.q + q, sum);
+          storeElement(g.type, y, ((n * g.k + k) * g.p + p) * g.q + q, sum);
         }
     }
 }

@@ -2,6 +2,8 @@
 
 #include "kiln/Runtime/GemmCall.h"
 
+#include "LibraryElements.h"
+
 #include <cblas.h>
 
 #include <algorithm>
@@ -27,42 +29,6 @@ bool isGemmType(ref::DType t) {
 /// extent arithmetic below cannot overflow.
 bool inRange(int64_t v) { return v >= 0 && v <= (int64_t(1) << 31); }
 
-float load(ref::DType type, const uint8_t *base, int64_t index) {
-  switch (type) {
-  case ref::DType::F16: {
-    uint16_t bits;
-    std::memcpy(&bits, base + 2 * index, 2);
-    return ref::halfToFloat(bits);
-  }
-  case ref::DType::BF16: {
-    uint16_t bits;
-    std::memcpy(&bits, base + 2 * index, 2);
-    return ref::bfloat16ToFloat(bits);
-  }
-  default: {
-    float v;
-    std::memcpy(&v, base + 4 * index, 4);
-    return v;
-  }
-  }
-}
-
-void store(ref::DType type, uint8_t *base, int64_t index, float v) {
-  switch (type) {
-  case ref::DType::F16: {
-    uint16_t bits = ref::floatToHalf(v);
-    std::memcpy(base + 2 * index, &bits, 2);
-    return;
-  }
-  case ref::DType::BF16: {
-    uint16_t bits = ref::floatToBFloat16(v);
-    std::memcpy(base + 2 * index, &bits, 2);
-    return;
-  }
-  default:
-    std::memcpy(base + 4 * index, &v, 4);
-  }
-}
 
 /// Round to TF32 as the Tensor Cores see it (10 mantissa bits, nearest even;
 /// the same rounding the cuda-emu wmma emulation uses).
@@ -82,7 +48,7 @@ std::vector<float> gather(ref::DType type, const uint8_t *base, int64_t start, i
   std::vector<float> out(static_cast<size_t>(rows * cols));
   for (int64_t j = 0; j < cols; ++j)
     for (int64_t i = 0; i < rows; ++i) {
-      float v = load(type, base, start + j * ld + i);
+      float v = loadElement(type, base, start + j * ld + i);
       out[j * rows + i] = tf32 ? roundToTf32(v) : v;
     }
   return out;
@@ -170,12 +136,12 @@ void runGemmOnHost(const GemmCall &g, const uint8_t *a, const uint8_t *b, const 
       for (int64_t i = 0; i < g.m; ++i) {
         float v = acc[j * g.m + i];
         if (c)
-          v += g.beta * load(g.typeC, c, startC + j * g.ldc + i);
+          v += g.beta * loadElement(g.typeC, c, startC + j * g.ldc + i);
         if (bias)
-          v += load(g.typeC, bias, i);
+          v += loadElement(g.typeC, bias, i);
         if (g.epilogue == GemmEpilogue::Relu || g.epilogue == GemmEpilogue::BiasRelu)
           v = std::max(v, 0.0f);
-        store(g.typeC, d, startC + j * g.ldc + i, v);
+        storeElement(g.typeC, d, startC + j * g.ldc + i, v);
       }
   }
 }

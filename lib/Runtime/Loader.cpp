@@ -277,6 +277,15 @@ Status ProgramBuilder::steps(Program &p) {
       if (!st)
         return st;
     }
+    // What a library call may read: each step input's type and size.
+    std::vector<ref::DType> inputTypes;
+    std::vector<int64_t> inputElements;
+    for (uint32_t in : step.inputs) {
+      if (!s->gemm() && !s->conv())
+        break;
+      inputTypes.push_back(p.values[in].type.dtype);
+      inputElements.push_back(p.values[in].type.numElements());
+    }
     if (const kx::GemmCall *g = s->gemm()) {
       if (!step.kernel.empty())
         return Status::error(what + " has both a kernel and a cuBLASLt call");
@@ -297,15 +306,9 @@ Status ProgramBuilder::steps(Program &p) {
       call.a = g->a(), call.b = g->b(), call.c = g->c(), call.bias = g->bias();
       call.workspaceBytes = g->workspace_bytes(), call.workspaceOffset = g->workspace_offset();
       call.deterministic = g->deterministic();
-      std::vector<ref::DType> types;
-      std::vector<int64_t> elements;
-      for (uint32_t in : step.inputs) {
-        types.push_back(p.values[in].type.dtype);
-        elements.push_back(p.values[in].type.numElements());
-      }
       const TensorSpec &out = p.values[step.outputs[0]].type;
-      std::string problem = checkGemmCall(call, types, elements, out.dtype, out.numElements(),
-                                          p.arenaBytes);
+      std::string problem = checkGemmCall(call, inputTypes, inputElements, out.dtype,
+                                          out.numElements(), p.arenaBytes);
       if (!problem.empty())
         return Status::error(what + ": its cuBLASLt call " + problem);
       step.gemm = call;
@@ -329,15 +332,9 @@ Status ProgramBuilder::steps(Program &p) {
       call.x = g->x(), call.filter = g->filter(), call.biasInput = g->bias_input();
       call.allowTf32 = g->allow_tf32(), call.deterministic = g->deterministic();
       call.workspaceBytes = g->workspace_bytes(), call.workspaceOffset = g->workspace_offset();
-      std::vector<ref::DType> types;
-      std::vector<int64_t> elements;
-      for (uint32_t in : step.inputs) {
-        types.push_back(p.values[in].type.dtype);
-        elements.push_back(p.values[in].type.numElements());
-      }
       const TensorSpec &out = p.values[step.outputs[0]].type;
-      std::string problem = checkConvCall(call, types, elements, out.dtype, out.numElements(),
-                                          p.arenaBytes);
+      std::string problem = checkConvCall(call, inputTypes, inputElements, out.dtype,
+                                          out.numElements(), p.arenaBytes);
       if (!problem.empty())
         return Status::error(what + ": its cuDNN call " + problem);
       step.conv = call;
