@@ -177,6 +177,19 @@ static std::string stepName(const std::string &kind, const std::vector<std::stri
   return kind.empty() ? joined : kind + "(" + joined + ")";
 }
 
+/// Where a library call's workspace lies (0 without one), after checking
+/// that the step is one call with one result.
+static FailureOr<uint64_t> libraryWorkspace(exec::StepOp s, uint64_t bytes, StringRef library) {
+  auto offset = s->getAttrOfType<IntegerAttr>(kWorkspaceOffsetAttr);
+  if (bytes > 0 && !offset)
+    return s.emitOpError("has a library workspace but no workspace_offset; run "
+                         "kiln-assign-buffers first");
+  if (s.getNumResults() != 1)
+    return s.emitOpError("is a ") << library << " call but has " << s.getNumResults()
+                                  << " results";
+  return offset ? static_cast<uint64_t>(offset.getInt()) : uint64_t(0);
+}
+
 /// The step's cuBLASLt descriptor, or a null offset when it has none.
 FailureOr<flatbuffers::Offset<kx::GemmCall>> Writer::gemmCall(exec::StepOp s) {
   auto attr = s->getAttrOfType<DictionaryAttr>(kGemmAttr);
@@ -186,18 +199,14 @@ FailureOr<flatbuffers::Offset<kx::GemmCall>> Writer::gemmCall(exec::StepOp s) {
   FailureOr<::kiln::rt::GemmCall> g = gemmCallFromAttr(attr, error);
   if (failed(g))
     return s.emitOpError(error);
-  auto offset = s->getAttrOfType<IntegerAttr>(kWorkspaceOffsetAttr);
-  if (g->workspaceBytes > 0 && !offset)
-    return s.emitOpError("has a library workspace but no workspace_offset; run "
-                         "kiln-assign-buffers first");
-  if (s.getNumResults() != 1)
-    return s.emitOpError("is a cuBLASLt call but has ") << s.getNumResults() << " results";
+  FailureOr<uint64_t> offset = libraryWorkspace(s, g->workspaceBytes, "cuBLASLt");
+  if (failed(offset))
+    return failure();
   return kx::CreateGemmCall(
       fbb, g->m, g->n, g->k, g->transA, g->transB, g->lda, g->ldb, g->ldc, g->batch, g->strideA,
       g->strideB, g->strideC, static_cast<kx::DType>(g->typeA), static_cast<kx::DType>(g->typeC),
       g->tf32, static_cast<kx::GemmEpilogue>(g->epilogue), g->alpha, g->beta, g->a, g->b, g->c,
-      g->bias, g->workspaceBytes, offset ? static_cast<uint64_t>(offset.getInt()) : 0,
-      g->deterministic);
+      g->bias, g->workspaceBytes, *offset, g->deterministic);
 }
 
 /// The step's cuDNN descriptor, or a null offset when it has none.
@@ -209,18 +218,15 @@ FailureOr<flatbuffers::Offset<kx::ConvCall>> Writer::convCall(exec::StepOp s) {
   FailureOr<::kiln::rt::ConvCall> g = convCallFromAttr(attr, error);
   if (failed(g))
     return s.emitOpError(error);
-  auto offset = s->getAttrOfType<IntegerAttr>(kWorkspaceOffsetAttr);
-  if (g->workspaceBytes > 0 && !offset)
-    return s.emitOpError("has a library workspace but no workspace_offset; run "
-                         "kiln-assign-buffers first");
-  if (s.getNumResults() != 1)
-    return s.emitOpError("is a cuDNN call but has ") << s.getNumResults() << " results";
+  FailureOr<uint64_t> offset = libraryWorkspace(s, g->workspaceBytes, "cuDNN");
+  if (failed(offset))
+    return failure();
   return kx::CreateConvCall(fbb, g->n, g->c, g->h, g->w, g->k, g->r, g->s, g->p, g->q, g->groups,
                             g->strideH, g->strideW, g->dilationH, g->dilationW, g->padTop,
                             g->padLeft, g->padBottom, g->padRight,
                             static_cast<kx::DType>(g->type), g->bias, g->relu, g->x, g->filter,
                             g->biasInput, g->allowTf32, g->deterministic, g->workspaceBytes,
-                            offset ? static_cast<uint64_t>(offset.getInt()) : 0);
+                            *offset);
 }
 
 FailureOr<flatbuffers::Offset<kx::Step>> Writer::step(exec::StepOp s, unsigned stepIndex) {
