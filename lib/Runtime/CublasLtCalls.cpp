@@ -4,7 +4,7 @@
 
 #ifdef KILN_RUNTIME_HAVE_CUDA
 #include <cublasLt.h>
-#include <dlfcn.h>
+#include "SharedLibrary.h"
 #endif
 
 namespace kiln {
@@ -20,14 +20,10 @@ namespace rt {
   X(cublasLtMatmulPreferenceSetAttribute) X(cublasLtMatmulAlgoGetHeuristic) X(cublasLtMatmul)
 
 struct CublasLtCalls::Api {
-  void *handle = nullptr;
+  SharedLibrary library;
 #define KILN_DECLARE(name) decltype(&::name) name = nullptr;
   KILN_CUBLASLT_FUNCTIONS(KILN_DECLARE)
 #undef KILN_DECLARE
-  ~Api() {
-    if (handle)
-      dlclose(handle);
-  }
   Status check(cublasStatus_t status, const std::string &what) const {
     if (status == CUBLAS_STATUS_SUCCESS)
       return Status::ok();
@@ -110,18 +106,12 @@ Result<std::unique_ptr<CublasLtCalls>> CublasLtCalls::create(const Program &prog
     return calls;
 
   auto api = std::make_unique<Api>();
-  for (const char *name : {"libcublasLt.so.13", "libcublasLt.so"}) {
-    api->handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (api->handle)
-      break;
-  }
-  if (!api->handle)
-    return Status::error(std::string("this executable calls cuBLASLt, which is not installed "
-                                     "here (") +
-                         dlerror() + "); recompile with kilnc --impl=generated");
+  std::string why = api->library.open({"libcublasLt.so.13", "libcublasLt.so"});
+  if (!why.empty())
+    return Status::error("this executable calls cuBLASLt, which is not installed here (" + why +
+                         "); recompile with kilnc --impl=generated");
 #define KILN_RESOLVE(name)                                                                     \
-  api->name = reinterpret_cast<decltype(api->name)>(dlsym(api->handle, #name));                \
-  if (!api->name)                                                                              \
+  if (!api->library.resolve(#name, api->name))                                                 \
     return Status::error("cuBLASLt lacks " #name);
   KILN_CUBLASLT_FUNCTIONS(KILN_RESOLVE)
 #undef KILN_RESOLVE

@@ -7,7 +7,7 @@
 
 #ifdef KILN_RUNTIME_HAVE_CUDA
 #include <cuda_runtime_api.h>
-#include <dlfcn.h>
+#include "SharedLibrary.h"
 #endif
 
 namespace kiln {
@@ -28,14 +28,10 @@ namespace rt {
   X(cudaGraphInstantiate) X(cudaGraphLaunch) X(cudaGraphDestroy) X(cudaGraphExecDestroy)
 
 struct CudaDevice::Api {
-  void *handle = nullptr;
+  SharedLibrary library;
 #define KILN_DECLARE(name) decltype(&::name) name = nullptr;
   KILN_CUDA_FUNCTIONS(KILN_DECLARE)
 #undef KILN_DECLARE
-  ~Api() {
-    if (handle)
-      dlclose(handle);
-  }
   /// "what: the CUDA error string".
   Status check(cudaError_t error, const std::string &what) const {
     if (error == cudaSuccess)
@@ -49,18 +45,12 @@ namespace {
 
 Result<std::unique_ptr<CudaDevice::Api>> openRuntime() {
   auto api = std::make_unique<CudaDevice::Api>();
-  for (const char *name : {"libcudart.so.13", "libcudart.so"}) {
-    api->handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (api->handle)
-      break;
-  }
-  if (!api->handle)
-    return Status::error(std::string("--device=cuda needs the CUDA runtime (libcudart.so.13), "
-                                     "which is not installed here: ") +
-                         dlerror() + "; use --device=cpu or --device=cuda-emu");
+  std::string why = api->library.open({"libcudart.so.13", "libcudart.so"});
+  if (!why.empty())
+    return Status::error("--device=cuda needs the CUDA runtime (libcudart.so.13), which is not "
+                         "installed here: " + why + "; use --device=cpu or --device=cuda-emu");
 #define KILN_RESOLVE(name)                                                                     \
-  api->name = reinterpret_cast<decltype(api->name)>(dlsym(api->handle, #name));                \
-  if (!api->name)                                                                              \
+  if (!api->library.resolve(#name, api->name))                                                 \
     return Status::error("the CUDA runtime lacks " #name);
   KILN_CUDA_FUNCTIONS(KILN_RESOLVE)
 #undef KILN_RESOLVE

@@ -6,7 +6,7 @@
 
 #ifdef KILN_RUNTIME_HAVE_CUDA
 #include <cudnn.h>
-#include <dlfcn.h>
+#include "SharedLibrary.h"
 #endif
 
 namespace kiln {
@@ -23,14 +23,10 @@ namespace rt {
   X(cudnnBackendGetAttribute) X(cudnnBackendFinalize) X(cudnnBackendExecute)
 
 struct CudnnCalls::Api {
-  void *library = nullptr;
+  SharedLibrary library;
 #define KILN_DECLARE(name) decltype(&::name) name = nullptr;
   KILN_CUDNN_FUNCTIONS(KILN_DECLARE)
 #undef KILN_DECLARE
-  ~Api() {
-    if (library)
-      dlclose(library);
-  }
   Status check(cudnnStatus_t status, const std::string &what) const {
     if (status == CUDNN_STATUS_SUCCESS)
       return Status::ok();
@@ -150,17 +146,12 @@ Result<std::unique_ptr<CudnnCalls>> CudnnCalls::create(const Program &program,
   if (!any)
     return calls;
   auto api = std::make_unique<Api>();
-  for (const char *name : {"libcudnn.so.9", "libcudnn.so"}) {
-    api->library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (api->library)
-      break;
-  }
-  if (!api->library)
-    return Status::error(std::string("this executable calls cuDNN, which is not installed here (") +
-                         dlerror() + "); recompile with kilnc --impl=generated");
+  std::string why = api->library.open({"libcudnn.so.9", "libcudnn.so"});
+  if (!why.empty())
+    return Status::error("this executable calls cuDNN, which is not installed here (" + why +
+                         "); recompile with kilnc --impl=generated");
 #define KILN_RESOLVE(name)                                                                     \
-  api->name = reinterpret_cast<decltype(api->name)>(dlsym(api->library, #name));               \
-  if (!api->name)                                                                              \
+  if (!api->library.resolve(#name, api->name))                                                 \
     return Status::error("cuDNN lacks " #name);
   KILN_CUDNN_FUNCTIONS(KILN_RESOLVE)
 #undef KILN_RESOLVE
