@@ -105,9 +105,14 @@ struct KilnPlacePass : public ::mlir::kiln::impl::KilnPlaceBase<KilnPlacePass> {
       ops.push_back(&op);
     for (Operation *op : ops) {
       if (llvm::isa<func::ReturnOp>(op)) {
-        // The signature stays on the host.
-        for (OpOperand &operand : op->getOpOperands())
-          operand.set(on(operand.get(), DeviceKind::CPU, 0, op));
+        // The signature keeps its devices (the host, as the frontends
+        // write it): each result is copied to where the function says.
+        for (OpOperand &operand : op->getOpOperands()) {
+          auto declared = getEncoding(func.getResultTypes()[operand.getOperandNumber()]);
+          if (declared)
+            operand.set(on(operand.get(), declared.getDeviceKind(),
+                           declared.getDeviceOrdinal(), op));
+        }
         continue;
       }
       if (llvm::isa<ConstantOp, WeightOp, TransferOp>(op))

@@ -36,9 +36,24 @@ Value transpose(NodeContext &c, Value v, ArrayRef<int64_t> perm) {
   return c.build<TransposeOp>(v, {c.named("perm", c.ints(perm))});
 }
 
-/// A constant of `shape` and `element` type with value f(index).
+/// Constants the importer computes itself (masks, iotas) stay below this
+/// many elements, as .kg's generated weights do: an attribute or a shape
+/// must not make the compiler allocate without bound.
+constexpr int64_t kMaxGeneratedElements = int64_t(1) << 26;
+
+/// A constant of `shape` and `element` type with value f(index); null
+/// (with an error) past kMaxGeneratedElements.
 Value generated(NodeContext &c, ArrayRef<int64_t> shape, Type element,
                 const std::function<double(ArrayRef<int64_t>)> &f) {
+  int64_t elements = 1;
+  for (int64_t d : shape) {
+    if (d < 0 || (d > 0 && elements > kMaxGeneratedElements / d)) {
+      emitError(c.loc) << "would build a constant of shape [" << llvm::make_range(shape.begin(), shape.end())
+                       << "]; the importer builds constants of at most 2^26 elements";
+      return Value();
+    }
+    elements *= d;
+  }
   ::kiln::ref::Tensor t = ::kiln::ref::Tensor::zeros(*toReferenceDType(element), shape);
   int64_t k = 0;
   for (::kiln::ref::IndexIterator it(::kiln::ref::Shape(shape.begin(), shape.end())); !it.done();
@@ -62,6 +77,11 @@ Value nllLoss(NodeContext &c, Value logProb, Value target, Value weight) {
   std::string reduction = c.attrString("reduction", "mean");
   Type element = c.type(logProb).getElementType();
   SmallVector<int64_t> targetShape(c.type(target).getShape());
+  if (targetShape.empty() || c.rank(logProb) != c.rank(target) + 1) {
+    emitError(c.loc) << "takes targets [N, d...] of rank one less than the input's; got rank "
+                     << c.rank(target) << " for an input of rank " << c.rank(logProb);
+    return Value();
+  }
   Value valid;
   if (const onnx::AttributeProto *ignore = c.attr("ignore_index")) {
     Value ignored = c.constantI64(ignore->i(), /*asVector=*/false);

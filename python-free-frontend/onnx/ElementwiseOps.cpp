@@ -33,6 +33,8 @@ Converter unary() {
 /// Before opset 7, binary ops broadcast only with broadcast=1, aligning B
 /// with A at `axis`; align B explicitly so kiln's NumPy rule applies.
 Value legacyBroadcast(NodeContext &c, Value a, Value b) {
+  if (!a || !b)
+    return Value();
   if (c.opset >= 7 || c.attrInt("broadcast", 0) == 0 || !c.attr("axis"))
     return b;
   int64_t ra = c.rank(a), rb = c.rank(b);

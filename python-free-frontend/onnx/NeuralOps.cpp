@@ -24,6 +24,8 @@ struct Window {
 };
 
 FailureOr<Window> window(NodeContext &c, Value x, ArrayRef<int64_t> kernel) {
+  if (!x)
+    return failure();
   Window w;
   int64_t spatial = c.rank(x) - 2;
   if (spatial != 1 && spatial != 2)
@@ -74,6 +76,8 @@ FailureOr<Window> window(NodeContext &c, Value x, ArrayRef<int64_t> kernel) {
 
 /// [N, C, L] -> [N, C, 1, L] for 1-D windows.
 Value to2d(NodeContext &c, Value v) {
+  if (!v)
+    return Value();
   ArrayRef<int64_t> s = c.type(v).getShape();
   return c.reshape(v, {s[0], s[1], 1, s[2]});
 }
@@ -90,6 +94,8 @@ Value from2d(NodeContext &c, Value v) {
 /// the padding too with count_include_pad).
 template <typename OpT>
 LogicalResult pool3d(NodeContext &c, Value x, ArrayRef<int64_t> kernel) {
+  if (!x)
+    return failure();
   constexpr bool isMax = std::is_same_v<OpT, MaxPool2dOp>;
   ArrayRef<int64_t> xs = c.type(x).getShape();
   auto read = [&](const char *name, SmallVector<int64_t> fallback) {
@@ -197,6 +203,8 @@ LogicalResult softmax(NodeContext &c) {
 /// A 3-D convolution as a sum over the filter's depth taps of 2-D
 /// convolutions of input depth slices, one output depth at a time.
 LogicalResult conv3d(NodeContext &c, Value x, Value w, Value bias) {
+  if (!x || !w)
+    return failure();
   ArrayRef<int64_t> xs = c.type(x).getShape(), ws = c.type(w).getShape();
   auto read = [&](const char *name, SmallVector<int64_t> fallback) {
     auto v = c.attrInts(name);
@@ -275,6 +283,8 @@ Value alongAxis(NodeContext &c, Value p, int64_t axis, int64_t rank) {
 
 /// The axis of per-axis quantization parameters; any for scalar ones.
 FailureOr<int64_t> quantizationAxis(NodeContext &c, Value x, Value scale) {
+  if (!x)
+    return failure();
   if (!scale || c.type(scale).getNumElements() <= 1)
     return int64_t(0);
   return c.axis(c.attrInt("axis", 1), c.rank(x));
@@ -282,6 +292,8 @@ FailureOr<int64_t> quantizationAxis(NodeContext &c, Value x, Value scale) {
 
 /// round(real) + zero point, saturated to `to`'s range, in type `to`.
 Value requantize(NodeContext &c, Value real, Value zeroPoint, Type to) {
+  if (!real)
+    return Value(); // the division failed and said why
   Value q = c.build<RoundOp>(real);
   if (zeroPoint)
     q = c.build<AddOp>({q, castTo(c, zeroPoint, c.type(real).getElementType())});
@@ -296,6 +308,8 @@ Value requantize(NodeContext &c, Value real, Value zeroPoint, Type to) {
 
 /// (x - zero point) in i32, for the integer convolutions and matmuls.
 Value centred(NodeContext &c, Value x, Value zeroPoint, int64_t axis = -1) {
+  if (!x)
+    return Value();
   Type i32 = c.builder.getI32Type();
   Value v = castTo(c, x, i32);
   if (!zeroPoint)
@@ -309,6 +323,8 @@ Value centred(NodeContext &c, Value x, Value zeroPoint, int64_t axis = -1) {
 /// Builds the 2-D (or 1-D) convolution of `x` and `w` with the node's
 /// window attributes.
 Value convolve(NodeContext &c, Value x, Value w, Value bias) {
+  if (!x || !w)
+    return Value();
   ArrayRef<int64_t> ws = c.type(w).getShape();
   if (ws.size() < 3 || static_cast<int64_t>(ws.size()) != c.rank(x)) {
     (void)c.unsupportedBecause("a filter of rank " + std::to_string(ws.size()) +

@@ -62,6 +62,8 @@ Value NodeContext::constant(DenseElementsAttr value) {
 }
 
 Value NodeContext::scalarLike(Value like, double value) {
+  if (!like)
+    return Value(); // an earlier build failed and said why
   Type element = type(like).getElementType();
   ::kiln::ref::Tensor t = ::kiln::ref::Tensor::zeros(*toReferenceDType(element), {});
   t.setDouble(0, value);
@@ -76,7 +78,7 @@ Value NodeContext::constantI64(ArrayRef<int64_t> values, bool asVector) {
 }
 
 Value NodeContext::reshape(Value v, ArrayRef<int64_t> shape) {
-  if (type(v).getShape() == shape)
+  if (!v || type(v).getShape() == shape)
     return v;
   return build<ReshapeOp>(v, {named("shape", builder.getDenseI64ArrayAttr(shape))});
 }
@@ -152,7 +154,7 @@ FailureOr<double> NodeContext::constantScalar(size_t k) {
 }
 
 FailureOr<int64_t> NodeContext::axis(int64_t a, int64_t rank) {
-  if (a < -rank || a >= std::max<int64_t>(rank, 1)) {
+  if (a < -rank || a >= rank) { // a scalar has no axis
     emitError(loc) << "axis " << a << " is out of range for rank " << rank;
     return failure();
   }

@@ -76,7 +76,9 @@ public:
 
   // Building.
   /// Builds an op; null if an operand is null (an earlier build failed and
-  /// reported why) or if this one fails.
+  /// reported why) or if this one fails. The converters' helpers likewise
+  /// return null (or failure) for a null operand, so one failed build ends
+  /// the node's conversion with its error instead of a null dereference.
   template <typename OpT>
   mlir::Value build(mlir::ValueRange operands,
                     llvm::ArrayRef<mlir::NamedAttribute> attrs = {}) {
@@ -101,7 +103,8 @@ public:
     return mlir::success();
   }
   mlir::Value constant(mlir::DenseElementsAttr value);
-  /// A rank-0 constant of `like`'s element type (and device) holding `value`.
+  /// A rank-0 constant of `like`'s element type (and device) holding `value`;
+  /// null if `like` is (an earlier build failed).
   mlir::Value scalarLike(mlir::Value like, double value);
   mlir::Value constantI64(llvm::ArrayRef<int64_t> values, bool asVector = true);
   mlir::Value reshape(mlir::Value v, llvm::ArrayRef<int64_t> shape);
@@ -112,7 +115,8 @@ public:
   mlir::FailureOr<llvm::SmallVector<int64_t>> constantInts(size_t k);
   mlir::FailureOr<double> constantScalar(size_t k);
 
-  /// Normalizes a possibly negative axis for rank `rank`.
+  /// Normalizes a possibly negative axis for rank `rank`; an error for an
+  /// axis outside [-rank, rank) (so for any axis of a scalar).
   mlir::FailureOr<int64_t> axis(int64_t a, int64_t rank);
 };
 

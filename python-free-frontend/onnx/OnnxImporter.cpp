@@ -24,6 +24,7 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
+#include <algorithm>
 #include <set>
 
 using namespace mlir;
@@ -390,6 +391,14 @@ OwningOpRef<ModuleOp> importOnnxFile(const std::string &path, MLIRContext *conte
 OwningOpRef<ModuleOp> importOnnxBytes(const std::string &bytes, const std::string &name,
                                       MLIRContext *context, const OnnxImportOptions &options) {
   return Importer(name, context, options).run(bytes);
+}
+
+std::vector<std::string> supportedOnnxOpTypes() {
+  std::vector<std::string> types;
+  for (const auto &entry : converters())
+    types.push_back(entry.first);
+  std::sort(types.begin(), types.end());
+  return types;
 }
 
 } // namespace frontend

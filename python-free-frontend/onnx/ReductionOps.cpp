@@ -15,6 +15,8 @@ namespace {
 /// `inputOpset` on), honouring keepdims and noop_with_empty_axes.
 template <typename OpT>
 Value reduce(NodeContext &c, Value x, int64_t inputOpset) {
+  if (!x)
+    return Value();
   int64_t rank = c.rank(x);
   SmallVector<int64_t> axes;
   if (c.opset >= inputOpset) {
@@ -55,6 +57,8 @@ Converter plain(int64_t inputOpset = 18) {
 /// ArgMax of `x`, or with select_last_index the last maximum: the argmax of
 /// the reversed axis, mirrored.
 LogicalResult argReduce(NodeContext &c, Value x) {
+  if (!x)
+    return failure();
   int64_t rank = c.rank(x);
   FailureOr<int64_t> axis = c.axis(c.attrInt("axis", 0), rank);
   if (failed(axis) || !x)

@@ -85,3 +85,22 @@ func.func @argument_order(%a: !c, %b: !c) -> tensor<4x8xf32, #kiln.enc<perm[1, 0
   %1 = kiln.relayout %0 {dim_order = array<i64: 1, 0>} : (!c) -> tensor<4x8xf32, #kiln.enc<perm[1, 0], cpu>>
   return %1 : tensor<4x8xf32, #kiln.enc<perm[1, 0], cpu>>
 }
+
+// -----
+
+!c = tensor<4x8xf32, #kiln.enc<row_major, cpu>>
+!g = tensor<4x8xf32, #kiln.enc<row_major, cuda:0>>
+
+// A function that already returns a device value keeps its signature: the
+// result is left on the device, not copied to the host (found by
+// KilnOptFuzzer: the return no longer matched the function type).
+// CHECK-LABEL: func.func @device_result
+// CHECK: %[[N:.*]] = kiln.neg {{.*}} -> tensor<4x8xf32, #kiln.enc<row_major, cuda:0>>
+// CHECK-NOT: kiln.transfer %[[N]]
+// CHECK: return %[[N]] : tensor<4x8xf32, #kiln.enc<row_major, cuda:0>>
+func.func @device_result(%x: !c) -> !g {
+  %0 = kiln.relu %x : (!c) -> !c
+  %1 = kiln.transfer %0 {to = "cuda:0"} : (!c) -> !g
+  %2 = kiln.neg %1 : (!g) -> !g
+  return %2 : !g
+}

@@ -1,7 +1,6 @@
-//===- RuntimeTest.cpp - loader, scheduler and sessions -------------------===//
+//===- RuntimeTest.cpp - loader and sessions ------------------------------===//
 
 #include "../../lib/Runtime/Program.h"
-#include "../../lib/Runtime/Scheduler.h"
 
 #include "kiln/Exec/ExecOps.h"
 #include "kiln/Frontend/KgParser.h"
@@ -18,12 +17,9 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "gtest/gtest.h"
 
-#include <atomic>
 #include <functional>
-#include <chrono>
 #include <cstring>
 #include <random>
-#include <thread>
 
 using namespace kiln;
 
@@ -158,69 +154,6 @@ TEST(Runtime, SessionsRejectBadInputsAndRerun) {
                            static_cast<const float *>((*session)->outputData(0)) + 32);
   ASSERT_TRUE((*session)->run()); // re-run without reloading
   EXPECT_EQ(0, std::memcmp(first.data(), (*session)->outputData(0), 128));
-}
-
-/// A program of two streams where stream 0's step consumes what a slow step
-/// of stream 1 produces: without honouring the event, it reads too early.
-TEST(Scheduler, WaitsForEvents) {
-  rt::Program program;
-  program.numStreams = 2;
-  program.numEvents = 1;
-  rt::StepDesc producer, consumer;
-  producer.name = "produce";
-  producer.stream = 1;
-  producer.event = 0;
-  consumer.name = "consume";
-  consumer.stream = 0;
-  consumer.waits = {0};
-  program.steps = {producer, consumer};
-  for (int trial = 0; trial < 5; ++trial) {
-    std::atomic<int> value{0};
-    int seen = -1;
-    std::vector<rt::StepTiming> timings;
-    rt::Status s = rt::runSchedule(
-        program,
-        [&](size_t step) {
-          if (step == 0) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(20));
-            value = 42;
-          } else {
-            seen = value;
-          }
-          return rt::Status::ok();
-        },
-        &timings);
-    ASSERT_TRUE(s);
-    EXPECT_EQ(seen, 42);
-    ASSERT_EQ(timings.size(), 2u);
-  }
-}
-
-TEST(Scheduler, AFailingStepStopsTheRunWithoutHanging) {
-  rt::Program program;
-  program.numStreams = 2;
-  program.numEvents = 1;
-  rt::StepDesc a, b, c;
-  a.name = "fails";
-  a.stream = 1;
-  a.event = 0;
-  b.name = "waits";
-  b.stream = 0;
-  b.waits = {0};
-  c.name = "later";
-  c.stream = 0;
-  program.steps = {a, b, c};
-  int executed = 0;
-  rt::Status s = rt::runSchedule(
-      program,
-      [&](size_t step) {
-        ++executed;
-        return step == 0 ? rt::Status::error("boom") : rt::Status::ok();
-      },
-      nullptr);
-  EXPECT_FALSE(s);
-  EXPECT_EQ(s.message(), "step #0 (fails): boom");
-  EXPECT_EQ(executed, 1);
 }
 
 class LoaderTest : public ::testing::Test {

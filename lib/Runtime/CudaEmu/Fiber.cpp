@@ -8,6 +8,17 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+// ThreadSanitizer keeps a shadow stack and clock per thread; a stack switch
+// it does not know about corrupts both. Under TSan every fiber is announced
+// (scripts/test --tsan runs cuda-emu executables); the switches synchronise,
+// as the emulated threads of a block take turns on one OS thread.
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define KILN_EMU_TSAN 1
+#include <sanitizer/tsan_interface.h>
+#endif
+#endif
+
 #if defined(__x86_64__)
 // kiln_emu_switch(void **saveSp, void *loadSp): pushes the callee-saved
 // registers and the SSE/x87 control words, stores the stack pointer, loads
@@ -88,15 +99,26 @@ Fiber::Fiber(size_t stackBytes) {
   }
   mprotect(memory, page, PROT_NONE); // stacks grow down into the guard page
   stack_ = memory;
+#ifdef KILN_EMU_TSAN
+  tsanFiber_ = __tsan_create_fiber(0);
+#endif
 }
 
 Fiber::~Fiber() {
   if (stack_)
     munmap(stack_, mappedBytes_);
+#ifdef KILN_EMU_TSAN
+  if (stack_ && tsanFiber_)
+    __tsan_destroy_fiber(tsanFiber_);
+#endif
 }
 
 Fiber &Fiber::current() {
   static thread_local Fiber self;
+#ifdef KILN_EMU_TSAN
+  if (!self.tsanFiber_)
+    self.tsanFiber_ = __tsan_get_current_fiber();
+#endif
   return self;
 }
 
@@ -126,6 +148,9 @@ void Fiber::switchTo(Fiber &from, Fiber &to) {
     pendingArg = to.arg_;
     to.entry_ = nullptr;
   }
+#ifdef KILN_EMU_TSAN
+  __tsan_switch_to_fiber(to.tsanFiber_, 0);
+#endif
   kiln_emu_switch(&from.sp_, to.sp_);
 }
 #else
@@ -139,7 +164,12 @@ void Fiber::reset(void (*entry)(void *), void *arg) {
               unsigned(e), unsigned(a >> 32), unsigned(a));
 }
 
-void Fiber::switchTo(Fiber &from, Fiber &to) { swapcontext(&from.context_, &to.context_); }
+void Fiber::switchTo(Fiber &from, Fiber &to) {
+#ifdef KILN_EMU_TSAN
+  __tsan_switch_to_fiber(to.tsanFiber_, 0);
+#endif
+  swapcontext(&from.context_, &to.context_);
+}
 #endif
 
 } // namespace emu

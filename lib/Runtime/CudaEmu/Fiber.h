@@ -39,6 +39,9 @@ public:
 
 private:
   Fiber() = default;
+  /// ThreadSanitizer's own record of this stack (see Fiber.cpp); null
+  /// without TSan.
+  void *tsanFiber_ = nullptr;
   void *stack_ = nullptr;
   size_t stackBytes_ = 0, mappedBytes_ = 0;
 #if defined(__x86_64__)

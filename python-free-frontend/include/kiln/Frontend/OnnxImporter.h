@@ -42,6 +42,10 @@ mlir::OwningOpRef<mlir::ModuleOp> importOnnxBytes(const std::string &bytes,
                                                   mlir::MLIRContext *context,
                                                   const OnnxImportOptions &options);
 
+/// The default-domain op types the importer has a converter for, sorted
+/// (what a model may use; the structure-aware fuzzer draws from them).
+std::vector<std::string> supportedOnnxOpTypes();
+
 } // namespace frontend
 } // namespace kiln
 
