@@ -769,7 +769,11 @@ void registerGatherBasedConverters(ConverterMap &m) {
     if (rank < 3 || size < 1)
       return c.unsupportedBecause("input or size");
     int64_t channels = c.type(x).getDimSize(1);
-    int64_t before = (size - 1) / 2, after = size - 1 - before;
+    // Window positions farther than channels - 1 from every channel read
+    // only padding: leave them out, so a huge `size` builds a small graph.
+    int64_t reach = std::max<int64_t>(channels - 1, 0);
+    int64_t before = std::min((size - 1) / 2, reach);
+    int64_t after = std::min(size - 1 - (size - 1) / 2, reach);
     SmallVector<int64_t> low(rank, 0), high(rank, 0);
     low[1] = before;
     high[1] = after;
@@ -777,7 +781,7 @@ void registerGatherBasedConverters(ConverterMap &m) {
     Value padded = c.build<PadOp>(square, {c.named("low", c.builder.getDenseI64ArrayAttr(low)),
                                            c.named("high", c.builder.getDenseI64ArrayAttr(high))});
     Value sum;
-    for (int64_t k = 0; k < size && padded; ++k) {
+    for (int64_t k = 0; k <= before + after && padded; ++k) {
       SmallVector<int64_t> starts(rank, 0), ends(c.type(padded).getShape()), steps(rank, 1);
       starts[1] = k;
       ends[1] = k + channels;

@@ -81,11 +81,13 @@ FailureOr<DenseElementsAttr> tensorToAttr(MLIRContext *context, const onnx::Tens
     return DenseElementsAttr::getFromRawBuffer(type, ArrayRef<char>(raw.data(), raw.size()));
   }
 
-  // Typed fields, by data type.
-  std::vector<char> bytes(count * width);
+  // Typed fields, by data type. The buffer is sized only once the field
+  // is known to hold `count` values: the dims alone may claim terabytes.
+  std::vector<char> bytes;
   auto fill = [&](const auto &field, auto convert) -> LogicalResult {
     if (static_cast<int64_t>(field.size()) != count)
       return sizeError(field.size());
+    bytes.resize(count * width);
     for (int64_t k = 0; k < count; ++k) {
       auto v = convert(field.Get(k));
       std::memcpy(bytes.data() + k * width, &v, width);
