@@ -138,6 +138,7 @@ Status ProgramBuilder::values(Program &p) {
     desc.kind = static_cast<ValueKind>(v->kind());
     desc.index = v->index();
     uint64_t bytes = desc.type.byteSize();
+    uint64_t width = std::max<uint64_t>(ref::byteWidth(desc.type.dtype), 1);
     switch (desc.kind) {
     case ValueKind::Input:
       if (desc.index >= numInputs)
@@ -151,12 +152,20 @@ Status ProgramBuilder::values(Program &p) {
         return Status::error("weight '" + p.weights[desc.index].name + "' holds " +
                              std::to_string(p.weights[desc.index].size) + " bytes but its type " +
                              typeText(desc.type) + " needs " + std::to_string(bytes));
+      if (reinterpret_cast<uintptr_t>(p.weights[desc.index].data) % width != 0)
+        return Status::error("weight '" + p.weights[desc.index].name + "' is not aligned to its " +
+                             std::to_string(width) + "-byte elements");
       break;
     case ValueKind::Buffer:
       if (desc.index > p.arenaBytes || bytes > p.arenaBytes - desc.index)
         return Status::error(what + " at offset " + std::to_string(desc.index) + " with " +
                              std::to_string(bytes) + " bytes lies outside the " +
                              std::to_string(p.arenaBytes) + "-byte arena");
+      // The arena is 64-byte aligned; kernels read whole elements.
+      if (desc.index % width != 0)
+        return Status::error(what + " at offset " + std::to_string(desc.index) +
+                             " is not aligned to its " + std::to_string(width) +
+                             "-byte elements");
       break;
     }
     p.values.push_back(desc);

@@ -69,6 +69,17 @@ SmallVector<int64_t> alongAxis(int64_t rank, int64_t axis, int64_t extent) {
   return shape;
 }
 
+/// GatherND and ScatterND index tuples: indices of rank 1 or more whose
+/// last dimension (the tuple length) is 1 to the data's rank.
+LogicalResult checkIndexTuples(NodeContext &c, ArrayRef<int64_t> data, ArrayRef<int64_t> indices) {
+  if (indices.empty())
+    return emitError(c.loc) << "takes indices of rank 1 or more (index tuples along the last axis)";
+  if (indices.back() < 1 || indices.back() > static_cast<int64_t>(data.size()))
+    return emitError(c.loc) << "has index tuples of length " << indices.back()
+                            << " for data of rank " << data.size();
+  return success();
+}
+
 /// NegativeLogLikelihoodLoss on log-probabilities [N, C, d...] and targets
 /// [N, d...].
 Value nllLoss(NodeContext &c, Value logProb, Value target, Value weight) {
@@ -348,7 +359,7 @@ void registerCompositeConverters(ConverterMap &m) {
     Value x = c.input(0);
     ArrayRef<int64_t> s = c.type(x).getShape();
     int64_t b = c.attrInt("blocksize", 0);
-    if (s.size() != 4 || b < 1 || s[1] % (b * b))
+    if (s.size() != 4 || b < 1 || b > s[1] / b || s[1] % (b * b))
       return c.unsupportedBecause("blocksize does not divide the channels");
     int64_t n = s[0], ch = s[1] / (b * b), h = s[2], w = s[3];
     bool crd = c.attrString("mode", "DCR") == "CRD";
@@ -591,9 +602,9 @@ void registerGatherBasedConverters(ConverterMap &m) {
     if (c.attrInt("batch_dims", 0) != 0)
       return c.unsupportedBecause("batch_dims");
     ArrayRef<int64_t> ds = c.type(data).getShape(), is = c.type(indices).getShape();
+    if (failed(checkIndexTuples(c, ds, is)))
+      return failure();
     int64_t k = is.back();
-    if (k < 1 || k > static_cast<int64_t>(ds.size()))
-      return c.unsupportedBecause("index tuples longer than the data's rank");
     int64_t flat = 1;
     SmallVector<double> strides(k);
     for (int64_t d = k - 1; d >= 0; --d) {
@@ -637,6 +648,8 @@ void registerGatherBasedConverters(ConverterMap &m) {
     if (reduction != "none" && reduction != "add" && reduction != "mul")
       return c.unsupportedBecause("reduction '" + reduction + "'");
     ArrayRef<int64_t> ds = c.type(data).getShape(), is = c.type(indices).getShape();
+    if (failed(checkIndexTuples(c, ds, is)))
+      return failure();
     int64_t k = is.back(), count = 1, inner = 1, flat = 1;
     for (size_t d = 0; d + 1 < is.size(); ++d)
       count *= is[d];

@@ -228,7 +228,8 @@ int runMain(int argc, char **argv, std::shared_ptr<const rt::Executable> embedde
     exe = *loaded;
   }
   if (o.describe) {
-    std::fputs(exe->describe().c_str(), stdout);
+    std::string text = exe->describe(); // names may hold any byte, NUL included
+    std::fwrite(text.data(), 1, text.size(), stdout);
     return 0;
   }
   rt::SessionOptions sessionOptions;
