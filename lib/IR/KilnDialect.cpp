@@ -86,6 +86,8 @@ LogicalResult TensorEncodingAttr::verifyEncoding(
   for (int64_t d : shape)
     if (ShapedType::isDynamic(d))
       return emitError() << "kiln tensors have static shapes";
+  if (!withinElementLimit(shape))
+    return emitError() << "a kiln tensor holds at most 2^40 elements";
   return success();
 }
 

@@ -389,8 +389,10 @@ LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *, OptLoc loc,
       inferred = i;
     } else if (d < 0) {
       return fail(loc, "reshape: invalid dimension " + Twine(d));
-    } else {
-      known *= d;
+    } else if (__builtin_mul_overflow(known, d, &known)) {
+      // More elements than any tensor holds, so more than the input's.
+      return fail(loc, "reshape: " + shapeString(shape) + " has more elements than " +
+                           shapeString(type.getShape()));
     }
   }
   int64_t total = type.getNumElements();

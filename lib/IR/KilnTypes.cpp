@@ -8,6 +8,14 @@
 using namespace mlir;
 using namespace mlir::kiln;
 
+bool mlir::kiln::withinElementLimit(ArrayRef<int64_t> shape) {
+  int64_t elements = 1;
+  for (int64_t d : shape)
+    if (d < 0 || __builtin_mul_overflow(elements, d, &elements) || elements > kMaxTensorElements)
+      return false;
+  return true;
+}
+
 bool mlir::kiln::isKilnTensorType(Type type) {
   auto tensor = llvm::dyn_cast_or_null<RankedTensorType>(type);
   return tensor && llvm::isa_and_nonnull<TensorEncodingAttr>(tensor.getEncoding());

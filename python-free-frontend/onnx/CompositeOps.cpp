@@ -527,6 +527,8 @@ void registerGatherBasedConverters(ConverterMap &m) {
     FailureOr<DenseElementsAttr> condition = c.constantOf(c.input(1), 1);
     if (failed(condition))
       return failure();
+    if (!condition->getElementType().isInteger(1))
+      return emitError(c.loc) << "takes a boolean condition, got " << condition->getElementType();
     Value x = c.input(0);
     std::optional<int64_t> axisAttr;
     if (c.attr("axis"))

@@ -280,18 +280,38 @@ void registerResizeConverters(ConverterMap &m) {
     ArrayRef<int64_t> xs = c.type(x).getShape(), ws = c.type(w).getShape();
     if (xs.size() != 4)
       return c.unsupportedBecause(std::to_string(xs.size() - 2) + "-D transposed convolution (only 2-D)");
+    if (ws.size() != 4)
+      return emitError(c.loc) << "takes a filter of rank 4, got rank " << ws.size();
     int64_t groups = c.attrInt("group", 1);
     int64_t cin = ws[0], coutPerGroup = ws[1], kh = ws[2], kw = ws[3];
+    if (groups < 1 || cin % groups != 0 || xs[1] != cin)
+      return emitError(c.loc) << "has a filter for " << cin << " input channels in " << groups
+                              << " groups, for an input of " << xs[1] << " channels";
     auto read = [&](const char *name, SmallVector<int64_t> fallback) {
       auto v = c.attrInts(name);
       return v ? SmallVector<int64_t>(v->begin(), v->end()) : fallback;
     };
     SmallVector<int64_t> strides = read("strides", {1, 1}), dilations = read("dilations", {1, 1});
     SmallVector<int64_t> pads = read("pads", {0, 0, 0, 0}), outputPadding = read("output_padding", {0, 0});
+    auto outputShape = c.attrInts("output_shape");
+    // Window attributes within bounds keep every size computed below far
+    // from overflow (the result's element count is checked when built).
+    constexpr int64_t kMaxStep = int64_t(1) << 20, kMaxPad = int64_t(1) << 31;
+    auto inRange = [](ArrayRef<int64_t> v, int64_t lo, int64_t hi) {
+      return llvm::all_of(v, [&](int64_t x) { return x >= lo && x <= hi; });
+    };
+    if (strides.size() != 2 || dilations.size() != 2 || pads.size() != 4 ||
+        outputPadding.size() != 2 || (outputShape && outputShape->size() < 2))
+      return emitError(c.loc) << "takes 2 strides, dilations and output paddings, 4 pads and an "
+                                 "output_shape of 2 or more values";
+    if (!inRange(strides, 1, kMaxStep) || !inRange(dilations, 1, kMaxStep) ||
+        !inRange(pads, -kMaxPad, kMaxPad) || !inRange(outputPadding, 0, kMaxPad) ||
+        (outputShape && !inRange(*outputShape, 0, kMaxPad)))
+      return emitError(c.loc) << "has strides or dilations outside [1, 2^20], or pads, output "
+                                 "paddings or an output shape outside 2^31";
     std::string autoPad = c.attrString("auto_pad", "NOTSET");
     SmallVector<int64_t> kernel = {kh, kw};
     // Total padding from output_shape or auto_pad, split as ONNX says.
-    auto outputShape = c.attrInts("output_shape");
     if (outputShape || autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
       for (int64_t d = 0; d < 2; ++d) {
         int64_t target = outputShape ? (*outputShape)[outputShape->size() - 2 + d] : xs[2 + d] * strides[d];

@@ -266,9 +266,13 @@ void registerShapeConverters(ConverterMap &m) {
     // [r0, d0, r1, d1], reshape to [r0*d0, r1*d1].
     SmallVector<int64_t> spread, broadcast, result;
     for (size_t d = 0; d < in.size(); ++d) {
+      int64_t tiled;
+      if ((*repeats)[d] < 0 || __builtin_mul_overflow((*repeats)[d], in[d], &tiled))
+        return emitError(c.loc) << "cannot repeat dimension " << d << " (" << in[d] << ") "
+                                << (*repeats)[d] << " times";
       spread.append({1, in[d]});
       broadcast.append({(*repeats)[d], in[d]});
-      result.push_back((*repeats)[d] * in[d]);
+      result.push_back(tiled);
     }
     Value v = c.reshape(c.input(0), spread);
     v = c.build<BroadcastOp>(v, {c.named("shape", c.builder.getDenseI64ArrayAttr(broadcast))});
@@ -285,6 +289,8 @@ void registerShapeConverters(ConverterMap &m) {
       FailureOr<DenseElementsAttr> v = tensorToAttr(ctx, a->t(), error);
       if (failed(v))
         return c.unsupportedBecause(error);
+      if (v->getNumElements() != 1)
+        return emitError(c.loc) << "takes a 'value' of one element, got " << v->getNumElements();
       element = *v;
     }
     for (int64_t d : *shape)
@@ -292,6 +298,8 @@ void registerShapeConverters(ConverterMap &m) {
         emitError(c.loc) << "negative dimension in ConstantOfShape";
         return failure();
       }
+    if (!withinElementLimit(*shape))
+      return emitError(c.loc) << "would make a tensor of more than 2^40 elements";
     auto type = RankedTensorType::get(*shape, element.getElementType());
     return c.finish(c.constant(DenseElementsAttr::get(type, element.getValues<Attribute>()[0])));
   };

@@ -19,6 +19,14 @@
 namespace mlir {
 namespace kiln {
 
+/// The most elements a kiln tensor may hold (also the .kg, .npy, .pb and
+/// .kx readers' limit): shapes past it are errors, not overflows.
+constexpr int64_t kMaxTensorElements = int64_t(1) << 40;
+
+/// True when `shape` has no negative dimension and at most
+/// kMaxTensorElements elements (checked without overflow).
+bool withinElementLimit(ArrayRef<int64_t> shape);
+
 /// True for a ranked tensor type carrying a #kiln.enc encoding.
 bool isKilnTensorType(Type type);
 

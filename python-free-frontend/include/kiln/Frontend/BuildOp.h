@@ -9,6 +9,8 @@
 #ifndef KILN_FRONTEND_BUILDOP_H
 #define KILN_FRONTEND_BUILDOP_H
 
+#include "kiln/IR/KilnTypes.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Verifier.h"
@@ -33,6 +35,16 @@ mlir::Operation *buildOp(mlir::OpBuilder &builder, mlir::Location loc,
                                          mlir::OpaqueProperties(nullptr),
                                          mlir::RegionRange(), types)))
     return nullptr;
+  // Attributes can ask for any shape; element counts past the limit would
+  // overflow wherever they are multiplied out.
+  for (mlir::Type type : types)
+    if (auto tensor = llvm::dyn_cast<mlir::RankedTensorType>(type);
+        tensor && !mlir::kiln::withinElementLimit(tensor.getShape())) {
+      mlir::emitError(loc) << "'" << OpT::getOperationName() << "' would make a tensor of shape ["
+                           << llvm::make_range(tensor.getShape().begin(), tensor.getShape().end())
+                           << "], more than 2^40 elements";
+      return nullptr;
+    }
   mlir::Operation *op = builder.create<OpT>(loc, types, operands, attrList.getAttrs());
   if (mlir::failed(mlir::verify(op))) {
     op->erase();
