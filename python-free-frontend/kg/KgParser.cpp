@@ -13,6 +13,7 @@
 #include "KgOps.h"
 
 #include "kiln/IR/KilnOps.h"
+#include "kiln/IR/KilnTypes.h"
 #include "kiln/IR/ReferenceConversion.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -32,8 +33,8 @@ namespace kiln {
 namespace frontend {
 namespace {
 
-/// Largest tensor a type may describe.
-constexpr int64_t kMaxElements = int64_t(1) << 40;
+/// Largest tensor a type may describe (the IR's limit).
+constexpr int64_t kMaxElements = mlir::kiln::kMaxTensorElements;
 /// Largest initializer that is materialised element by element at compile
 /// time (random values and literal lists); splats and files have no limit
 /// beyond kMaxElements and the file's size.

@@ -131,6 +131,23 @@ func.func @reshape_count(%a: tensor<2x3xf32, #kiln.enc<row_major, cpu>>) {
 
 // -----
 
+// A shape whose product overflows is an error, not undefined behaviour.
+// CHECK: error: reshape: [4294967296x4294967296x4294967296] has more elements than [2x3]
+func.func @reshape_overflow(%a: tensor<2x3xf32, #kiln.enc<row_major, cpu>>) {
+  %0 = kiln.reshape %a {shape = array<i64: 4294967296, 4294967296, 4294967296>} : (tensor<2x3xf32, #kiln.enc<row_major, cpu>>) -> tensor<6xf32, #kiln.enc<row_major, cpu>>
+  return
+}
+
+// -----
+
+// Tensor types hold at most 2^40 elements.
+// CHECK: error: a kiln tensor holds at most 2^40 elements
+func.func @too_many_elements(%a: tensor<1048576x1048576x2xf32, #kiln.enc<row_major, cpu>>) {
+  return
+}
+
+// -----
+
 // CHECK: error: perm must be a permutation of 0..1
 func.func @transpose_perm(%a: tensor<2x3xf32, #kiln.enc<row_major, cpu>>) {
   %0 = kiln.transpose %a {perm = array<i64: 1, 1>} : (tensor<2x3xf32, #kiln.enc<row_major, cpu>>) -> tensor<3x3xf32, #kiln.enc<row_major, cpu>>

@@ -74,6 +74,10 @@ write("duplicate-output.onnx", model([helper.make_node("Relu", ["x"], ["y"]),
 write("future-opset.onnx", model([helper.make_node("Relu", ["x"], ["y"])],
                                  [f32("x", [2])], [f32("y", [2])], opset=99))
 write("no-outputs.onnx", model([helper.make_node("Relu", ["x"], ["y"])], [f32("x", [2])], []))
+# Expand to 2^21 x 2^21: more than the 2^40 elements a tensor may hold.
+write("huge-expand.onnx", model([helper.make_node("Expand", ["x", "shape"], ["y"])],
+                                [f32("x", [1, 1])], [f32("y", [2097152, 2097152])],
+                                [numpy_helper.from_array(np.array([2097152, 2097152], np.int64), "shape")]))
 write("bad-attribute.onnx", model([helper.make_node("Softmax", ["x"], ["y"], axis=7)],
                                   [f32("x", [2, 3])], [f32("y", [2, 3])]))
 
