@@ -9,11 +9,7 @@ using namespace mlir;
 using namespace mlir::kiln;
 
 bool mlir::kiln::withinElementLimit(ArrayRef<int64_t> shape) {
-  int64_t elements = 1;
-  for (int64_t d : shape)
-    if (d < 0 || __builtin_mul_overflow(elements, d, &elements) || elements > kMaxTensorElements)
-      return false;
-  return true;
+  return ::kiln::ref::withinElementLimit(shape);
 }
 
 bool mlir::kiln::isKilnTensorType(Type type) {

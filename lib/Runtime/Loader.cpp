@@ -98,6 +98,8 @@ Status ProgramBuilder::tensorSpec(const kx::TensorType *type, const std::string 
         return Status::error(what + " has an invalid shape");
       out.shape.push_back(d);
     }
+    if (!ref::withinElementLimit(out.shape)) // a zero dimension hides the rest
+      return Status::error(what + " has an invalid shape");
   }
   out.dimOrder.clear();
   if (type->dim_order() && type->dim_order()->size()) {

@@ -122,6 +122,8 @@ bool parse(const std::string &bytes, const std::string &path, Array &array, std:
       return fail("bad dimension '" + dim + "'");
     array.shape.push_back(d);
   }
+  if (!ref::withinElementLimit(array.shape)) // a zero dimension hides the rest
+    return fail("bad shape: more than 2^40 elements beside a zero dimension");
   uint64_t expected = uint64_t(elements) * ref::byteWidth(array.dtype);
   uint64_t available = bytes.size() - start - headerLen;
   if (available != expected)

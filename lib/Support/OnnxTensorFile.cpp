@@ -177,6 +177,8 @@ bool parseTensorFile(const std::string &bytes, const std::string &path, npy::Arr
       return fail("invalid shape");
     array.shape.push_back(d);
   }
+  if (!ref::withinElementLimit(array.shape)) // a zero dimension hides the rest
+    return fail("invalid shape");
   int64_t width = ref::byteWidth(array.dtype);
   // The data must be there before anything is allocated for it: a few
   // bytes of header must not make the reader reserve gigabytes.

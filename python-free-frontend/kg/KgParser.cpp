@@ -336,6 +336,8 @@ FailureOr<RankedTensorType> KgParser::parseTensorType() {
     else if (!token.is(Token::RSquare))
       return error(token, "expected ',' or ']' in the shape, found " + describe(token));
   }
+  if (!withinElementLimit(shape)) // a zero dimension hides the rest
+    return error(start, "tensor has too many elements (at most 2^40)");
   consume(); // ]
 
   // Optional layout, then optional @device.

@@ -120,10 +120,8 @@ FailureOr<RankedTensorType> Importer::inputType(const onnx::ValueInfoProto &info
       shape.push_back(dim.dim_value());
     }
   }
-  int64_t count = 1;
-  for (int64_t d : shape)
-    if (d < 0 || __builtin_mul_overflow(count, d, &count) || count > (int64_t(1) << 40))
-      return fail("input '" + name + "' has an invalid shape");
+  if (!withinElementLimit(shape))
+    return fail("input '" + name + "' has an invalid shape");
   return RankedTensorType::get(shape, element, getDefaultEncoding(context));
 }
 

@@ -128,6 +128,8 @@ write("binary.kg", bytes(range(256)) * 4)
 write("deep-nesting.kg", b"model deep\ninput x: f32[2]\ny = " + b"relu(" * 100000 + b"x" +
       b")" * 100000 + b"\noutput y\n")
 write("huge-dims.kg", b"model big\ninput x: f32[4294967296, 4294967296]\ny = relu(x)\noutput y\n")
+# A zero dimension makes 0 elements, but the others still multiply past 2^80.
+write("zero-dim-overflow.kg", b"model big\ninput x: f32[0, 1099511627776, 1099511627776]\ny = relu(x)\noutput y\n")
 write("overflow-dim.kg", b"model big\ninput x: f32[99999999999999999999]\ny = relu(x)\noutput y\n")
 write("negative-dim.kg", b"model neg\ninput x: f32[2, -3]\ny = relu(x)\noutput y\n")
 write("nan-literal.kg", b"model nan\ninput x: f32[2]\ny = x * nan\noutput y\n")

@@ -9,6 +9,7 @@
 #define KILN_IR_KILNTYPES_H
 
 #include "kiln/IR/KilnAttrs.h"
+#include "kiln/Reference/Tensor.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/SmallVector.h"
@@ -19,12 +20,13 @@
 namespace mlir {
 namespace kiln {
 
-/// The most elements a kiln tensor may hold (also the .kg, .npy, .pb and
-/// .kx readers' limit): shapes past it are errors, not overflows.
-constexpr int64_t kMaxTensorElements = int64_t(1) << 40;
+/// The most elements a kiln tensor may hold (the readers' and the
+/// loader's limit too, ref::kMaxElements).
+constexpr int64_t kMaxTensorElements = ::kiln::ref::kMaxElements;
 
-/// True when `shape` has no negative dimension and at most
-/// kMaxTensorElements elements (checked without overflow).
+/// True when `shape` has no negative dimension and the product of its
+/// nonzero dimensions is at most kMaxTensorElements
+/// (ref::withinElementLimit).
 bool withinElementLimit(ArrayRef<int64_t> shape);
 
 /// True for a ranked tensor type carrying a #kiln.enc encoding.

@@ -28,6 +28,21 @@ bool isFloat(DType dtype);
 bool isUnsigned(DType dtype);
 /// Width of one element in memory, in bytes (i1 is stored as one byte).
 int64_t byteWidth(DType dtype);
+
+/// The most elements a tensor may hold: every reader, the loader and the IR
+/// refuse more.
+constexpr int64_t kMaxElements = int64_t(1) << 40;
+
+/// True when no dimension is negative and the product of the nonzero ones
+/// is at most kMaxElements, so that no partial product of the dimensions
+/// (a stride, an outer extent) can overflow, whatever a zero dimension hides.
+template <typename Dims> bool withinElementLimit(const Dims &shape) {
+  int64_t extent = 1;
+  for (int64_t d : shape)
+    if (d < 0 || (d > 0 && (__builtin_mul_overflow(extent, d, &extent) || extent > kMaxElements)))
+      return false;
+  return true;
+}
 /// The name used in the IR and in .kg files: "f32", "i1", ...
 const char *dtypeName(DType dtype);
 

@@ -23,6 +23,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Regex.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -44,6 +45,14 @@ void buildPipeline(PassManager &pm) {
   kiln::buildExecPlanPipeline(pm, plan);
 }
 
+/// MLIR 19's parser crashes on an i1 dense array spelled with integers
+/// (`array<i1: 1, 0>`): llvm-project issue #173373, fixed after 19 by PR
+/// #173533. Such inputs are skipped so the fuzzer looks for kiln's defects.
+bool hitsKnownParserCrash(llvm::StringRef text) {
+  static const llvm::Regex boolArray("array<[[:space:]]*i0*1[[:space:]]*:");
+  return boolArray.match(text);
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -54,12 +63,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return c;
   }();
   ScopedDiagnosticHandler quiet(context, [](Diagnostic &) { return success(); });
+  llvm::StringRef text(reinterpret_cast<const char *>(data), size);
+  if (hitsKnownParserCrash(text))
+    return 0;
   // A copy: MLIR's lexer relies on the null terminator that files read
   // through MemoryBuffer (as kiln-opt reads them) have.
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(
-          llvm::StringRef(reinterpret_cast<const char *>(data), size), "fuzz.mlir"),
+      llvm::MemoryBuffer::getMemBufferCopy(text, "fuzz.mlir"),
       llvm::SMLoc());
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, context);
   if (!module || failed(verify(*module)))
