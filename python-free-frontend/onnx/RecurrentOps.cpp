@@ -57,6 +57,9 @@ LogicalResult recurrent(NodeContext &c, Cell cell) {
   int gates = cell == Cell::LSTM ? 4 : cell == Cell::GRU ? 3 : 1;
   // Batch-major (layout = 1): work time-major and transpose back at the end.
   bool batchMajor = c.attrInt("layout", 0) != 0;
+  if (c.rank(x) != 3)
+    return emitError(c.loc) << "takes an input of rank 3 ([sequence, batch, features]), got rank "
+                            << c.rank(x);
   if (batchMajor)
     x = c.build<TransposeOp>(x, {c.named("perm", c.ints({1, 0, 2}))});
   auto stateInput = [&](size_t k) {
