@@ -41,7 +41,7 @@ Executable::~Executable() = default;
 
 namespace {
 
-constexpr int64_t kMaxElements = int64_t(1) << 40;
+constexpr int64_t kMaxElements = ref::kMaxElements;
 constexpr uint64_t kMaxArenaBytes = uint64_t(1) << 40;
 constexpr uint32_t kMaxStreams = 256;
 

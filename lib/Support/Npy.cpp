@@ -118,7 +118,7 @@ bool parse(const std::string &bytes, const std::string &path, Array &array, std:
     char *endp = nullptr;
     long long d = std::strtoll(dim.c_str(), &endp, 10);
     if (*endp != '\0' || d < 0 || __builtin_mul_overflow(elements, d, &elements) ||
-        elements > (int64_t(1) << 40))
+        elements > ref::kMaxElements)
       return fail("bad dimension '" + dim + "'");
     array.shape.push_back(d);
   }

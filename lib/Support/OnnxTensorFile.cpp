@@ -173,7 +173,7 @@ bool parseTensorFile(const std::string &bytes, const std::string &path, npy::Arr
   array.shape.clear();
   int64_t count = 1;
   for (int64_t d : t.dims) {
-    if (d < 0 || __builtin_mul_overflow(count, d, &count) || count > (int64_t(1) << 40))
+    if (d < 0 || __builtin_mul_overflow(count, d, &count) || count > ref::kMaxElements)
       return fail("invalid shape");
     array.shape.push_back(d);
   }

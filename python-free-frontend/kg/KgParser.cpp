@@ -325,7 +325,7 @@ FailureOr<RankedTensorType> KgParser::parseTensorType() {
     if (!token.is(Token::Integer))
       return error(token, "expected a dimension size, found " + describe(token));
     int64_t d;
-    if (llvm::StringRef(token.text).getAsInteger(10, d) || d < 0 || d > (int64_t(1) << 40))
+    if (llvm::StringRef(token.text).getAsInteger(10, d) || d < 0 || d > kMaxElements)
       return error(token, "dimension size " + token.text + " is out of range");
     shape.push_back(d);
     if (__builtin_mul_overflow(elements, d, &elements) || elements > kMaxElements)
