@@ -26,7 +26,8 @@ LogicalResult StepOp::verify() {
     if (input.getType() != arg.getType())
       return emitOpError("input of type ") << input.getType()
                                            << " feeds a body argument of type " << arg.getType();
-  auto yield = llvm::dyn_cast<YieldOp>(body.getTerminator());
+  // An empty body has no terminator to ask for.
+  auto yield = body.empty() ? nullptr : llvm::dyn_cast<YieldOp>(body.back());
   if (!yield)
     return emitOpError("body must end with exec.yield");
   if (yield.getValues().getTypes() != getResultTypes())

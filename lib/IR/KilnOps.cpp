@@ -54,13 +54,15 @@ LogicalResult FusionOp::verify() {
     if (input.getType() != arg.getType())
       return emitOpError("input of type ")
              << input.getType() << " feeds a body argument of type " << arg.getType();
-  auto yield = llvm::dyn_cast<YieldOp>(body.getTerminator());
+  // An empty body has no terminator to ask for.
+  auto yield = body.empty() ? nullptr : llvm::dyn_cast<YieldOp>(body.back());
   if (!yield)
     return emitOpError("body must end with kiln.yield");
   if (yield.getValues().getTypes() != getResultTypes())
     return emitOpError("yields types that differ from its result types");
   for (Operation &op : body.without_terminator()) {
-    if (!llvm::isa<KilnDialect>(op.getDialect()) || llvm::isa<WeightOp, FusionOp>(op))
+    // Unregistered operations have no dialect.
+    if (!llvm::isa_and_nonnull<KilnDialect>(op.getDialect()) || llvm::isa<WeightOp, FusionOp>(op))
       return op.emitOpError("cannot be inside a kiln.fusion region");
     if (llvm::isa<TransferOp>(op))
       return op.emitOpError("moves data between devices; a fusion region cannot cross a "

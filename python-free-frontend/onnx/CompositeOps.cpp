@@ -775,7 +775,11 @@ void registerGatherBasedConverters(ConverterMap &m) {
                                       {c.named("axis", c.builder.getI64IntegerAttr(rank - 1))}));
   };
 
-  // Local response normalisation across channels.
+  // Local response normalisation across channels. The window sum is an
+  // average pool over the channel axis (padding counted) times the window:
+  // a constant number of ops for any size, where a slice per window
+  // position built millions of ops for wide windows over many channels (a
+  // structure-aware fuzzer finding).
   m["LRN"] = [](NodeContext &c) -> LogicalResult {
     Value x = c.input(0);
     int64_t size = c.attrInt("size", 1), rank = c.rank(x);
@@ -783,29 +787,28 @@ void registerGatherBasedConverters(ConverterMap &m) {
            bias = c.attrFloat("bias", 1.0f);
     if (rank < 3 || size < 1)
       return c.unsupportedBecause("input or size");
-    int64_t channels = c.type(x).getDimSize(1);
+    if (!isa<FloatType>(c.type(x).getElementType()))
+      return emitError(c.loc) << "takes a floating-point input, got " << c.type(x).getElementType();
+    ArrayRef<int64_t> shape = c.type(x).getShape();
+    int64_t batch = shape[0], channels = shape[1], rest = 1;
+    for (int64_t d : shape.drop_front(2))
+      rest *= d;
     // Window positions farther than channels - 1 from every channel read
-    // only padding: leave them out, so a huge `size` builds a small graph.
+    // only padding: leave them out, so a huge `size` pools a small window.
     int64_t reach = std::max<int64_t>(channels - 1, 0);
     int64_t before = std::min((size - 1) / 2, reach);
     int64_t after = std::min(size - 1 - (size - 1) / 2, reach);
-    SmallVector<int64_t> low(rank, 0), high(rank, 0);
-    low[1] = before;
-    high[1] = after;
+    int64_t window = before + after + 1;
+    // [N, C, ...] -> [N, 1, C, rest]: channels become the pooled height.
     Value square = c.build<MulOp>({x, x});
-    Value padded = c.build<PadOp>(square, {c.named("low", c.builder.getDenseI64ArrayAttr(low)),
-                                           c.named("high", c.builder.getDenseI64ArrayAttr(high))});
-    Value sum;
-    for (int64_t k = 0; k <= before + after && padded; ++k) {
-      SmallVector<int64_t> starts(rank, 0), ends(c.type(padded).getShape()), steps(rank, 1);
-      starts[1] = k;
-      ends[1] = k + channels;
-      Value part = c.build<SliceOp>(padded, {c.named("starts", c.builder.getDenseI64ArrayAttr(starts)),
-                                             c.named("ends", c.builder.getDenseI64ArrayAttr(ends)),
-                                             c.named("steps", c.builder.getDenseI64ArrayAttr(steps))});
-      sum = sum ? c.build<AddOp>({sum, part}) : part;
-    }
-    Value scaled = c.build<AddOp>({c.build<MulOp>({sum, c.scalarLike(x, alpha / size)}), c.scalarLike(x, bias)});
+    Value planes = square ? c.reshape(square, {batch, 1, channels, rest}) : square;
+    Value mean = c.build<AvgPool2dOp>(
+        planes, {c.named("kernel", c.ints({window, 1})), c.named("padding", c.ints({before, 0, after, 0})),
+                 c.named("count_include_pad", c.builder.getBoolAttr(true))});
+    Value sum = mean ? c.reshape(mean, shape) : mean;
+    // bias + alpha / size * (window * mean)
+    double scale = alpha * static_cast<double>(window) / static_cast<double>(size);
+    Value scaled = c.build<AddOp>({c.build<MulOp>({sum, c.scalarLike(x, scale)}), c.scalarLike(x, bias)});
     return c.finish(c.build<DivOp>({x, c.build<PowOp>({scaled, c.scalarLike(x, beta)})}));
   };
 

@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s -split-input-file -verify-diagnostics
+// RUN: kiln-opt %s -split-input-file -verify-diagnostics -allow-unregistered-dialect
 
 !t = tensor<4x8xf32, #kiln.enc<row_major, cpu>>
 !g = tensor<4x8xf32, #kiln.enc<row_major, cuda:0>>
@@ -78,6 +78,44 @@ func.func @unknown_kind(%x: !t) -> !t {
   %r = kiln.fusion vertical (%x) : (!t) -> !t {
   ^bb0(%a: !t):
     kiln.yield %a : !t
+  }
+  return %r : !t
+}
+
+// -----
+
+// Found by KilnOptFuzzer: an empty body used to be asked for its terminator
+// (a read past the block's operation list).
+!t = tensor<4x8xf32, #kiln.enc<row_major, cpu>>
+func.func @empty_body(%x: !t) -> !t {
+  // expected-error @+1 {{'kiln.fusion' op body must end with kiln.yield}}
+  %r = kiln.fusion loop (%x) : (!t) -> !t {
+  ^bb0(%a: !t):
+  }
+  return %r : !t
+}
+
+// -----
+
+// An operation of an unknown dialect has no dialect to ask about.
+!t = tensor<4x8xf32, #kiln.enc<row_major, cpu>>
+func.func @unregistered_inside(%x: !t) -> !t {
+  %r = kiln.fusion loop (%x) : (!t) -> !t {
+  ^bb0(%a: !t):
+    // expected-error @+1 {{'mystery.op' op cannot be inside a kiln.fusion region}}
+    %0 = "mystery.op"(%a) : (!t) -> !t
+    kiln.yield %0 : !t
+  }
+  return %r : !t
+}
+
+// -----
+
+!t = tensor<4xf32, #kiln.enc<row_major, cpu>>
+func.func @empty_step(%x: !t) -> !t {
+  // expected-error @+1 {{'exec.step' op body must end with exec.yield}}
+  %r = exec.step(%x) : (!t) -> !t {
+  ^bb0(%a: !t):
   }
   return %r : !t
 }

@@ -11,12 +11,13 @@ from onnx import TensorProto, helper
 ALPHA, BETA, BIAS = 2e-4, 0.75, 1.0
 
 
-def write(path, size):
+def write(path, size, channels=3):
     """The model at `path`, and a random input beside it (x.npy)."""
-    np.save(path.rsplit("/", 1)[0] + "/x.npy", np.random.default_rng(5).standard_normal((2, 3, 4, 4)).astype(np.float32))
+    shape = [2, channels, 4, 4]
+    np.save(path.rsplit("/", 1)[0] + "/x.npy", np.random.default_rng(5).standard_normal(shape).astype(np.float32))
     node = helper.make_node("LRN", ["x"], ["y"], name="lrn", size=size, alpha=ALPHA, beta=BETA, bias=BIAS)
-    graph = helper.make_graph([node], "lrn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4, 4])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3, 4, 4])])
+    graph = helper.make_graph([node], "lrn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)])
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
 
 
@@ -35,6 +36,6 @@ def check(x_path, y_path, size):
 
 if __name__ == "__main__":
     if sys.argv[1] == "write":
-        write(sys.argv[2], int(sys.argv[3]))
+        write(sys.argv[2], *map(int, sys.argv[3:]))
     else:
         check(sys.argv[2], sys.argv[3], int(sys.argv[4]))
