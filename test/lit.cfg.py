@@ -21,6 +21,16 @@ config.substitutions.append(("%python", "/usr/bin/python3"))
 if config.kiln_have_cuda_toolkit:
     config.available_features.add("nvrtc")
 
+# A sanitizer build (scripts/test --sanitize): its tools carry the ASan and
+# UBSan runtimes that kernels built with --emu-sanitize call into.
+if "address" in config.kiln_sanitize:
+    config.available_features.add("asan")
+
+# clang on PATH: kilnc --emu-sanitize builds kernels with it.
+import shutil
+if shutil.which("clang++-19") or shutil.which("clang++"):
+    config.available_features.add("host-clang")
+
 # A machine with an NVIDIA driver and GPU: tests that show what happens
 # without one say `UNSUPPORTED: gpu`.
 import shutil, subprocess

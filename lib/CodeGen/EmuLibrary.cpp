@@ -6,6 +6,7 @@
 
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -33,8 +34,19 @@ std::string mlir::kiln::emuLibrarySource(const std::vector<GeneratedKernel> &ker
   return s;
 }
 
+std::string mlir::kiln::checkEmuSanitizers(const std::string &sanitizers) {
+  llvm::SmallVector<llvm::StringRef> names;
+  llvm::StringRef(sanitizers).split(names, ',');
+  for (llvm::StringRef name : names)
+    if (name != "address" && name != "undefined")
+      return "unknown sanitizer '" + name.str() + "' (the cuda-emu kernels take address, "
+             "undefined or both, comma-separated)";
+  return "";
+}
+
 bool mlir::kiln::buildEmuLibrary(const std::vector<GeneratedKernel> &kernels,
-                                 std::string &sharedObject, std::string &error, bool *cached) {
+                                 const std::string &sanitizers, std::string &sharedObject,
+                                 std::string &error, bool *cached) {
   if (cached)
     *cached = false;
   llvm::SmallString<128> dir;
@@ -68,17 +80,31 @@ bool mlir::kiln::buildEmuLibrary(const std::vector<GeneratedKernel> &kernels,
   }
   const char *override = std::getenv("KILN_HOST_CXX");
   std::string compiler = override && *override ? override : "";
+  // Sanitized kernels call into the sanitizer runtime kiln-run carries,
+  // which is clang's: build them with clang.
+  std::vector<llvm::StringRef> candidates = {"c++"};
+  if (!sanitizers.empty())
+    candidates = {"clang++-19", "clang++"};
+  for (llvm::StringRef name : candidates) {
+    if (!compiler.empty())
+      break;
+    if (auto found = llvm::sys::findProgramByName(name))
+      compiler = *found;
+  }
   if (compiler.empty()) {
-    auto found = llvm::sys::findProgramByName("c++");
-    if (!found) {
-      error = "no host C++ compiler (c++) on PATH to build the cuda-emu kernels; set KILN_HOST_CXX";
-      return false;
-    }
-    compiler = *found;
+    error = "no host C++ compiler (" + llvm::join(candidates, " or ") +
+            ") on PATH to build the cuda-emu kernels; set KILN_HOST_CXX";
+    return false;
   }
   std::string header = std::string(KILN_INCLUDE_DIR) + "/kiln/CudaEmu/cuda_emu.h";
   std::vector<llvm::StringRef> args = {compiler, "-std=c++17", "-O2", "-fPIC", "-shared",
                                        "-fno-math-errno"};
+  std::string sanitizeFlag = "-fsanitize=" + sanitizers;
+  if (!sanitizers.empty())
+    for (llvm::StringRef arg : {llvm::StringRef(sanitizeFlag), llvm::StringRef("-fno-sanitize-recover=all"),
+                                llvm::StringRef("-fno-omit-frame-pointer"),
+                                llvm::StringRef("-gline-tables-only")})
+      args.push_back(arg);
 #ifdef KILN_CUDA_INCLUDE_DIR
   // __half and __nv_bfloat16 come from the toolkit's headers.
   args.push_back("-I" KILN_CUDA_INCLUDE_DIR);

@@ -37,8 +37,14 @@ Result<std::unique_ptr<CudaEmuDevice>> CudaEmuDevice::load(const Program &progra
   std::string path = "/proc/self/fd/" + std::to_string(fd);
   void *library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   close(fd);
-  if (!library)
-    return Status::error(std::string("cannot load the cuda-emu kernels: ") + dlerror());
+  if (!library) {
+    std::string why = dlerror();
+    if (why.find("__asan") != std::string::npos || why.find("__ubsan") != std::string::npos)
+      return Status::error("this executable's cuda-emu kernels were built with kilnc "
+                           "--emu-sanitize; run it with a kiln-run built with the same sanitizers "
+                           "(-DKILN_SANITIZE, as scripts/test --sanitize builds): " + why);
+    return Status::error("cannot load the cuda-emu kernels: " + why);
+  }
   std::unique_ptr<CudaEmuDevice> device(new CudaEmuDevice());
   device->library_ = library;
   device->options_ = options;

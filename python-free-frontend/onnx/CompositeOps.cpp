@@ -304,6 +304,8 @@ void registerCompositeConverters(ConverterMap &m) {
         (d < a ? outer : inner) *= shape[d];
       in = c.reshape(x, {outer, inner});
       a = 1;
+      if (!in)
+        return failure(); // the reshape said why
     }
     int64_t inRank = c.rank(in), extent = c.type(in).getDimSize(a);
     Value index = c.build<ArgMaxOp>(in, {c.named("axis", c.builder.getI64IntegerAttr(a)),
@@ -380,6 +382,8 @@ void registerCompositeConverters(ConverterMap &m) {
   m["InstanceNormalization"] = [](NodeContext &c) -> LogicalResult {
     Value x = c.input(0);
     int64_t rank = c.rank(x);
+    if (rank < 2)
+      return emitError(c.loc) << "takes an input of rank 2 or more ([N, C, ...]), got rank " << rank;
     SmallVector<int64_t> spatial, param(rank, 1);
     for (int64_t d = 2; d < rank; ++d)
       spatial.push_back(d);
@@ -536,6 +540,8 @@ void registerGatherBasedConverters(ConverterMap &m) {
     if (!axisAttr) {
       x = c.reshape(x, {c.type(x).getNumElements()});
       axisAttr = 0;
+      if (!x)
+        return failure();
     }
     FailureOr<int64_t> axis = c.axis(*axisAttr, c.rank(x));
     if (failed(axis))
@@ -800,12 +806,11 @@ void registerGatherBasedConverters(ConverterMap &m) {
     int64_t after = std::min(size - 1 - (size - 1) / 2, reach);
     int64_t window = before + after + 1;
     // [N, C, ...] -> [N, 1, C, rest]: channels become the pooled height.
-    Value square = c.build<MulOp>({x, x});
-    Value planes = square ? c.reshape(square, {batch, 1, channels, rest}) : square;
+    Value planes = c.reshape(c.build<MulOp>({x, x}), {batch, 1, channels, rest});
     Value mean = c.build<AvgPool2dOp>(
         planes, {c.named("kernel", c.ints({window, 1})), c.named("padding", c.ints({before, 0, after, 0})),
                  c.named("count_include_pad", c.builder.getBoolAttr(true))});
-    Value sum = mean ? c.reshape(mean, shape) : mean;
+    Value sum = c.reshape(mean, shape);
     // bias + alpha / size * (window * mean)
     double scale = alpha * static_cast<double>(window) / static_cast<double>(size);
     Value scaled = c.build<AddOp>({c.build<MulOp>({sum, c.scalarLike(x, scale)}), c.scalarLike(x, bias)});
@@ -823,6 +828,13 @@ void registerGatherBasedConverters(ConverterMap &m) {
     int64_t timeAxis = c.attrInt("time_axis", 0), batchAxis = c.attrInt("batch_axis", 1);
     if (s.size() < 2 || (timeAxis != 0 && timeAxis != 1) || batchAxis != 1 - timeAxis)
       return c.unsupportedBecause("axes");
+    if (static_cast<int64_t>(lengths->size()) != s[batchAxis])
+      return emitError(c.loc) << "has " << lengths->size() << " sequence lengths for a batch of "
+                              << s[batchAxis];
+    for (int64_t len : *lengths)
+      if (len < 0 || len > s[timeAxis])
+        return emitError(c.loc) << "sequence length " << len << " is outside [0, " << s[timeAxis]
+                                << "]";
     Value index = generated(c, s, c.builder.getI64Type(), [&](ArrayRef<int64_t> i) {
       int64_t t = i[timeAxis], len = (*lengths)[i[batchAxis]];
       return double(t < len ? len - 1 - t : t);

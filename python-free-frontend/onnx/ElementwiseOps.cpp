@@ -31,22 +31,26 @@ Converter unary() {
 }
 
 /// Before opset 7, binary ops broadcast only with broadcast=1, aligning B
-/// with A at `axis`; align B explicitly so kiln's NumPy rule applies.
+/// with A at `axis`; align B explicitly so kiln's NumPy rule applies (null,
+/// with an error, when B does not fit at `axis`).
 Value legacyBroadcast(NodeContext &c, Value a, Value b) {
   if (!a || !b)
     return Value();
   if (c.opset >= 7 || c.attrInt("broadcast", 0) == 0 || !c.attr("axis"))
     return b;
   int64_t ra = c.rank(a), rb = c.rank(b);
-  int64_t axis = c.attrInt("axis", 0);
+  int64_t axis = c.attrInt("axis", 0), given = axis;
   if (axis < 0)
     axis += ra;
+  if (axis < 0 || axis + rb > ra) {
+    emitError(c.loc) << "broadcast axis " << given << " does not place a rank-" << rb
+                     << " operand inside rank " << ra;
+    return Value();
+  }
   SmallVector<int64_t> shape(axis, 1);
   llvm::append_range(shape, c.type(b).getShape());
   while (static_cast<int64_t>(shape.size()) < ra)
     shape.push_back(1);
-  if (static_cast<int64_t>(shape.size()) != ra || rb + axis > ra)
-    return b;
   return c.reshape(b, shape);
 }
 

@@ -44,6 +44,14 @@ FailureOr<Window> window(NodeContext &c, Value x, ArrayRef<int64_t> kernel) {
     emitError(c.loc) << "window attributes do not match the input's rank";
     return failure();
   }
+  // SAME padding divides by the strides; bounded values keep its
+  // arithmetic in range (the ops' own checks come later).
+  for (int64_t d = 0; d < spatial; ++d)
+    for (int64_t v : {strides[d], dilations[d], kernel[d]})
+      if (v < 1 || v > (int64_t(1) << 31)) {
+        emitError(c.loc) << "window sizes, strides and dilations must be in [1, 2^31], got " << v;
+        return failure();
+      }
   std::string autoPad = c.attrString("auto_pad", "NOTSET");
   ArrayRef<int64_t> in = c.type(x).getShape().drop_front(2);
   if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
@@ -206,6 +214,8 @@ LogicalResult conv3d(NodeContext &c, Value x, Value w, Value bias) {
   if (!x || !w)
     return failure();
   ArrayRef<int64_t> xs = c.type(x).getShape(), ws = c.type(w).getShape();
+  if (ws.size() != 5)
+    return emitError(c.loc) << "a 3-D convolution takes a filter of rank 5, got rank " << ws.size();
   auto read = [&](const char *name, SmallVector<int64_t> fallback) {
     auto v = c.attrInts(name);
     return v ? SmallVector<int64_t>(v->begin(), v->end()) : fallback;

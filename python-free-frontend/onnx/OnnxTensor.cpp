@@ -49,14 +49,20 @@ FailureOr<DenseElementsAttr> tensorToAttr(MLIRContext *context, const onnx::Tens
     error = "tensor '" + t.name() + "' keeps its data in an external file";
     return failure();
   }
-  SmallVector<int64_t> shape;
+  SmallVector<int64_t> shape(t.dims().begin(), t.dims().end());
+  // The element limit of every reader (so a zero dimension cannot hide a
+  // product of the others that later shape arithmetic overflows), and at
+  // most 2^34 values held in memory.
+  if (!::kiln::ref::withinElementLimit(shape)) {
+    error = "tensor '" + t.name() + "' has an invalid shape";
+    return failure();
+  }
   int64_t count = 1;
-  for (int64_t d : t.dims()) {
-    if (d < 0 || __builtin_mul_overflow(count, d, &count) || count > (int64_t(1) << 34)) {
-      error = "tensor '" + t.name() + "' has an invalid shape";
-      return failure();
-    }
-    shape.push_back(d);
+  for (int64_t d : shape)
+    count *= d; // bounded by the limit above
+  if (count > (int64_t(1) << 34)) {
+    error = "tensor '" + t.name() + "' has an invalid shape";
+    return failure();
   }
   auto type = RankedTensorType::get(shape, element);
   int64_t width = element.isInteger(1) ? 1 : (element.getIntOrFloatBitWidth() + 7) / 8;

@@ -62,6 +62,18 @@ LogicalResult recurrent(NodeContext &c, Cell cell) {
                             << c.rank(x);
   if (batchMajor)
     x = c.build<TransposeOp>(x, {c.named("perm", c.ints({1, 0, 2}))});
+  if (!x)
+    return failure(); // the transpose said why
+  // Weights [D, G*H, I] and [D, G*H, H], bias [D, 2*G*H], states [D, B, H]
+  // (batch-major: [B, D, H]), peepholes [D, 3*H]: ranks first, as every
+  // slice below indexes them.
+  const std::pair<size_t, int64_t> ranks[] = {{1, 3}, {2, 3}, {3, 2}, {5, 3}, {6, 3}, {7, 2}};
+  for (auto [k, rank] : ranks) {
+    Value v = c.numInputs() > k ? c.input(k) : Value();
+    if (v && c.rank(v) != rank)
+      return emitError(c.loc) << "input #" << k << " must have rank " << rank << ", got rank "
+                              << c.rank(v);
+  }
   auto stateInput = [&](size_t k) {
     Value v = c.numInputs() > k ? c.input(k) : Value();
     return v && batchMajor ? c.build<TransposeOp>(v, {c.named("perm", c.ints({1, 0, 2}))}) : v;

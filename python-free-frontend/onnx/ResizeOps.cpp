@@ -117,16 +117,26 @@ void registerResizeConverters(ConverterMap &m) {
         sizes = *s;
       }
     }
+    // Every output extent is built as index and weight tables: at most the
+    // importer's limit on the constants it computes.
+    constexpr double kMaxExtent = double(int64_t(1) << 26);
     if (!sizes.empty()) {
       if (static_cast<int64_t>(sizes.size()) != rank)
         return c.unsupportedBecause("sizes do not match the rank");
-      for (int64_t d = 0; d < rank; ++d)
+      for (int64_t d = 0; d < rank; ++d) {
+        if (sizes[d] < 0 || sizes[d] > kMaxExtent)
+          return emitError(c.loc) << "output size " << sizes[d] << " is outside [0, 2^26]";
         scales.push_back(double(sizes[d]) / in[d]);
+      }
     } else {
       if (static_cast<int64_t>(scales.size()) != rank)
         return c.unsupportedBecause("scales do not match the rank");
-      for (int64_t d = 0; d < rank; ++d)
-        sizes.push_back(static_cast<int64_t>(std::floor(in[d] * scales[d])));
+      for (int64_t d = 0; d < rank; ++d) {
+        double extent = std::floor(in[d] * scales[d]);
+        if (!(scales[d] > 0) || !(extent <= kMaxExtent))
+          return emitError(c.loc) << "scale " << scales[d] << " gives an output size outside [0, 2^26]";
+        sizes.push_back(static_cast<int64_t>(extent));
+      }
     }
     Type element = c.type(x).getElementType();
     if (!llvm::isa<FloatType>(element))

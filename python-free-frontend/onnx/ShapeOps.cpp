@@ -386,6 +386,9 @@ void registerShapeConverters(ConverterMap &m) {
         FailureOr<SmallVector<int64_t>> axes = c.constantInts(3);
         if (failed(axes))
           return failure();
+        if (pads.size() != 2 * axes->size())
+          return emitError(c.loc) << "has " << pads.size() << " pads for " << axes->size()
+                                  << " axes (2 per axis)";
         SmallVector<int64_t> full(2 * rank, 0);
         for (size_t k = 0; k < axes->size(); ++k) {
           FailureOr<int64_t> a = c.axis((*axes)[k], rank);

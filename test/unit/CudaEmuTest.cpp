@@ -32,6 +32,8 @@ void earlyReturnBeforeBarrier(const float *in, float *out, int n);
 void writePastEnd(float *out, int n);
 void sharedPastEnd(float *out);
 void shuffleAfterExit(float *out);
+void localPastEnd(float *out, int n);
+void indexOverflow(float *out, int n);
 #ifdef KILN_TEST_HAVE_HALF
 void wmmaGemm(const __half *a, const __half *b, float *c, int m, int n, int k);
 void wmmaReadBackMissingSync(const __half *a, const __half *b, float *c);
@@ -255,5 +257,30 @@ TEST(CudaEmuDeathTest, SharedArrayOverrunTrapsInCheckedMode) {
       "out-of-bounds access to 'shared array at TestKernels.cu:111' \\(128 bytes\\) at byte "
       "offset 128, by thread \\(31,0,0\\)");
 }
+
+// Under the sanitizer builds (scripts/test --sanitize) the kernels run
+// instrumented on the emulator's fiber stacks, as `kilnc --emu-sanitize`
+// builds generated ones: ASan and UBSan must see their bugs there.
+#if defined(KILN_SANITIZE_ADDRESS)
+TEST(CudaEmuDeathTest, StackOverrunOnAFiberIsAnAsanReport) {
+  std::vector<float> out(32);
+  // Every thread's right-sized loop runs clean first (no false report from
+  // frames on switched stacks); thread 5 then writes past its array.
+  launchKernel(localPastEnd, {1}, {32}, 0, LaunchOptions{}, out.data(), 99);
+  EXPECT_EQ(out[6], 2.0f);
+  EXPECT_DEATH(launchKernel(localPastEnd, {1}, {32}, 0, LaunchOptions{}, out.data(), 5),
+               "stack-buffer-overflow");
+}
+#endif
+
+#if defined(KILN_SANITIZE_UNDEFINED)
+TEST(CudaEmuDeathTest, SignedOverflowInAKernelIsAUbsanReport) {
+  std::vector<float> out(32);
+  launchKernel(indexOverflow, {1}, {32}, 0, LaunchOptions{}, out.data(), 1000);
+  EXPECT_EQ(out[3], static_cast<float>(3000 % 7));
+  EXPECT_DEATH(launchKernel(indexOverflow, {1}, {32}, 0, LaunchOptions{}, out.data(), 1 << 30),
+               "signed integer overflow");
+}
+#endif
 
 } // namespace

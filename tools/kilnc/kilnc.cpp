@@ -95,6 +95,12 @@ static cl::opt<TargetKind> target(
                clEnumValN(TargetKind::Cuda, "cuda",
                           "generated CUDA kernels as PTX and cubin for each --arch")),
     cl::cat(kilncCategory));
+static cl::opt<std::string> emuSanitize(
+    "emu-sanitize",
+    cl::desc("Build the cuda-emu kernels with these sanitizers (address, undefined or both, "
+             "comma-separated; clang); run them with a kiln-run built with the same "
+             "(-DKILN_SANITIZE, scripts/test --sanitize)"),
+    cl::value_desc("list"), cl::cat(kilncCategory));
 enum class ScheduleKind { MaxConcurrency, MinMemory };
 static cl::opt<ScheduleKind> schedule(
     "schedule", cl::desc("Trade-off of the execution plan"),
@@ -475,7 +481,7 @@ LogicalResult buildDeviceCode(func::FuncOp plan, const std::vector<std::string> 
     std::string library, error;
     bool cached = false;
     auto start = std::chrono::steady_clock::now();
-    if (!mlir::kiln::buildEmuLibrary(kernels, library, error, &cached)) {
+    if (!mlir::kiln::buildEmuLibrary(kernels, emuSanitize, library, error, &cached)) {
       llvm::errs() << "kilnc: error: " << error << "\n";
       return failure();
     }
@@ -735,6 +741,17 @@ int main(int argc, char **argv) {
                     "--tuning-cache=FILE to record the times in, and an executable or plan to "
                     "compile\n";
     return 1;
+  }
+  if (!emuSanitize.empty()) {
+    if (target != TargetKind::CudaEmu) {
+      llvm::errs() << "kilnc: error: --emu-sanitize applies to --target=cuda-emu\n";
+      return 1;
+    }
+    std::string problem = mlir::kiln::checkEmuSanitizers(emuSanitize);
+    if (!problem.empty()) {
+      llvm::errs() << "kilnc: error: --emu-sanitize: " << problem << "\n";
+      return 1;
+    }
   }
   if (!tuningCache.empty() && target == TargetKind::CPU) {
     llvm::errs() << "kilnc: error: --tuning-cache applies to --target=cuda and cuda-emu\n";

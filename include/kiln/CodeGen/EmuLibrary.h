@@ -23,11 +23,19 @@ namespace kiln {
 /// The translation unit: every kernel's text and its thread entry.
 std::string emuLibrarySource(const std::vector<GeneratedKernel> &kernels);
 
+/// Sanitizers to build the kernels with (`kilnc --emu-sanitize`): a
+/// comma-separated subset of "address" and "undefined", or empty. Such
+/// kernels load only into a process carrying clang's sanitizer runtimes
+/// (a kiln-run built with -DKILN_SANITIZE, as by scripts/test --sanitize).
+/// Returns an error message for anything else, or "".
+std::string checkEmuSanitizers(const std::string &sanitizers);
+
 /// Builds the shared object, or takes it from the compile cache (`cached`
 /// says which); on failure returns false with the compiler's output in
-/// `error`. The compiler is $KILN_HOST_CXX, else c++ on PATH.
-bool buildEmuLibrary(const std::vector<GeneratedKernel> &kernels, std::string &sharedObject,
-                     std::string &error, bool *cached = nullptr);
+/// `error`. The compiler is $KILN_HOST_CXX, else c++ on PATH (clang++-19,
+/// else clang++, when sanitizing: the runtime must match kiln-run's).
+bool buildEmuLibrary(const std::vector<GeneratedKernel> &kernels, const std::string &sanitizers,
+                     std::string &sharedObject, std::string &error, bool *cached = nullptr);
 
 } // namespace kiln
 } // namespace mlir

@@ -19,6 +19,18 @@
 #endif
 #endif
 
+// AddressSanitizer checks instrumented code (the kernels under
+// `kilnc --emu-sanitize`, the emulator's own tests) against the current
+// stack's bounds: every switch tells it which stack it moves to, and a
+// reused stack's shadow is cleared of frames that never returned.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KILN_EMU_ASAN 1
+#include <sanitizer/asan_interface.h>
+#include <sanitizer/common_interface_defs.h>
+#endif
+#endif
+
 #if defined(__x86_64__)
 // kiln_emu_switch(void **saveSp, void *loadSp): pushes the callee-saved
 // registers and the SSE/x87 control words, stores the stack pointer, loads
@@ -67,18 +79,24 @@ size_t pageSize() {
   return size;
 }
 
+/// The fiber the last switch on this OS thread left; AddressSanitizer
+/// reports its stack's bounds when the switch finishes.
+thread_local Fiber *switchedFrom = nullptr;
+
 #if defined(__x86_64__)
 thread_local void (*pendingEntry)(void *) = nullptr;
 thread_local void *pendingArg = nullptr;
 
 /// The first code a new fiber runs: calls the entry it was reset with.
 [[noreturn]] void trampoline() {
+  Fiber::finishSwitch(nullptr);
   pendingEntry(pendingArg);
   std::fprintf(stderr, "kiln cuda-emu: a fiber entry returned\n");
   std::abort();
 }
 #else
 void ucontextEntry(unsigned hi, unsigned lo, unsigned argHi, unsigned argLo) {
+  Fiber::finishSwitch(nullptr);
   auto entry = reinterpret_cast<void (*)(void *)>((uintptr_t(hi) << 32) | lo);
   entry(reinterpret_cast<void *>((uintptr_t(argHi) << 32) | argLo));
   std::abort();
@@ -99,6 +117,7 @@ Fiber::Fiber(size_t stackBytes) {
   }
   mprotect(memory, page, PROT_NONE); // stacks grow down into the guard page
   stack_ = memory;
+  stackBottom_ = static_cast<char *>(memory) + page;
 #ifdef KILN_EMU_TSAN
   tsanFiber_ = __tsan_create_fiber(0);
 #endif
@@ -122,8 +141,42 @@ Fiber &Fiber::current() {
   return self;
 }
 
+void Fiber::startSwitch(Fiber &from, Fiber &to, void **fakeStack) {
+  switchedFrom = &from;
+#ifdef KILN_EMU_ASAN
+  __sanitizer_start_switch_fiber(fakeStack, to.stackBottom_, to.stackBytes_);
+#else
+  (void)to;
+  (void)fakeStack;
+#endif
+}
+
+void Fiber::finishSwitch(void *fakeStack) {
+#ifdef KILN_EMU_ASAN
+  const void *bottom = nullptr;
+  size_t size = 0;
+  __sanitizer_finish_switch_fiber(fakeStack, &bottom, &size);
+  // The OS thread's own stack (the scheduler's) is learnt on the first
+  // switch away from it.
+  if (switchedFrom && !switchedFrom->stackBottom_) {
+    switchedFrom->stackBottom_ = bottom;
+    switchedFrom->stackBytes_ = size;
+  }
+#else
+  (void)fakeStack;
+#endif
+}
+
+void Fiber::clearStackShadow() {
+#ifdef KILN_EMU_ASAN
+  // A thread that failed or deadlocked left its frames' redzones poisoned.
+  __asan_unpoison_memory_region(stackBottom_, stackBytes_);
+#endif
+}
+
 #if defined(__x86_64__)
 void Fiber::reset(void (*entry)(void *), void *arg) {
+  clearStackShadow();
   auto top = reinterpret_cast<uintptr_t>(stack_) + mappedBytes_;
   top &= ~uintptr_t(15);
   auto *slot = reinterpret_cast<uint64_t *>(top);
@@ -151,10 +204,14 @@ void Fiber::switchTo(Fiber &from, Fiber &to) {
 #ifdef KILN_EMU_TSAN
   __tsan_switch_to_fiber(to.tsanFiber_, 0);
 #endif
+  void *fakeStack = nullptr;
+  startSwitch(from, to, &fakeStack);
   kiln_emu_switch(&from.sp_, to.sp_);
+  finishSwitch(fakeStack);
 }
 #else
 void Fiber::reset(void (*entry)(void *), void *arg) {
+  clearStackShadow();
   getcontext(&context_);
   context_.uc_stack.ss_sp = static_cast<char *>(stack_) + pageSize();
   context_.uc_stack.ss_size = stackBytes_;
@@ -168,7 +225,10 @@ void Fiber::switchTo(Fiber &from, Fiber &to) {
 #ifdef KILN_EMU_TSAN
   __tsan_switch_to_fiber(to.tsanFiber_, 0);
 #endif
+  void *fakeStack = nullptr;
+  startSwitch(from, to, &fakeStack);
   swapcontext(&from.context_, &to.context_);
+  finishSwitch(fakeStack);
 }
 #endif
 

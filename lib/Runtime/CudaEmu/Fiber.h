@@ -37,12 +37,21 @@ public:
   /// A fiber object for the OS thread's own stack (the scheduler).
   static Fiber &current();
 
+  /// Completes a switch for AddressSanitizer on the stack just entered;
+  /// called by switchTo and by a new fiber's first code. No-op without ASan.
+  static void finishSwitch(void *fakeStack);
+
 private:
   Fiber() = default;
+  static void startSwitch(Fiber &from, Fiber &to, void **fakeStack);
+  void clearStackShadow();
   /// ThreadSanitizer's own record of this stack (see Fiber.cpp); null
   /// without TSan.
-  void *tsanFiber_ = nullptr;
+  [[maybe_unused]] void *tsanFiber_ = nullptr;
   void *stack_ = nullptr;
+  /// The usable stack (above the guard page); for the OS thread's own
+  /// fiber, what AddressSanitizer reports (see finishSwitch).
+  const void *stackBottom_ = nullptr;
   size_t stackBytes_ = 0, mappedBytes_ = 0;
 #if defined(__x86_64__)
   void *sp_ = nullptr;

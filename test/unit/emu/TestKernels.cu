@@ -162,3 +162,22 @@ __global__ void wmmaReadBackMissingSync(const __half *a, const __half *b, float 
     c[e] = 2.0f * tile[(e + 1) % 256];
 }
 #endif
+
+// Planted bug for AddressSanitizer: thread `n` writes its local array one
+// past the end, on its fiber's stack (through a pointer, which UBSan's
+// array-bounds check does not follow).
+__global__ void localPastEnd(float *out, int n) {
+  float partial[4];
+  float *slot = partial;
+  int last = threadIdx.x == (unsigned)n ? 4 : 3;
+  for (int k = 0; k <= last; ++k)
+    slot[k] = (float)k;
+  out[threadIdx.x] = partial[threadIdx.x % 4];
+}
+
+// Planted bug for UndefinedBehaviorSanitizer: the index arithmetic
+// overflows a signed int in the threads past `n`.
+__global__ void indexOverflow(float *out, int n) {
+  int scaled = (int)threadIdx.x * n;
+  out[threadIdx.x] = (float)(scaled % 7);
+}
