@@ -39,6 +39,9 @@ constexpr int64_t kMaxElements = mlir::kiln::kMaxTensorElements;
 /// time (random values and literal lists); splats and files have no limit
 /// beyond kMaxElements and the file's size.
 constexpr int64_t kMaxGeneratedElements = int64_t(1) << 26;
+/// ... and all of them together: many weights each under the limit would
+/// otherwise add up to an out-of-memory kill (2^27 f64 values are 1 GiB).
+constexpr int64_t kMaxGeneratedTotal = int64_t(1) << 27;
 
 /// An expression's value: a tensor, or a bare number that takes its dtype
 /// and device from the tensor it meets.
@@ -111,6 +114,7 @@ private:
   Block *body = nullptr;
   llvm::StringMap<Value> names;
   int nesting = 0; ///< expression depth, bounded by kMaxNesting
+  int64_t generated = 0; ///< elements generated so far, bounded by kMaxGeneratedTotal
   llvm::StringMap<llvm::SMLoc> definedAt;
   SmallVector<std::string> inputNames;
   SmallVector<Value> outputs;
@@ -440,6 +444,13 @@ FailureOr<DenseElementsAttr> KgParser::parseInitializer(RankedTensorType type) {
                             llvm::Twine(type.getNumElements()) + " elements, at most " +
                             llvm::Twine(kMaxGeneratedElements) +
                             "); read it with file(...)");
+  if (token.isKeyword("random") || token.is(Token::LSquare)) {
+    generated += type.getNumElements();
+    if (generated > kMaxGeneratedTotal)
+      return error(token, "initializers generated at compile time exceed " +
+                              llvm::Twine(kMaxGeneratedTotal) +
+                              " elements in all; read large weights with file(...)");
+  }
   if (token.isKeyword("random")) {
     tensor = parseRandom(type);
   } else if (token.isKeyword("file")) {
