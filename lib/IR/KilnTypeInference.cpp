@@ -801,7 +801,9 @@ LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *, OptLoc loc,
   int64_t groups = adaptor.getGroups();
   if (groups < 1)
     return fail(loc, "conv2d groups must be positive");
-  if (x.getDimSize(1) != w.getDimSize(1) * groups)
+  int64_t groupedChannels;
+  if (__builtin_mul_overflow(w.getDimSize(1), groups, &groupedChannels) ||
+      x.getDimSize(1) != groupedChannels)
     return fail(loc, "conv2d input has " + Twine(x.getDimSize(1)) +
                          " channels but filter expects " +
                          Twine(w.getDimSize(1)) + " x " + Twine(groups) +

@@ -11,7 +11,6 @@
 
 #include "kiln/IR/ReferenceConversion.h"
 
-
 #include <cmath>
 #include <limits>
 #include <map>
@@ -36,18 +35,13 @@ Value transpose(NodeContext &c, Value v, ArrayRef<int64_t> perm) {
   return c.build<TransposeOp>(v, {c.named("perm", c.ints(perm))});
 }
 
-/// Constants the importer computes itself (masks, iotas) stay below this
-/// many elements, as .kg's generated weights do: an attribute or a shape
-/// must not make the compiler allocate without bound.
-constexpr int64_t kMaxGeneratedElements = int64_t(1) << 26;
-
 /// A constant of `shape` and `element` type with value f(index); null
-/// (with an error) past kMaxGeneratedElements.
+/// (with an error) past kMaxComputedElements.
 Value generated(NodeContext &c, ArrayRef<int64_t> shape, Type element,
                 const std::function<double(ArrayRef<int64_t>)> &f) {
   int64_t elements = 1;
   for (int64_t d : shape) {
-    if (d < 0 || (d > 0 && elements > kMaxGeneratedElements / d)) {
+    if (d < 0 || (d > 0 && elements > kMaxComputedElements / d)) {
       emitError(c.loc) << "would build a constant of shape [" << llvm::make_range(shape.begin(), shape.end())
                        << "]; the importer builds constants of at most 2^26 elements";
       return Value();
@@ -266,10 +260,10 @@ void registerCompositeConverters(ConverterMap &m) {
       return c.unsupportedBecause("input of rank < 2");
     int64_t k = 0;
     if (c.input(1)) {
-      FailureOr<double> kk = c.constantScalar(1);
+      FailureOr<int64_t> kk = c.constantInteger(1);
       if (failed(kk))
         return failure();
-      k = static_cast<int64_t>(*kk);
+      k = *kk;
     }
     bool upper = c.attrInt("upper", 1) != 0;
     ArrayRef<int64_t> s = c.type(x).getShape();
@@ -317,10 +311,10 @@ void registerCompositeConverters(ConverterMap &m) {
   };
   m["OneHot"] = [](NodeContext &c) -> LogicalResult {
     Value indices = c.input(0), values = c.input(2);
-    FailureOr<double> depthValue = c.constantScalar(1);
+    FailureOr<int64_t> depthValue = c.constantInteger(1);
     if (failed(depthValue))
       return failure();
-    int64_t depth = static_cast<int64_t>(*depthValue);
+    int64_t depth = *depthValue;
     SmallVector<int64_t> shape(c.type(indices).getShape());
     int64_t rank = shape.size() + 1;
     FailureOr<int64_t> axis = c.axis(c.attrInt("axis", -1), rank);
@@ -412,10 +406,10 @@ void registerCompositeConverters(ConverterMap &m) {
   m["CumSum"] = [](NodeContext &c) -> LogicalResult {
     Value x = c.input(0);
     int64_t rank = c.rank(x);
-    FailureOr<double> axisValue = c.constantScalar(1);
+    FailureOr<int64_t> axisValue = c.constantInteger(1);
     if (failed(axisValue))
       return failure();
-    FailureOr<int64_t> axis = c.axis(static_cast<int64_t>(*axisValue), rank);
+    FailureOr<int64_t> axis = c.axis(*axisValue, rank);
     if (failed(axis))
       return failure();
     bool exclusive = c.attrInt("exclusive", 0) != 0, reverse = c.attrInt("reverse", 0) != 0;
@@ -500,10 +494,10 @@ void registerGatherBasedConverters(ConverterMap &m) {
   // Window functions of a constant size: constants.
   auto window = [](const char *kind) {
     return [kind](NodeContext &c) -> LogicalResult {
-      FailureOr<double> sizeValue = c.constantScalar(0);
+      FailureOr<int64_t> sizeValue = c.constantInteger(0);
       if (failed(sizeValue))
         return failure();
-      int64_t size = static_cast<int64_t>(*sizeValue);
+      int64_t size = *sizeValue;
       if (size < 0 || size > (1 << 24))
         return c.unsupportedBecause("window size out of range");
       Type element = elementTypeOf(c.builder.getContext(), c.attrInt("output_datatype", 1));
@@ -587,6 +581,10 @@ void registerGatherBasedConverters(ConverterMap &m) {
         continue;
       if (lo < 0 || hi < 0 || n == 0 || (mode == "reflect" && (n < 2 || lo >= n || hi >= n)))
         return c.unsupportedBecause("pads too large for " + mode + " padding");
+      // The gathered positions are a computed constant: bounded like one.
+      if (lo > kMaxComputedElements || hi > kMaxComputedElements || n + lo + hi > kMaxComputedElements)
+        return emitError(c.loc) << "pads " << lo << " and " << hi << " make a padded extent past "
+                                << "the importer's 2^26 computed positions";
       SmallVector<int64_t> source;
       for (int64_t o = -lo; o < n + hi; ++o) {
         int64_t s = o;
@@ -692,10 +690,10 @@ void registerGatherBasedConverters(ConverterMap &m) {
     if (c.opset < 10) {
       k = c.attrInt("k", 0);
     } else {
-      FailureOr<double> kk = c.constantScalar(1);
+      FailureOr<int64_t> kk = c.constantInteger(1);
       if (failed(kk))
         return failure();
-      k = static_cast<int64_t>(*kk);
+      k = *kk;
     }
     FailureOr<int64_t> axis = c.axis(c.attrInt("axis", -1), c.rank(x));
     if (failed(axis))
@@ -717,6 +715,8 @@ void registerGatherBasedConverters(ConverterMap &m) {
 
   // DFT along an axis as matmuls with constant cosine and sine matrices.
   m["DFT"] = [](NodeContext &c) -> LogicalResult {
+    if (c.opset >= 20) // DFT-20 takes its axis as an input, counted from the end
+      return c.unsupportedBecause("DFT from opset 20");
     Value x = c.input(0);
     int64_t rank = c.rank(x);
     ArrayRef<int64_t> xs = c.type(x).getShape();
@@ -727,10 +727,10 @@ void registerGatherBasedConverters(ConverterMap &m) {
       return failure();
     int64_t axis = *axisValue, n = xs[axis];
     if (c.input(1)) {
-      FailureOr<double> length = c.constantScalar(1);
+      FailureOr<int64_t> length = c.constantInteger(1);
       if (failed(length))
         return failure();
-      if (static_cast<int64_t>(*length) != n)
+      if (*length != n)
         return c.unsupportedBecause("dft_length other than the signal length");
     }
     bool inverse = c.attrInt("inverse", 0) != 0, onesided = c.attrInt("onesided", 0) != 0;

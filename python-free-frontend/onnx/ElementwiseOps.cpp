@@ -42,7 +42,7 @@ Value legacyBroadcast(NodeContext &c, Value a, Value b) {
   int64_t axis = c.attrInt("axis", 0), given = axis;
   if (axis < 0)
     axis += ra;
-  if (axis < 0 || axis + rb > ra) {
+  if (axis < 0 || axis > ra - rb) {
     emitError(c.loc) << "broadcast axis " << given << " does not place a rank-" << rb
                      << " operand inside rank " << ra;
     return Value();
@@ -194,9 +194,12 @@ void registerElementwiseConverters(ConverterMap &m) {
     return success();
   };
   m["Cast"] = [](NodeContext &c) -> LogicalResult {
-    Type to = elementTypeOf(c.builder.getContext(), c.attrInt("to", 0));
+    int64_t code = c.attrInt("to", 0);
+    Type to = code == static_cast<int32_t>(code) ? elementTypeOf(c.builder.getContext(), code) : Type();
     if (!to)
-      return c.unsupportedBecause("cast to " + dataTypeName(c.attrInt("to", 0)));
+      return c.unsupportedBecause("cast to " + (code == static_cast<int32_t>(code)
+                                                    ? dataTypeName(code)
+                                                    : "type " + std::to_string(code)));
     return c.finish(c.build<CastOp>(c.input(0), {c.named("to", TypeAttr::get(to))}));
   };
   m["CastLike"] = [](NodeContext &c) -> LogicalResult {

@@ -23,6 +23,17 @@ struct Window {
   SmallVector<int64_t> kernel, strides, dilations, padding;
 };
 
+/// 3-D windows are unrolled over depth: one 2-D op per output plane and
+/// tap. Their depth attributes are bounded first, so that neither the
+/// unrolled loops nor their index arithmetic can run away.
+bool depthWindowInRange(int64_t taps, int64_t stride, int64_t dilation, ArrayRef<int64_t> pads) {
+  constexpr int64_t kLimit = int64_t(1) << 31;
+  for (int64_t v : {taps, stride, dilation})
+    if (v < 1 || v > kLimit)
+      return false;
+  return llvm::all_of(pads, [](int64_t p) { return p >= 0 && p <= kLimit; });
+}
+
 FailureOr<Window> window(NodeContext &c, Value x, ArrayRef<int64_t> kernel) {
   if (!x)
     return failure();
@@ -119,10 +130,12 @@ LogicalResult pool3d(NodeContext &c, Value x, ArrayRef<int64_t> kernel) {
   if (autoPad == "VALID")
     pads.assign(6, 0);
   bool includePad = c.attrInt("count_include_pad", 0) != 0;
+  if (!depthWindowInRange(kernel[0], strides[0], dilations[0], pads))
+    return c.unsupportedBecause("3-D pooling window, strides, dilations or pads out of range");
   int64_t depth = xs[2];
   int64_t outDepth = ::kiln::ref::windowOutputSize(depth, pads[0], pads[3], kernel[0], strides[0],
                                                    dilations[0], false);
-  if (outDepth < 1 || outDepth * kernel[0] > 4096)
+  if (outDepth < 1 || outDepth > 4096 || kernel[0] > 4096 || outDepth * kernel[0] > 4096)
     return c.unsupportedBecause("3-D pooling of this size");
   SmallVector<NamedAttribute> attrs = {
       c.named("kernel", c.ints({kernel[1], kernel[2]})), c.named("strides", c.ints({strides[1], strides[2]})),
@@ -233,8 +246,10 @@ LogicalResult conv3d(NodeContext &c, Value x, Value w, Value bias) {
   }
   int64_t groups = c.attrInt("group", 1);
   int64_t depth = xs[2], taps = ws[2];
+  if (!depthWindowInRange(taps, strides[0], dilations[0], pads))
+    return c.unsupportedBecause("3-D convolution window, strides, dilations or pads out of range");
   int64_t outDepth = ::kiln::ref::windowOutputSize(depth, pads[0], pads[3], taps, strides[0], dilations[0], false);
-  if (outDepth < 1 || outDepth * taps > 4096)
+  if (outDepth < 1 || outDepth > 4096 || taps > 4096 || outDepth * taps > 4096)
     return c.unsupportedBecause("3-D convolution of this size");
   auto sliceAt = [&](Value v, int64_t k, ArrayRef<int64_t> shape4) {
     ArrayRef<int64_t> s = c.type(v).getShape();
@@ -286,6 +301,11 @@ Value castTo(NodeContext &c, Value v, Type to) {
 Value alongAxis(NodeContext &c, Value p, int64_t axis, int64_t rank) {
   if (!p || c.rank(p) == 0 || c.type(p).getNumElements() == 1)
     return p && c.rank(p) != 0 ? c.reshape(p, {}) : p;
+  if (axis >= rank) { // a scalar tensor has no axis to quantize along
+    emitError(c.loc) << "a quantization parameter of " << c.type(p).getNumElements()
+                     << " values needs axis " << axis << " of a rank-" << rank << " tensor";
+    return Value();
+  }
   SmallVector<int64_t> shape(rank, 1);
   shape[axis] = c.type(p).getNumElements();
   return c.reshape(p, shape);
@@ -367,16 +387,23 @@ void registerNeuralConverters(ConverterMap &m) {
   // in f32 and i32.
   m["QuantizeLinear"] = [](NodeContext &c) -> LogicalResult {
     Value x = c.input(0), zp = c.input(2);
+    if (c.attrInt("block_size", 0) != 0 || c.attrInt("output_dtype", 0) != 0)
+      return c.unsupportedBecause("blocked quantization or output_dtype (opset 21)");
     FailureOr<int64_t> axis = quantizationAxis(c, x, c.input(1));
     if (failed(axis))
       return failure();
     Type to = zp ? c.type(zp).getElementType() : IntegerType::get(c.builder.getContext(), 8, IntegerType::Unsigned);
     Value real = c.build<DivOp>({castTo(c, x, c.builder.getF32Type()),
                                  alongAxis(c, castTo(c, c.input(1), c.builder.getF32Type()), *axis, c.rank(x))});
-    return c.finish(requantize(c, real, alongAxis(c, zp, *axis, c.rank(x)), to));
+    Value zeroPoint = alongAxis(c, zp, *axis, c.rank(x));
+    if (zp && !zeroPoint)
+      return failure(); // alongAxis said why; no zero point is not the same
+    return c.finish(requantize(c, real, zeroPoint, to));
   };
   m["DequantizeLinear"] = [](NodeContext &c) -> LogicalResult {
     Value x = c.input(0), zp = c.input(2);
+    if (c.attrInt("block_size", 0) != 0)
+      return c.unsupportedBecause("blocked quantization (opset 21)");
     FailureOr<int64_t> axis = quantizationAxis(c, x, c.input(1));
     if (failed(axis))
       return failure();
@@ -423,7 +450,7 @@ void registerNeuralConverters(ConverterMap &m) {
                           c.input(8) ? castTo(c, c.input(8), c.builder.getI32Type()) : Value());
     if (!conv)
       return failure();
-    Value wScale = alongAxis(c, castTo(c, c.input(4), f32), 1, 4);
+    Value wScale = alongAxis(c, castTo(c, c.input(4), f32), 1, c.rank(conv));
     Value factor = c.build<DivOp>({c.build<MulOp>({castTo(c, c.input(1), f32), wScale}), castTo(c, c.input(6), f32)});
     Value real = c.build<MulOp>({castTo(c, conv, f32), factor});
     return c.finish(requantize(c, real, c.input(7), c.type(c.input(7)).getElementType()));

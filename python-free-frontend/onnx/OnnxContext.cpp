@@ -5,6 +5,8 @@
 #include "kiln/IR/ReferenceConversion.h"
 #include "kiln/Transforms/OpEvaluator.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::kiln;
 
@@ -96,6 +98,11 @@ static FailureOr<DenseElementsAttr> fold(Value v, llvm::DenseMap<Value, DenseEle
   } else if (auto w = llvm::dyn_cast<WeightOp>(def)) {
     result = llvm::dyn_cast<DenseElementsAttr>(w.getValue());
   } else {
+    // Evaluating materialises every element: a splat of 2^40 elements is a
+    // cheap constant, but not one to compute with.
+    for (Value result : def->getResults())
+      if (llvm::cast<RankedTensorType>(result.getType()).getNumElements() > kMaxComputedElements)
+        return failure();
     SmallVector<ElementsAttr> operands;
     for (Value operand : def->getOperands()) {
       FailureOr<DenseElementsAttr> folded = fold(operand, memo);
@@ -133,6 +140,12 @@ FailureOr<SmallVector<int64_t>> NodeContext::constantInts(size_t k) {
     unsupported = "input #" + std::to_string(k) + " must hold integers";
     return failure();
   }
+  if (value->getNumElements() > kMaxComputedElements) {
+    unsupported = "input #" + std::to_string(k) + " holds " +
+                  std::to_string(value->getNumElements()) +
+                  " values, more than the importer reads (2^26)";
+    return failure();
+  }
   SmallVector<int64_t> out;
   for (APInt v : value->getValues<APInt>())
     out.push_back(v.getSExtValue());
@@ -151,6 +164,22 @@ FailureOr<double> NodeContext::constantScalar(size_t k) {
   if (failed(t))
     return failure();
   return t->getDouble(0);
+}
+
+FailureOr<int64_t> NodeContext::constantInteger(size_t k) {
+  FailureOr<double> value = constantScalar(k);
+  if (failed(value))
+    return failure();
+  constexpr double kLimit = double(int64_t(1) << 62);
+  if (std::isnan(*value)) {
+    emitError(loc) << "input #" << k << " is NaN, not a number of elements, index or axis";
+    return failure();
+  }
+  if (!(std::abs(*value) <= kLimit)) {
+    emitError(loc) << "input #" << k << " is " << *value << ", outside [-2^62, 2^62]";
+    return failure();
+  }
+  return static_cast<int64_t>(*value);
 }
 
 FailureOr<int64_t> NodeContext::axis(int64_t a, int64_t rank) {

@@ -20,6 +20,12 @@ namespace kiln {
 namespace frontend {
 namespace onnx_import {
 
+/// Constants the importer computes or reads value by value (masks, iotas,
+/// folded subgraphs, shape inputs) stay below this many elements, as .kg's
+/// generated weights do: an attribute or a shape must not make the compiler
+/// allocate without bound.
+constexpr int64_t kMaxComputedElements = int64_t(1) << 26;
+
 /// The kiln element type of an ONNX TensorProto data type, or null.
 mlir::Type elementTypeOf(mlir::MLIRContext *context, int32_t dataType);
 /// A readable name of an ONNX data type ("UINT8").
@@ -114,6 +120,9 @@ public:
   mlir::FailureOr<mlir::DenseElementsAttr> constantOf(mlir::Value v, size_t k);
   mlir::FailureOr<llvm::SmallVector<int64_t>> constantInts(size_t k);
   mlir::FailureOr<double> constantScalar(size_t k);
+  /// constantScalar for a count, an index or an axis: an error unless it
+  /// is within +-2^62 (so that it converts, and sums of two do not overflow).
+  mlir::FailureOr<int64_t> constantInteger(size_t k);
 
   /// Normalizes a possibly negative axis for rank `rank`; an error for an
   /// axis outside [-rank, rank) (so for any axis of a scalar).

@@ -276,6 +276,10 @@ OwningOpRef<ModuleOp> Importer::run(const std::string &bytes) {
                "opsets up to " + Twine(kNewestOpset));
     return nullptr;
   }
+  if (opset < 1) {
+    (void)fail("the model uses opset " + Twine(opset) + " of the default domain; opsets start at 1");
+    return nullptr;
+  }
   const onnx::GraphProto &graph = model.graph();
 
   OwningOpRef<ModuleOp> module = ModuleOp::create(base);

@@ -21,6 +21,9 @@ namespace {
 
 enum class Cell { RNN, GRU, LSTM };
 
+/// The most time steps (times directions) a recurrence is unrolled into.
+constexpr int64_t kMaxUnrolledSteps = 16384;
+
 /// v[..., from:to] along the last axis, or along `axis`.
 Value sliceAxis(NodeContext &c, Value v, int64_t axis, int64_t from, int64_t to) {
   if (!v)
@@ -107,6 +110,13 @@ LogicalResult recurrent(NodeContext &c, Cell cell) {
   if (xs.size() != 3 || hidden < 1)
     return c.unsupportedBecause("input rank or hidden_size");
   int64_t steps = xs[0], batch = xs[1];
+  // The recurrence is unrolled: a few ops per step and direction, so the
+  // sequence length bounds the graph (and hidden_size the gate arithmetic).
+  if (steps * dirs > kMaxUnrolledSteps || hidden > (int64_t(1) << 24))
+    return emitError(c.loc) << "a sequence of " << steps << " steps in " << dirs
+                            << " direction(s) with hidden_size " << hidden
+                            << "; kiln unrolls at most " << kMaxUnrolledSteps
+                            << " steps, with hidden_size up to 2^24";
   bool linearBeforeReset = c.attrInt("linear_before_reset", 0) != 0;
 
   SmallVector<Value> ys, lastH, lastC;

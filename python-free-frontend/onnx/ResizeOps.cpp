@@ -146,6 +146,11 @@ void registerResizeConverters(ConverterMap &m) {
       if (sizes[d] == in[d] && scales[d] == 1.0)
         continue;
       int64_t n = in[d], out = sizes[d];
+      if (n == 0) { // no positions to sample from
+        if (out == 0)
+          continue;
+        return emitError(c.loc) << "cannot resize the empty dimension " << d << " to " << out;
+      }
       // Taps: for each of up to 4 input positions, an index and a weight.
       int taps = mode == "nearest" ? 1 : mode == "linear" ? 2 : 4;
       std::vector<std::vector<int64_t>> index(taps, std::vector<int64_t>(out));
@@ -294,7 +299,7 @@ void registerResizeConverters(ConverterMap &m) {
       return emitError(c.loc) << "takes a filter of rank 4, got rank " << ws.size();
     int64_t groups = c.attrInt("group", 1);
     int64_t cin = ws[0], coutPerGroup = ws[1], kh = ws[2], kw = ws[3];
-    if (groups < 1 || cin % groups != 0 || xs[1] != cin)
+    if (groups < 1 || groups > std::max<int64_t>(cin, 1) || cin % groups != 0 || xs[1] != cin)
       return emitError(c.loc) << "has a filter for " << cin << " input channels in " << groups
                               << " groups, for an input of " << xs[1] << " channels";
     auto read = [&](const char *name, SmallVector<int64_t> fallback) {

@@ -143,6 +143,8 @@ void registerShapeConverters(ConverterMap &m) {
       FailureOr<int64_t> n = c.axis(a, rank);
       if (failed(n))
         return failure();
+      if (inserted[*n])
+        return emitError(c.loc) << "axis " << a << " appears twice";
       inserted[*n] = true;
     }
     SmallVector<int64_t> shape;
@@ -311,9 +313,12 @@ void registerShapeConverters(ConverterMap &m) {
       emitError(c.loc) << "Range with delta 0";
       return failure();
     }
-    int64_t count = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((*limit - *start) / *delta)));
-    if (count > (int64_t(1) << 28))
-      return c.unsupportedBecause("range too long");
+    // Checked as a double: NaN, infinities and 2^63 do not convert.
+    double length = std::ceil((*limit - *start) / *delta);
+    if (std::isnan(length) || length > double(kMaxComputedElements))
+      return emitError(c.loc) << "a range of " << length
+                              << " elements; the importer builds constants of at most 2^26";
+    int64_t count = length > 0 ? static_cast<int64_t>(length) : 0;
     Type element = c.type(c.input(0)).getElementType();
     ::kiln::ref::Tensor t = ::kiln::ref::Tensor::zeros(*toReferenceDType(element), {count});
     for (int64_t k = 0; k < count; ++k)
@@ -343,6 +348,17 @@ void registerShapeConverters(ConverterMap &m) {
       for (int64_t k = 0; k < parts; ++k)
         sizes.push_back(std::max<int64_t>(0, std::min(each, dim - k * each)));
     }
+    if (static_cast<int64_t>(sizes.size()) != parts)
+      return emitError(c.loc) << "splits into " << sizes.size() << " parts for " << parts
+                              << " outputs";
+    int64_t total = 0;
+    for (int64_t size : sizes) {
+      if (size < 0 || size > dim - total) // checked before adding: no overflow
+        return emitError(c.loc) << "split sizes must be non-negative and add up to " << dim;
+      total += size;
+    }
+    if (total != dim)
+      return emitError(c.loc) << "split sizes must be non-negative and add up to " << dim;
     int64_t offset = 0;
     for (int64_t size : sizes) {
       SmallVector<int64_t> starts(in.size(), 0), ends(in), steps(in.size(), 1);

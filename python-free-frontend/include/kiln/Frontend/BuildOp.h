@@ -55,8 +55,14 @@ mlir::Operation *buildOp(mlir::OpBuilder &builder, mlir::Location loc,
 
 /// ONNX (and .kg) slice bounds: negative indices count from the end of the
 /// dimension and out-of-range ones clamp, so that `kiln.slice` gets bounds
-/// in range. `step` must not be 0.
-inline void normalizeSliceBounds(int64_t dim, int64_t step, int64_t &start, int64_t &end) {
+/// in range. `step` must not be 0; an empty dimension gives the empty
+/// forward slice whatever the step (no reverse range fits in it).
+inline void normalizeSliceBounds(int64_t dim, int64_t &step, int64_t &start, int64_t &end) {
+  if (dim == 0) {
+    start = end = 0;
+    step = 1;
+    return;
+  }
   if (start < 0)
     start += dim;
   if (end < 0)
