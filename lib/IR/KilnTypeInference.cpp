@@ -476,12 +476,15 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *, OptLoc loc,
         return fail(loc, "slice: dimension " + Twine(d) + " range [" +
                              Twine(start) + ", " + Twine(end) +
                              ") is outside [0, " + Twine(dim) + "]");
-      shape.push_back(end > start ? (end - start + step - 1) / step : 0);
+      // ceil((end - start) / step) without overflow for any step.
+      shape.push_back(end > start ? (end - start - 1) / step + 1 : 0);
     } else {
       if (start < 0 || start > dim - 1 || end < -1 || end > dim - 1)
         return fail(loc, "slice: dimension " + Twine(d) +
                              " reverse range is out of bounds");
-      shape.push_back(start > end ? (start - end - step - 1) / -step : 0);
+      // The step's magnitude, unsigned so that INT64_MIN has one.
+      uint64_t stride = 0 - static_cast<uint64_t>(step);
+      shape.push_back(start > end ? static_cast<int64_t>(uint64_t(start - end - 1) / stride) + 1 : 0);
     }
   }
   results.push_back(RankedTensorType::get(shape, type.getElementType(),
@@ -518,7 +521,8 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *, OptLoc loc,
         return fail(loc, "concat input #" + Twine(i + 1) +
                              " differs from input #0 in dimension " + Twine(d));
     }
-    shape[axis] += t.getDimSize(axis);
+    if (__builtin_add_overflow(shape[axis], t.getDimSize(axis), &shape[axis]))
+      return fail(loc, "concat: the joined dimension overflows");
   }
   results.push_back(RankedTensorType::get(shape, first.getElementType(),
                                           first.getEncoding()));
@@ -542,7 +546,12 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *, OptLoc loc,
   for (int64_t d = 0; d < type.getRank(); ++d) {
     if (low[d] < 0 || high[d] < 0)
       return fail(loc, "pad: amounts must be non-negative");
-    shape.push_back(type.getDimSize(d) + low[d] + high[d]);
+    int64_t padded;
+    if (__builtin_add_overflow(type.getDimSize(d), low[d], &padded) ||
+        __builtin_add_overflow(padded, high[d], &padded))
+      return fail(loc, "pad: dimension " + Twine(d) + " padded by " + Twine(low[d]) + " and " +
+                           Twine(high[d]) + " overflows");
+    shape.push_back(padded);
   }
   results.push_back(RankedTensorType::get(shape, type.getElementType(),
                                           type.getEncoding()));

@@ -19,6 +19,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
@@ -93,6 +95,7 @@ private:
   FailureOr<DenseElementsAttr> parseFileData(RankedTensorType type);
   FailureOr<double> parseSignedNumber(bool &isInteger);
   FailureOr<double> parseElementValue(ref::DType dtype);
+  LogicalResult checkFits(double value, ref::DType dtype, llvm::SMLoc at);
 
   // Expressions.
   FailureOr<ExprValue> parseExpr(int minPrecedence = 0);
@@ -416,6 +419,27 @@ FailureOr<double> KgParser::parseSignedNumber(bool &isInteger) {
   return negative ? -value : value;
 }
 
+/// Numbers are held as doubles: an integer or boolean element must be one
+/// its type holds, and exact (at most 2^53 in magnitude).
+LogicalResult KgParser::checkFits(double value, ref::DType dtype, llvm::SMLoc at) {
+  if (ref::isFloat(dtype))
+    return success();
+  int bits = dtype == ref::DType::I1 ? 1 : 8 * static_cast<int>(ref::byteWidth(dtype));
+  bool isSigned = dtype != ref::DType::I1 && !ref::isUnsigned(dtype);
+  double lo = isSigned ? -std::ldexp(1.0, bits - 1) : 0.0;
+  double hi = std::ldexp(1.0, isSigned ? bits - 1 : bits) - 1;
+  // Every literal past 2^53 in magnitude parses to 2^53 or more.
+  constexpr double kExact = 9007199254740992.0;
+  std::string shown = std::abs(value) < 1e18 ? std::to_string(static_cast<int64_t>(value))
+                                             : llvm::formatv("{0:e}", value).str();
+  if (value < lo || value > hi)
+    return error(at, shown + " does not fit " + ref::dtypeName(dtype));
+  if (std::abs(value) >= kExact)
+    return error(at, "integer " + shown + " (as read) is 2^53 or more in magnitude: integer "
+                     "values are held exactly only below 2^53; read larger ones with file(...)");
+  return success();
+}
+
 /// One element of a weight initializer: `true`, `false` or a signed number;
 /// a fractional value is an error for an integer or boolean tensor.
 FailureOr<double> KgParser::parseElementValue(ref::DType dtype) {
@@ -432,6 +456,8 @@ FailureOr<double> KgParser::parseElementValue(ref::DType dtype) {
   if (!isInteger && !ref::isFloat(dtype))
     return error(numberToken, "expected an integer for a " +
                                   std::string(ref::dtypeName(dtype)) + " tensor");
+  if (failed(checkFits(*value, dtype, llvm::SMLoc::getFromPointer(numberToken.begin))))
+    return failure();
   return value;
 }
 
@@ -537,10 +563,11 @@ FailureOr<ref::Tensor> KgParser::parseRandom(RankedTensorType type) {
     if (failed(value))
       return failure();
     if (key.text == "seed") {
-      // 2^64 and above do not fit (and converting them would be UB).
-      if (!isInteger || *value < 0 || *value >= 18446744073709551616.0)
+      // Read from the digits, not the double: every seed up to 2^64 - 1
+      // is distinct.
+      if (!valueToken.is(Token::Integer) ||
+          llvm::StringRef(valueToken.text).getAsInteger(10, seed))
         return error(valueToken, "seed must be an integer from 0 to 2^64 - 1");
-      seed = static_cast<uint64_t>(*value);
     } else if (key.text == "scale") {
       if (*value <= 0)
         return error(valueToken, "scale must be positive");
@@ -607,6 +634,11 @@ FailureOr<DenseElementsAttr> KgParser::parseFileData(RankedTensorType type) {
     llvm::sys::path::append(dir, path);
     path = dir;
   }
+  // A device or a FIFO would be read to its end: /dev/zero never ends.
+  llvm::sys::fs::file_status status;
+  if (!llvm::sys::fs::status(path, status) && !llvm::sys::fs::is_regular_file(status) &&
+      !llvm::sys::fs::is_directory(status))
+    return error(pathToken, "weight file '" + path.str() + "' is not a regular file");
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
   if (!buffer)
@@ -875,13 +907,19 @@ FailureOr<ExprValue> KgParser::parseCall(const Token &name) {
                            (expected == "1" ? "" : "s") + ", got " +
                            llvm::Twine(args.size()));
   }
-  // Bare numbers take the dtype and device of the first tensor operand.
+  // Bare numbers take the dtype and device of the first tensor operand,
+  // preferring one that is not boolean: in where(c, x, 0) the 0 is x's.
   Value like;
-  for (const ExprValue &a : args)
-    if (!a.isNumber()) {
+  for (const ExprValue &a : args) {
+    if (a.isNumber())
+      continue;
+    if (!like)
+      like = a.tensor;
+    if (!llvm::cast<RankedTensorType>(a.tensor.getType()).getElementType().isInteger(1)) {
       like = a.tensor;
       break;
     }
+  }
   SmallVector<Value> operands;
   for (const ExprValue &a : args) {
     FailureOr<Value> v = materialize(a, like);
@@ -908,6 +946,8 @@ FailureOr<Value> KgParser::materialize(const ExprValue &value, Value like) {
   if (!value.isInteger && !ref::isFloat(*dtype))
     return error(value.loc, "a non-integer number cannot be used with a " +
                                 std::string(ref::dtypeName(*dtype)) + " tensor");
+  if (failed(checkFits(value.number, *dtype, value.loc)))
+    return failure();
   // A rank-0, row-major constant on the tensor's device.
   TensorEncodingAttr likeEncoding = getEncoding(likeType);
   auto type = RankedTensorType::get(

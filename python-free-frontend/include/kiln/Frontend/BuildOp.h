@@ -63,6 +63,7 @@ inline void normalizeSliceBounds(int64_t dim, int64_t &step, int64_t &start, int
     step = 1;
     return;
   }
+  step = std::clamp<int64_t>(step, -dim, dim); // a longer stride takes the same one element
   if (start < 0)
     start += dim;
   if (end < 0)
