@@ -476,15 +476,12 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *, OptLoc loc,
         return fail(loc, "slice: dimension " + Twine(d) + " range [" +
                              Twine(start) + ", " + Twine(end) +
                              ") is outside [0, " + Twine(dim) + "]");
-      // ceil((end - start) / step) without overflow for any step.
-      shape.push_back(end > start ? (end - start - 1) / step + 1 : 0);
+      shape.push_back(ref::sliceExtent(start, end, step));
     } else {
       if (start < 0 || start > dim - 1 || end < -1 || end > dim - 1)
         return fail(loc, "slice: dimension " + Twine(d) +
                              " reverse range is out of bounds");
-      // The step's magnitude, unsigned so that INT64_MIN has one.
-      uint64_t stride = 0 - static_cast<uint64_t>(step);
-      shape.push_back(start > end ? static_cast<int64_t>(uint64_t(start - end - 1) / stride) + 1 : 0);
+      shape.push_back(ref::sliceExtent(start, end, step));
     }
   }
   results.push_back(RankedTensorType::get(shape, type.getElementType(),

@@ -35,9 +35,7 @@ Shape slicedShape(const Shape &in, const std::vector<int64_t> &starts,
                   const std::vector<int64_t> &ends, const std::vector<int64_t> &steps) {
   Shape shape(in.size());
   for (size_t d = 0; d < shape.size(); ++d) {
-    int64_t start = starts[d], end = ends[d], step = steps[d];
-    shape[d] = step > 0 ? (end > start ? (end - start + step - 1) / step : 0)
-                        : (start > end ? (start - end - step - 1) / -step : 0);
+    shape[d] = sliceExtent(starts[d], ends[d], steps[d]);
   }
   return shape;
 }

@@ -278,8 +278,7 @@ const std::unordered_map<std::string, Rule> &rules() {
                          : (st < 0 && s >= 0 && s <= dim - 1 && e >= -1 && e <= dim - 1);
         if (!ok)
           return c.fail("slice out of bounds"), std::nullopt;
-        shape.push_back(st > 0 ? (e > s ? (e - s + st - 1) / st : 0)
-                               : (s > e ? (s - e - st - 1) / -st : 0));
+        shape.push_back(sliceExtent(s, e, st));
       }
       return TensorInfo{c.in[0].dtype, shape};
     };

@@ -17,6 +17,7 @@
 
 #include <cblas.h>
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 
@@ -58,8 +59,9 @@ bool sgemmMatmul(const OpDesc &op, const ref::Shape &as, const float *pa, const 
 }
 
 /// 2-D convolution as im2col + sgemm per image and group, for f32 NCHW
-/// (row-major) input, filter, bias and output.
-void sgemmConv2d(const OpDesc &op, const ref::Shape &xs, const float *x, const ref::Shape &ws,
+/// (row-major) input, filter, bias and output; false (for the reference
+/// kernel) when the column matrix's size does not fit in 64 bits.
+bool sgemmConv2d(const OpDesc &op, const ref::Shape &xs, const float *x, const ref::Shape &ws,
                  const float *filter, const float *bias, const ref::Shape &ys, float *y) {
   auto ints = [&](const char *name, std::vector<int64_t> fallback) {
     auto it = op.attrs.find(name);
@@ -73,11 +75,13 @@ void sgemmConv2d(const OpDesc &op, const ref::Shape &xs, const float *x, const r
   int64_t n = xs[0], c = xs[1], h = xs[2], w = xs[3];
   int64_t o = ws[0], cg = ws[1], kh = ws[2], kw = ws[3];
   int64_t oh = ys[2], ow = ys[3], og = o / groups;
-  int64_t rows = cg * kh * kw, cols = oh * ow;
+  int64_t rows = cg * kh * kw, cols = oh * ow, columnCount;
+  if (__builtin_mul_overflow(rows, cols, &columnCount))
+    return false;
   // A 1x1, stride-1, unpadded convolution reads the image as the matrix.
   bool direct = kh == 1 && kw == 1 && strides == std::vector<int64_t>{1, 1} &&
                 padding == std::vector<int64_t>{0, 0, 0, 0};
-  std::vector<float> columns(direct ? 0 : rows * cols);
+  std::vector<float> columns(direct ? 0 : columnCount);
   for (int64_t b = 0; b < n; ++b)
     for (int64_t g = 0; g < groups; ++g) {
       const float *image = x + (b * c + g * cg) * h * w;
@@ -106,6 +110,7 @@ void sgemmConv2d(const OpDesc &op, const ref::Shape &xs, const float *x, const r
           for (int64_t k = 0; k < cols; ++k)
             result[oc * cols + k] += bias[g * og + oc];
     }
+  return true;
 }
 
 /// A step of one f32 matmul or convolution runs on the step's buffers
@@ -134,8 +139,7 @@ bool tryBlasStep(const StepDesc &step, const Program &program,
   float *result = reinterpret_cast<float *>(outputs[0]);
   if (op.name == "kiln.matmul")
     return sgemmMatmul(op, shape(0), data(0), shape(1), data(1), out.shape, result);
-  sgemmConv2d(op, shape(0), data(0), shape(1), data(1), data(2), out.shape, result);
-  return true;
+  return sgemmConv2d(op, shape(0), data(0), shape(1), data(1), data(2), out.shape, result);
 }
 
 /// A value inside a step: a step input still in memory, an f32 row-major
@@ -209,8 +213,9 @@ std::optional<StepValue> tryBlasOp(const OpDesc &op, std::vector<StepValue> &loc
     if (!sgemmMatmul(op, shape(0), data[0], shape(1), data[1], op.results[0].shape, out.data()))
       return std::nullopt;
   } else {
-    sgemmConv2d(op, shape(0), data[0], shape(1), data[1], data.size() > 2 ? data[2] : nullptr,
-                op.results[0].shape, out.data());
+    if (!sgemmConv2d(op, shape(0), data[0], shape(1), data[1], data.size() > 2 ? data[2] : nullptr,
+                     op.results[0].shape, out.data()))
+      return std::nullopt;
   }
   return StepValue(op.results[0], std::move(out));
 }
@@ -242,6 +247,12 @@ std::optional<StepValue> tryF32Op(const OpDesc &op, std::vector<StepValue> &loca
 Status runStepOnCpu(const Program &program, const StepDesc &step,
                     const std::vector<const uint8_t *> &inputs,
                     const std::vector<uint8_t *> &outputs) {
+  // Empty results are computed by doing nothing. The kernels would still
+  // loop over the other dimensions, whose product a zero dimension leaves
+  // unbounded (2^40 iterations for a 0-byte tensor of a hostile .kx).
+  if (std::all_of(step.outputs.begin(), step.outputs.end(),
+                  [&](uint32_t v) { return program.values[v].type.numElements() == 0; }))
+    return Status::ok();
   if (tryBlasStep(step, program, inputs, outputs))
     return Status::ok();
   std::vector<StepValue> local;
@@ -249,6 +260,10 @@ Status runStepOnCpu(const Program &program, const StepDesc &step,
   for (size_t k = 0; k < step.inputs.size(); ++k)
     local.emplace_back(program.values[step.inputs[k]].type, inputs[k]);
   for (const OpDesc &op : step.ops) {
+    if (op.results[0].numElements() == 0) {
+      local.emplace_back(op.results[0], ref::Tensor::zeros(op.results[0].dtype, op.results[0].shape));
+      continue;
+    }
     if (std::optional<StepValue> result = tryBlasOp(op, local)) {
       local.push_back(std::move(*result));
       continue;

@@ -130,6 +130,17 @@ int64_t broadcastOffset(const Shape &shape,
 
 /// Extent of a window sweep (convolution or pooling) along one dimension,
 /// with ONNX/PyTorch's ceil-mode rule. Also used by the IR's shape inference.
+/// Elements a slice takes from `start` towards `end` (exclusive) by
+/// `step` (not 0), for bounds already within the dimension: ceil(|end -
+/// start| / |step|), without overflow for any step (INT64_MIN included).
+inline int64_t sliceExtent(int64_t start, int64_t end, int64_t step) {
+  if (step > 0)
+    return end > start ? (end - start - 1) / step + 1 : 0;
+  uint64_t stride = 0 - static_cast<uint64_t>(step);
+  return start > end ? static_cast<int64_t>(static_cast<uint64_t>(start - end - 1) / stride) + 1
+                     : 0;
+}
+
 inline int64_t windowOutputSize(int64_t input, int64_t padBefore,
                                 int64_t padAfter, int64_t window,
                                 int64_t stride, int64_t dilation,
