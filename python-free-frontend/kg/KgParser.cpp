@@ -91,7 +91,8 @@ private:
   FailureOr<Type> parseDType();
   FailureOr<DenseElementsAttr> parseInitializer(RankedTensorType type);
   FailureOr<ref::Tensor> parseLiteralList(RankedTensorType type);
-  FailureOr<ref::Tensor> parseRandom(RankedTensorType type);
+  LogicalResult parseRandom(RankedTensorType type);
+  LogicalResult generateRandomWeights();
   FailureOr<DenseElementsAttr> parseFileData(RankedTensorType type);
   FailureOr<double> parseSignedNumber(bool &isInteger);
   FailureOr<double> parseElementValue(ref::DType dtype);
@@ -118,6 +119,16 @@ private:
   llvm::StringMap<Value> names;
   int nesting = 0; ///< expression depth, bounded by kMaxNesting
   int64_t generated = 0; ///< elements generated so far, bounded by kMaxGeneratedTotal
+  /// random(...) initializers are generated after the whole file has
+  /// parsed: a file with an error fails at once, whatever it declared
+  /// before it. Each weight holds a zero splat until then.
+  struct PendingRandom {
+    RankedTensorType type;
+    uint64_t seed;
+    double scale;
+    Operation *op = nullptr; ///< the weight or constant, once built
+  };
+  std::vector<PendingRandom> pendingRandom;
   llvm::StringMap<llvm::SMLoc> definedAt;
   SmallVector<std::string> inputNames;
   SmallVector<Value> outputs;
@@ -182,6 +193,8 @@ OwningOpRef<ModuleOp> KgParser::parse() {
   while (!token.is(Token::Eof))
     if (failed(parseStatement()))
       return nullptr;
+  if (failed(generateRandomWeights()))
+    return nullptr;
 
   if (outputs.empty()) {
     (void)error(token, "the model has no 'output' statement");
@@ -259,6 +272,7 @@ LogicalResult KgParser::parseWeight(bool isConstant) {
   FailureOr<RankedTensorType> type = parseTensorType();
   if (failed(type) || failed(expect(Token::Equal, "'=' and an initializer")))
     return failure();
+  size_t pendingBefore = pendingRandom.size();
   FailureOr<DenseElementsAttr> value = parseInitializer(*type);
   if (failed(value))
     return failure();
@@ -268,6 +282,8 @@ LogicalResult KgParser::parseWeight(bool isConstant) {
   else
     result = builder.create<WeightOp>(locOf(name), *type,
                                       builder.getStringAttr(name.text), *value);
+  if (pendingRandom.size() > pendingBefore)
+    pendingRandom.back().op = result.getDefiningOp();
   return defineName(name, result);
 }
 
@@ -478,7 +494,11 @@ FailureOr<DenseElementsAttr> KgParser::parseInitializer(RankedTensorType type) {
                               " elements in all; read large weights with file(...)");
   }
   if (token.isKeyword("random")) {
-    tensor = parseRandom(type);
+    if (failed(parseRandom(type)))
+      return failure();
+    ref::Tensor zero = ref::Tensor::zeros(*dtype, {});
+    DenseElementsAttr element = toElementsAttr(zero, RankedTensorType::get({}, type.getElementType()));
+    return DenseElementsAttr::get(stripEncoding(type), element.getSplatValue<Attribute>());
   } else if (token.isKeyword("file")) {
     return parseFileData(type);
   } else if (token.is(Token::LSquare)) {
@@ -546,7 +566,7 @@ FailureOr<ref::Tensor> KgParser::parseLiteralList(RankedTensorType type) {
   return t;
 }
 
-FailureOr<ref::Tensor> KgParser::parseRandom(RankedTensorType type) {
+LogicalResult KgParser::parseRandom(RankedTensorType type) {
   consume(); // random
   if (failed(expect(Token::LParen, "'(' after random")))
     return failure();
@@ -584,23 +604,39 @@ FailureOr<ref::Tensor> KgParser::parseRandom(RankedTensorType type) {
       return error(token, "expected ',' or ')', found " + describe(token));
   }
   consume(); // )
-  // SplitMix64: a fixed generator, so the same file gives the same weights.
-  ref::DType dtype = *toReferenceDType(type.getElementType());
-  ref::Tensor t = ref::Tensor::zeros(dtype, ref::Shape(type.getShape()));
-  uint64_t state = seed;
-  for (int64_t k = 0; k < t.numElements(); ++k) {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    double unit = static_cast<double>(z >> 11) * 0x1.0p-53; // [0, 1)
-    double value = (2.0 * unit - 1.0) * scale;               // [-scale, scale)
-    if (t.isFloat())
-      t.setDouble(k, value);
+  pendingRandom.push_back({type, seed, scale});
+  return success();
+}
+
+LogicalResult KgParser::generateRandomWeights() {
+  for (const PendingRandom &p : pendingRandom) {
+    RankedTensorType type = p.type;
+    uint64_t seed = p.seed;
+    double scale = p.scale;
+    // SplitMix64: a fixed generator, so the same file gives the same weights.
+    ref::DType dtype = *toReferenceDType(type.getElementType());
+    ref::Tensor t = ref::Tensor::zeros(dtype, ref::Shape(type.getShape()));
+    uint64_t state = seed;
+    for (int64_t k = 0; k < t.numElements(); ++k) {
+      uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+      z ^= z >> 31;
+      double unit = static_cast<double>(z >> 11) * 0x1.0p-53; // [0, 1)
+      double value = (2.0 * unit - 1.0) * scale;               // [-scale, scale)
+      if (t.isFloat())
+        t.setDouble(k, value);
+      else
+        t.setInt(k, static_cast<int64_t>(std::floor(value)));
+    }
+    DenseElementsAttr values = toElementsAttr(t, type);
+    if (auto weight = llvm::dyn_cast<WeightOp>(p.op))
+      weight.setValueAttr(values);
     else
-      t.setInt(k, static_cast<int64_t>(std::floor(value)));
+      llvm::cast<ConstantOp>(p.op).setValueAttr(values);
   }
-  return t;
+  pendingRandom.clear();
+  return success();
 }
 
 FailureOr<DenseElementsAttr> KgParser::parseFileData(RankedTensorType type) {
