@@ -27,13 +27,12 @@ if "address" in config.kiln_sanitize:
     config.available_features.add("asan")
 
 # clang on PATH: kilnc --emu-sanitize builds kernels with it.
-import shutil
+import shutil, subprocess
 if shutil.which("clang++-19") or shutil.which("clang++"):
     config.available_features.add("host-clang")
 
 # A machine with an NVIDIA driver and GPU: tests that show what happens
 # without one say `UNSUPPORTED: gpu`.
-import shutil, subprocess
 if shutil.which("nvidia-smi") and subprocess.run(
         ["nvidia-smi", "-L"], capture_output=True).returncode == 0:
     config.available_features.add("gpu")

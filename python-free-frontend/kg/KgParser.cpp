@@ -193,8 +193,6 @@ OwningOpRef<ModuleOp> KgParser::parse() {
   while (!token.is(Token::Eof))
     if (failed(parseStatement()))
       return nullptr;
-  if (failed(generateRandomWeights()))
-    return nullptr;
 
   if (outputs.empty()) {
     (void)error(token, "the model has no 'output' statement");
@@ -210,7 +208,7 @@ OwningOpRef<ModuleOp> KgParser::parse() {
     func.setArgAttr(i, "kiln.name", builder.getStringAttr(name));
   for (auto [i, name] : llvm::enumerate(outputNames))
     func.setResultAttr(i, "kiln.name", builder.getStringAttr(name));
-  if (failed(mlir::verify(*module)))
+  if (failed(mlir::verify(*module)) || failed(generateRandomWeights()))
     return nullptr;
   return module;
 }
@@ -436,7 +434,7 @@ FailureOr<double> KgParser::parseSignedNumber(bool &isInteger) {
 }
 
 /// Numbers are held as doubles: an integer or boolean element must be one
-/// its type holds, and exact (at most 2^53 in magnitude).
+/// its type holds, and exact (below 2^53 in magnitude).
 LogicalResult KgParser::checkFits(double value, ref::DType dtype, llvm::SMLoc at) {
   if (ref::isFloat(dtype))
     return success();
@@ -591,9 +589,19 @@ LogicalResult KgParser::parseRandom(RankedTensorType type) {
     } else if (key.text == "scale") {
       if (*value <= 0)
         return error(valueToken, "scale must be positive");
-      // Integer weights take floor(value): it must fit in 64 bits.
-      if (!llvm::isa<FloatType>(type.getElementType()) && *value >= 9.2e18)
-        return error(valueToken, "scale must be below 2^63 for integer weights");
+      // Integer weights take floor(value) for values in [-scale, scale):
+      // the type must hold them all.
+      ref::DType dtype = *toReferenceDType(type.getElementType());
+      if (!ref::isFloat(dtype)) {
+        if (dtype == ref::DType::I1 || ref::isUnsigned(dtype))
+          return error(valueToken, std::string("random values are signed; a ") +
+                                       ref::dtypeName(dtype) +
+                                       " weight cannot hold them (use a list or file(...))");
+        int bits = 8 * static_cast<int>(ref::byteWidth(dtype));
+        if (*value > std::ldexp(1.0, bits - 1))
+          return error(valueToken, "scale must be at most 2^" + llvm::Twine(bits - 1) + " for " +
+                                       ref::dtypeName(dtype) + " weights");
+      }
       scale = *value;
     } else {
       return error(key, "unknown argument '" + key.text + "' of random (expected seed, scale)");

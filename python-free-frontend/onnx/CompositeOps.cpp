@@ -258,15 +258,20 @@ void registerCompositeConverters(ConverterMap &m) {
     int64_t rank = c.rank(x);
     if (rank < 2)
       return c.unsupportedBecause("input of rank < 2");
+    ArrayRef<int64_t> s = c.type(x).getShape();
     int64_t k = 0;
     if (c.input(1)) {
-      FailureOr<int64_t> kk = c.constantInteger(1);
+      FailureOr<double> kk = c.constantScalar(1);
       if (failed(kk))
         return failure();
-      k = *kk;
+      if (std::isnan(*kk))
+        return emitError(c.loc) << "k is NaN";
+      // Every int64 k is legal; past the matrix's extent it keeps all or
+      // nothing, so clamping it there changes nothing and keeps it exact.
+      double reach = static_cast<double>(s[rank - 2] + s[rank - 1]);
+      k = static_cast<int64_t>(std::clamp(*kk, -reach, reach));
     }
     bool upper = c.attrInt("upper", 1) != 0;
-    ArrayRef<int64_t> s = c.type(x).getShape();
     Value mask = generated(c, {s[rank - 2], s[rank - 1]}, c.builder.getI1Type(), [&](ArrayRef<int64_t> i) {
       int64_t diagonal = i[1] - i[0];
       return upper ? diagonal >= k : diagonal <= k;
@@ -795,6 +800,8 @@ void registerGatherBasedConverters(ConverterMap &m) {
       return c.unsupportedBecause("input or size");
     if (!isa<FloatType>(c.type(x).getElementType()))
       return emitError(c.loc) << "takes a floating-point input, got " << c.type(x).getElementType();
+    if (c.type(x).getNumElements() == 0)
+      return c.finish(x); // nothing to normalise (and no window fits)
     ArrayRef<int64_t> shape = c.type(x).getShape();
     int64_t batch = shape[0], channels = shape[1], rest = 1;
     for (int64_t d : shape.drop_front(2))

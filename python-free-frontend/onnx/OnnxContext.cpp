@@ -98,11 +98,13 @@ static FailureOr<DenseElementsAttr> fold(Value v, llvm::DenseMap<Value, DenseEle
   } else if (auto w = llvm::dyn_cast<WeightOp>(def)) {
     result = llvm::dyn_cast<DenseElementsAttr>(w.getValue());
   } else {
-    // Evaluating materialises every element: a splat of 2^40 elements is a
-    // cheap constant, but not one to compute with.
-    for (Value result : def->getResults())
-      if (llvm::cast<RankedTensorType>(result.getType()).getNumElements() > kMaxComputedElements)
-        return failure();
+    // Evaluating materialises every element of its operands and results: a
+    // splat of 2^40 elements is a cheap constant, but not one to compute with.
+    auto tooLarge = [](Type type) {
+      return llvm::cast<RankedTensorType>(type).getNumElements() > kMaxComputedElements;
+    };
+    if (llvm::any_of(def->getOperandTypes(), tooLarge) || llvm::any_of(def->getResultTypes(), tooLarge))
+      return failure();
     SmallVector<ElementsAttr> operands;
     for (Value operand : def->getOperands()) {
       FailureOr<DenseElementsAttr> folded = fold(operand, memo);

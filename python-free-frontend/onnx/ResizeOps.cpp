@@ -117,15 +117,15 @@ void registerResizeConverters(ConverterMap &m) {
         sizes = *s;
       }
     }
-    // Every output extent is built as index and weight tables: at most the
-    // importer's limit on the constants it computes.
-    constexpr double kMaxExtent = double(int64_t(1) << 26);
+    // Output sizes must be tensor sizes (and convert from the scales); the
+    // dimensions that change are bounded again below, where tables are built.
+    constexpr double kMaxExtent = double(::kiln::ref::kMaxElements);
     if (!sizes.empty()) {
       if (static_cast<int64_t>(sizes.size()) != rank)
         return c.unsupportedBecause("sizes do not match the rank");
       for (int64_t d = 0; d < rank; ++d) {
         if (sizes[d] < 0 || sizes[d] > kMaxExtent)
-          return emitError(c.loc) << "output size " << sizes[d] << " is outside [0, 2^26]";
+          return emitError(c.loc) << "output size " << sizes[d] << " is outside [0, 2^40]";
         scales.push_back(double(sizes[d]) / in[d]);
       }
     } else {
@@ -134,7 +134,7 @@ void registerResizeConverters(ConverterMap &m) {
       for (int64_t d = 0; d < rank; ++d) {
         double extent = std::floor(in[d] * scales[d]);
         if (!(scales[d] > 0) || !(extent <= kMaxExtent))
-          return emitError(c.loc) << "scale " << scales[d] << " gives an output size outside [0, 2^26]";
+          return emitError(c.loc) << "scale " << scales[d] << " gives an output size outside [0, 2^40]";
         sizes.push_back(static_cast<int64_t>(extent));
       }
     }
@@ -151,6 +151,11 @@ void registerResizeConverters(ConverterMap &m) {
           continue;
         return emitError(c.loc) << "cannot resize the empty dimension " << d << " to " << out;
       }
+      // Each changed extent is built as index and weight tables: at most the
+      // importer's limit on the constants it computes.
+      if (out > kMaxComputedElements)
+        return emitError(c.loc) << "output size " << out << " of dimension " << d
+                                << " is past the importer's 2^26 computed positions";
       // Taps: for each of up to 4 input positions, an index and a weight.
       int taps = mode == "nearest" ? 1 : mode == "linear" ? 2 : 4;
       std::vector<std::vector<int64_t>> index(taps, std::vector<int64_t>(out));

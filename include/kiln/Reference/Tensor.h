@@ -128,8 +128,6 @@ int64_t broadcastOffset(const Shape &shape,
                         const std::vector<int64_t> &strides,
                         const std::vector<int64_t> &index);
 
-/// Extent of a window sweep (convolution or pooling) along one dimension,
-/// with ONNX/PyTorch's ceil-mode rule. Also used by the IR's shape inference.
 /// Elements a slice takes from `start` towards `end` (exclusive) by
 /// `step` (not 0), for bounds already within the dimension: ceil(|end -
 /// start| / |step|), without overflow for any step (INT64_MIN included).
@@ -141,6 +139,8 @@ inline int64_t sliceExtent(int64_t start, int64_t end, int64_t step) {
                      : 0;
 }
 
+/// Extent of a window sweep (convolution or pooling) along one dimension,
+/// with ONNX/PyTorch's ceil-mode rule. Also used by the IR's shape inference.
 inline int64_t windowOutputSize(int64_t input, int64_t padBefore,
                                 int64_t padAfter, int64_t window,
                                 int64_t stride, int64_t dilation,
