@@ -19,10 +19,12 @@ mlir::kiln::evaluateOp(Operation *op, ArrayRef<ElementsAttr> operands) {
   auto resultType = llvm::dyn_cast<RankedTensorType>(op->getResult(0).getType());
   if (!resultType || !toReferenceDType(resultType.getElementType()))
     return failure();
-  // Nothing to compute, and the kernels would loop over the dimensions a
-  // zero one leaves unbounded.
+  // An empty result is known without computing (and the kernels would loop
+  // over the dimensions a zero one leaves unbounded).
   if (resultType.getNumElements() == 0)
-    return failure();
+    return toElementsAttr(ref::Tensor::zeros(*toReferenceDType(resultType.getElementType()),
+                                             ref::Shape(resultType.getShape())),
+                          resultType);
   SmallVector<ref::Tensor> inputs;
   for (ElementsAttr operand : operands) {
     FailureOr<ref::Tensor> t = toReferenceTensor(operand);
