@@ -7,6 +7,7 @@
 
 #include "kiln/IR/KilnOps.h"
 #include "kiln/IR/KilnTypes.h"
+#include "kiln/IR/ReferenceConversion.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -331,6 +332,12 @@ std::string ElementEmitter::compute(Value value, const std::vector<std::string> 
 }
 
 
+/// The bytes a tensor of `type` occupies (its storage type known).
+static int64_t tensorBytes(Type type) {
+  auto tensor = llvm::cast<RankedTensorType>(type);
+  return tensor.getNumElements() * ::kiln::ref::byteWidth(*toReferenceDType(tensor.getElementType()));
+}
+
 std::vector<std::string> mlir::kiln::kernelParameters(exec::StepOp step, ElementEmitter &elements,
                                                       GeneratedKernel &kernel,
                                                       bool anyOutputLayout) {
@@ -352,6 +359,7 @@ std::vector<std::string> mlir::kiln::kernelParameters(exec::StepOp step, Element
     params.push_back("const " + *type + " *__restrict__ in" + std::to_string(k));
     kernel.inputArgs.push_back(static_cast<uint32_t>(k));
     kernel.paramTypes.push_back("const " + *type + " *");
+    kernel.paramBytes.push_back(tensorBytes(input.getType()));
   }
   for (auto [k, output] : llvm::enumerate(step.getResults())) {
     std::optional<std::string> type = elements.storageType(output.getType());
@@ -363,6 +371,7 @@ std::vector<std::string> mlir::kiln::kernelParameters(exec::StepOp step, Element
     }
     params.push_back(*type + " *__restrict__ out" + std::to_string(k));
     kernel.paramTypes.push_back(*type + " *");
+    kernel.paramBytes.push_back(tensorBytes(output.getType()));
   }
   return params;
 }

@@ -30,6 +30,14 @@ std::string mlir::kiln::emuLibrarySource(const std::vector<GeneratedKernel> &ker
       s += (k ? ", " : "") + std::string("(") + kernel.paramTypes[k] + ")args[" +
            std::to_string(k) + "]";
     s += ");\n}\n";
+    // The launch the text was generated for (element counts are literals in
+    // it): grid, block, the parameter count, then each parameter's bytes.
+    s += "extern \"C\" const long long kiln_emu_launch_" + kernel.name + "[] = {" +
+         std::to_string(kernel.gridBlocks) + ", " + std::to_string(kernel.blockThreads) + ", " +
+         std::to_string(kernel.paramBytes.size());
+    for (int64_t bytes : kernel.paramBytes)
+      s += ", " + std::to_string(bytes);
+    s += "};\n";
   }
   return s;
 }

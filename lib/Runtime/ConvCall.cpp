@@ -12,10 +12,11 @@ namespace rt {
 std::string checkConvCall(const ConvCall &g, const std::vector<ref::DType> &inputTypes,
                           const std::vector<int64_t> &inputElements, ref::DType outputType,
                           int64_t outputElements, uint64_t arenaBytes) {
+  // cuDNN takes int sizes.
   const int64_t limit = int64_t(1) << 31;
   for (int64_t v : {g.n, g.c, g.h, g.w, g.k, g.r, g.s, g.p, g.q, g.groups, g.strideH, g.strideW,
                     g.dilationH, g.dilationW, g.padTop, g.padLeft, g.padBottom, g.padRight})
-    if (v < 0 || v > limit)
+    if (v < 0 || v >= limit)
       return "has a negative or oversized size";
   for (int64_t v : {g.n, g.c, g.k, g.r, g.s, g.groups, g.strideH, g.strideW, g.dilationH,
                     g.dilationW})
@@ -33,14 +34,24 @@ std::string checkConvCall(const ConvCall &g, const std::vector<ref::DType> &inpu
   int64_t wantQ = paddedW < spanW ? 0 : (paddedW - spanW) / g.strideW + 1;
   if (g.p != wantP || g.q != wantQ)
     return "has an output size that does not follow from its input, filter, strides and padding";
+  // Each size fits in 32 bits but their products need not fit in 64: a
+  // wrapped product could match a small (even empty) tensor. Within the
+  // element limit, the products and every index below are exact.
+  using Dims = std::initializer_list<int64_t>;
+  if (!ref::withinElementLimit(Dims{g.n, g.c, g.h, g.w}) ||
+      !ref::withinElementLimit(Dims{g.k, g.c / g.groups, g.r, g.s}) ||
+      !ref::withinElementLimit(Dims{g.n, g.k, g.p, g.q}))
+    return "has more elements than a tensor may hold";
+  int64_t needX = g.n * g.c * g.h * g.w, needFilter = g.k * (g.c / g.groups) * g.r * g.s,
+          needY = g.n * g.k * g.p * g.q;
   struct Operand {
     const char *name;
     int32_t input;
     int64_t need;
     bool optional;
   };
-  Operand operands[] = {{"x", g.x, g.n * g.c * g.h * g.w, false},
-                        {"the filter", g.filter, g.k * (g.c / g.groups) * g.r * g.s, false},
+  Operand operands[] = {{"x", g.x, needX, false},
+                        {"the filter", g.filter, needFilter, false},
                         {"the bias", g.biasInput, g.k, true}};
   if (g.bias != (g.biasInput >= 0))
     return "has a bias flag without a bias input, or a bias input without the flag";
@@ -55,7 +66,7 @@ std::string checkConvCall(const ConvCall &g, const std::vector<ref::DType> &inpu
       return std::string("reads ") + std::to_string(o.need) + " elements of " + o.name +
              ", whose input has " + std::to_string(inputElements[o.input]);
   }
-  if (outputType != g.type || outputElements != g.n * g.k * g.p * g.q)
+  if (outputType != g.type || outputElements != needY)
     return "writes y with another type or size than the step's output";
   if (g.workspaceBytes > arenaBytes || g.workspaceOffset > arenaBytes - g.workspaceBytes)
     return "has a workspace outside the arena";

@@ -11,6 +11,41 @@
 namespace kiln {
 namespace rt {
 
+/// The kernel's text fixes its launch and its buffers' sizes (element counts
+/// are literals in it, and a Tensor Core tile assumes its warps): a step
+/// that launches it otherwise would run it outside its buffers or its
+/// shared memory, so every difference is refused before anything runs.
+Status CudaEmuDevice::checkLaunch(void *library, const Program &program, size_t index) {
+  const StepDesc &step = program.steps[index];
+  std::string what = "step #" + std::to_string(index) + " (" + step.name + ") launches kernel '" +
+                     step.kernel + "'";
+  const auto *record = static_cast<const long long *>(
+      dlsym(library, ("kiln_emu_launch_" + step.kernel).c_str()));
+  if (!record)
+    return Status::error(what + ", whose launch the cuda-emu library does not record (it was "
+                         "built by an older kilnc: compile the model again)");
+  long long grid = record[0], block = record[1], params = record[2];
+  if (step.grid != grid || step.block != block)
+    return Status::error(what + " as <<<" + std::to_string(step.grid) + ", " +
+                         std::to_string(step.block) + ">>>, but it was generated for <<<" +
+                         std::to_string(grid) + ", " + std::to_string(block) + ">>>");
+  size_t given = step.kernelInputs.size() + step.outputs.size();
+  if (params < 0 || given != static_cast<size_t>(params))
+    return Status::error(what + " with " + std::to_string(given) + " buffers, but it takes " +
+                         std::to_string(params));
+  for (size_t a = 0; a < given; ++a) {
+    bool isOutput = a >= step.kernelInputs.size();
+    uint32_t value = isOutput ? step.outputs[a - step.kernelInputs.size()]
+                              : step.inputs[step.kernelInputs[a]];
+    int64_t bytes = program.values[value].type.byteSize();
+    if (bytes != record[3 + a])
+      return Status::error(what + " with a " + std::to_string(bytes) + "-byte buffer as parameter " +
+                           std::to_string(a) + ", which it reads as " +
+                           std::to_string(record[3 + a]) + " bytes");
+  }
+  return Status::ok();
+}
+
 Result<std::unique_ptr<CudaEmuDevice>> CudaEmuDevice::load(const Program &program,
                                                           const emu::LaunchOptions &options) {
   const DeviceCodeDesc *code = nullptr;
@@ -57,6 +92,9 @@ Result<std::unique_ptr<CudaEmuDevice>> CudaEmuDevice::load(const Program &progra
       if (!entry)
         return Status::error("step #" + std::to_string(k) + " (" + step.name + ") names kernel '" +
                              step.kernel + "', which the cuda-emu library does not have");
+      Status launch = checkLaunch(library, program, k);
+      if (!launch)
+        return launch;
     }
     device->entries_.push_back(entry);
   }

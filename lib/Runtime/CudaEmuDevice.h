@@ -33,6 +33,8 @@ public:
 
 private:
   CudaEmuDevice() = default;
+  /// Whether step `index` launches its kernel as the library records it.
+  static Status checkLaunch(void *library, const Program &program, size_t index);
   using ThreadEntry = void (*)(void *const *);
   void *library_ = nullptr;
   std::vector<ThreadEntry> entries_; ///< per step; null for host steps

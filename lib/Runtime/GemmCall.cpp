@@ -25,10 +25,9 @@ bool isGemmType(ref::DType t) {
   return t == ref::DType::F32 || t == ref::DType::F16 || t == ref::DType::BF16;
 }
 
-/// Every dimension, leading dimension and stride fits comfortably, so the
-/// extent arithmetic below cannot overflow.
-bool inRange(int64_t v) { return v >= 0 && v <= (int64_t(1) << 31); }
-
+/// Every dimension, leading dimension and stride fits the int cuBLASLt and
+/// cblas take, so the extent arithmetic below cannot overflow either.
+bool inRange(int64_t v) { return v >= 0 && v < (int64_t(1) << 31); }
 
 /// Round to TF32 as the Tensor Cores see it (10 mantissa bits, nearest even;
 /// the same rounding the cuda-emu wmma emulation uses).

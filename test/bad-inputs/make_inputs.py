@@ -100,6 +100,24 @@ flipped[200] ^= 0x40
 write("checksum.kx", bytes(flipped))
 write("huge-payload.kx", kx[:16] + struct.pack("<Q", 1 << 62) + kx[24:])
 
+# A cuda-emu executable whose steps launch its kernels otherwise than the
+# kernels were generated for: edited through flatc and resealed, as anyone
+# can, so the container is valid and only the launch lies.
+with open(path("emu.kg"), "w") as f:
+    f.write("model emu\ninput x: f32[4, 64]\nweight w: f32[64, 32] = random(seed=1, scale=0.1)\n"
+            "y = softmax(relu(matmul(x, w)), axis=-1)\noutput y\n")
+subprocess.run([kilnc, path("emu.kg"), "--target=cuda-emu", "-o", path("emu.kx")], check=True,
+               capture_output=True)
+edit_kx = os.path.join(os.path.dirname(os.path.abspath(__file__)), "edit_kx.py")
+for name, kernel, field, value in [
+        ("emu-block.kx", "kiln_matmul_1", "block", "512"),  # past its tile's warps
+        ("emu-grid.kx", "kiln_matmul_1", "grid", "4000000000"),
+        ("emu-few-params.kx", "kiln_matmul_1", "kernel_inputs", "[0]"),
+        ("emu-swapped-params.kx", "kiln_matmul_1", "kernel_inputs", "[1, 0]"),
+        ("emu-other-kernel.kx", "kiln_matmul_1", "kernel", '"kiln_reduction_2"')]:
+    subprocess.run([sys.executable, edit_kx, path("emu.kx"), path(name), kernel, field, value],
+                   check=True)
+
 # --- tensors -------------------------------------------------------------
 np.save(path("x.npy"), np.random.default_rng(1).uniform(-1, 1, (2, 3)).astype(np.float32))
 np.save(path("wrong-shape.npy"), np.ones((3, 2), np.float32))

@@ -154,6 +154,8 @@ TEST_F(GemmCallCheck, RefusesReadsAndWritesPastTheBuffers) {
   EXPECT_NE(check().find("negative or oversized"), std::string::npos);
   g.m = int64_t(1) << 40;
   EXPECT_NE(check().find("negative or oversized"), std::string::npos);
+  g.m = int64_t(1) << 31; // would be INT_MIN in cuBLASLt's and cblas's int
+  EXPECT_NE(check().find("negative or oversized"), std::string::npos);
 }
 
 TEST_F(GemmCallCheck, RefusesMismatchedOperands) {
@@ -260,6 +262,25 @@ TEST(ConvCall, CheckRefusesInconsistentDescriptors) {
   g = smallConv();
   g.workspaceBytes = 2048;
   EXPECT_NE(check(g).find("workspace outside the arena"), std::string::npos);
+  g = smallConv();
+  g.n = int64_t(1) << 31; // cuDNN's int
+  EXPECT_NE(check(g).find("negative or oversized size"), std::string::npos);
+}
+
+TEST(ConvCall, CheckRefusesSizesWhoseProductsWrap) {
+  // Every size below 2^31, but n*c*h*w = 2^68, k*c*r*s = 2^64 and
+  // n*k*p*q = 2^64 wrap to 0:
+  // unchecked, a descriptor over three empty tensors would pass and the host
+  // run would read and write far outside them.
+  rt::ConvCall g;
+  g.n = g.c = g.k = int64_t(1) << 30;
+  g.h = g.w = 16, g.r = 1, g.s = 16, g.p = 16, g.q = 1, g.groups = 1;
+  g.strideH = g.strideW = g.dilationH = g.dilationW = 1;
+  g.x = 0, g.filter = 1;
+  EXPECT_NE(rt::checkConvCall(g, {ref::DType::F32, ref::DType::F32}, {0, 0}, ref::DType::F32, 0,
+                              0)
+                .find("more elements than a tensor may hold"),
+            std::string::npos);
 }
 
 } // namespace

@@ -5,7 +5,10 @@
 // the executable carries. For each kernel K it exports
 //   extern "C" void kiln_emu_thread_K(void *const *args);
 // which runs one CUDA thread of K on the kernel's parameters; the runtime's
-// cuda-emu device launches it through kiln::emu::launch.
+// cuda-emu device launches it through kiln::emu::launch. Beside it,
+//   extern "C" const long long kiln_emu_launch_K[];
+// holds the launch K was generated for (grid, block, parameter count, each
+// parameter's bytes), which the device checks every step against at load.
 //
 //===----------------------------------------------------------------------===//
 
