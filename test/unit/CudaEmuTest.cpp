@@ -189,6 +189,19 @@ TEST(CudaEmu, RejectsBadLaunchShapes) {
   EXPECT_FALSE(launchKernel(divergentBarrier, {0}, {32}, 0, LaunchOptions{}, out.data()).ok);
 }
 
+TEST(CudaEmu, AStackThatCannotBeMappedIsAnError) {
+  // What running out of maps (256 streams each launching 256 threads) looks
+  // like to the emulator, without spending them: a stack larger than the
+  // address space. The launch fails with a reason; it used to abort.
+  LaunchOptions options;
+  options.stackBytes = size_t(1) << 60;
+  std::vector<float> out(1);
+  LaunchResult result = launchKernel(divergentBarrier, {1}, {32}, 0, options, out.data());
+  EXPECT_FALSE(result.ok);
+  EXPECT_NE(result.error.find("cannot map a stack for emulated thread 0 of 32"), std::string::npos)
+      << result.error;
+}
+
 #ifdef KILN_TEST_HAVE_HALF
 /// Random f16 values (exactly representable) and their float copies.
 std::vector<__half> randomHalves(size_t n, unsigned seed, std::vector<float> &asFloat) {

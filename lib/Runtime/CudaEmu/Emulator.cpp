@@ -17,6 +17,7 @@
 #include "Fiber.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -558,7 +559,11 @@ LaunchResult launch(Dim3 grid, Dim3 block, size_t dynamicShared, const LaunchOpt
   launch.threads.resize(block.count());
   for (unsigned k = 0; k < block.count(); ++k) {
     Thread &t = launch.threads[k];
-    t.fiber = std::make_unique<Fiber>(options.stackBytes);
+    t.fiber = Fiber::create(options.stackBytes);
+    if (!t.fiber)
+      return {false, "cannot map a stack for emulated thread " + std::to_string(k) + " of " +
+                         std::to_string(block.count()) + " (" + std::strerror(errno) +
+                         "; too many threads emulated at once)"};
     t.linear = k;
     t.index = {k % block.x, k / block.x % block.y, k / (block.x * block.y)};
   }

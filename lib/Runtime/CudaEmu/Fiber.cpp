@@ -105,22 +105,24 @@ void ucontextEntry(unsigned hi, unsigned lo, unsigned argHi, unsigned argLo) {
 
 } // namespace
 
-Fiber::Fiber(size_t stackBytes) {
+std::unique_ptr<Fiber> Fiber::create(size_t stackBytes) {
   size_t page = pageSize();
-  stackBytes_ = (stackBytes + page - 1) / page * page;
-  mappedBytes_ = stackBytes_ + page;
-  void *memory = mmap(nullptr, mappedBytes_, PROT_READ | PROT_WRITE,
+  std::unique_ptr<Fiber> fiber(new Fiber());
+  fiber->stackBytes_ = (stackBytes + page - 1) / page * page;
+  fiber->mappedBytes_ = fiber->stackBytes_ + page;
+  void *memory = mmap(nullptr, fiber->mappedBytes_, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (memory == MAP_FAILED) {
-    std::fprintf(stderr, "kiln cuda-emu: cannot map a %zu-byte fiber stack\n", mappedBytes_);
-    std::abort();
-  }
-  mprotect(memory, page, PROT_NONE); // stacks grow down into the guard page
-  stack_ = memory;
-  stackBottom_ = static_cast<char *>(memory) + page;
+  if (memory == MAP_FAILED)
+    return nullptr;
+  fiber->stack_ = memory;
+  // Stacks grow down into the guard page; a stack without one is refused.
+  if (mprotect(memory, page, PROT_NONE) != 0)
+    return nullptr;
+  fiber->stackBottom_ = static_cast<char *>(memory) + page;
 #ifdef KILN_EMU_TSAN
-  tsanFiber_ = __tsan_create_fiber(0);
+  fiber->tsanFiber_ = __tsan_create_fiber(0);
 #endif
+  return fiber;
 }
 
 Fiber::~Fiber() {

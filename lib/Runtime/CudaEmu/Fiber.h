@@ -11,6 +11,7 @@
 #define KILN_LIB_RUNTIME_CUDAEMU_FIBER_H
 
 #include <cstddef>
+#include <memory>
 
 #if !defined(__x86_64__)
 #include <ucontext.h>
@@ -21,7 +22,12 @@ namespace emu {
 
 class Fiber {
 public:
-  explicit Fiber(size_t stackBytes);
+  /// A fiber with a `stackBytes` stack (and a guard page below it), or null
+  /// when the stack cannot be mapped: the address space or the process's
+  /// map count is spent (a fiber takes about two maps, stack and guard page:
+  /// 256 streams each launching 256 threads need about 131 072, past Linux's
+  /// default limit of 65 530).
+  static std::unique_ptr<Fiber> create(size_t stackBytes);
   ~Fiber();
   Fiber(const Fiber &) = delete;
   Fiber &operator=(const Fiber &) = delete;
