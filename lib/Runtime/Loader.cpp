@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ElfCheck.h"
 #include "Program.h"
 
 #include "kiln/Runtime/ExecutableFile.h"
@@ -365,6 +366,12 @@ Status ProgramBuilder::deviceCode(Program &p) {
     if (code->data()) {
       desc.data = code->data()->data();
       desc.size = code->data()->size();
+    }
+    if ((desc.format == "cubin" || desc.format == "elf-so") && desc.size > 0) {
+      std::string problem = checkElfImage(desc.data, desc.size);
+      if (!problem.empty())
+        return Status::error("device code #" + std::to_string(p.deviceCode.size()) + " (" +
+                             desc.target + " " + desc.format + ") " + problem);
     }
     p.deviceCode.push_back(desc);
   }

@@ -109,14 +109,18 @@ with open(path("emu.kg"), "w") as f:
 subprocess.run([kilnc, path("emu.kg"), "--target=cuda-emu", "-o", path("emu.kx")], check=True,
                capture_output=True)
 edit_kx = os.path.join(os.path.dirname(os.path.abspath(__file__)), "edit_kx.py")
-for name, kernel, field, value in [
-        ("emu-block.kx", "kiln_matmul_1", "block", "512"),  # past its tile's warps
-        ("emu-grid.kx", "kiln_matmul_1", "grid", "4000000000"),
-        ("emu-few-params.kx", "kiln_matmul_1", "kernel_inputs", "[0]"),
-        ("emu-swapped-params.kx", "kiln_matmul_1", "kernel_inputs", "[1, 0]"),
-        ("emu-other-kernel.kx", "kiln_matmul_1", "kernel", '"kiln_reduction_2"')]:
-    subprocess.run([sys.executable, edit_kx, path("emu.kx"), path(name), kernel, field, value],
-                   check=True)
+so = "code('cuda-emu', 'elf-so')['data']"
+for name, edit in [
+        ("emu-block.kx", "step('kiln_matmul_1')['block'] = 512"),  # past its tiles
+        ("emu-grid.kx", "step('kiln_matmul_1')['grid'] = 4000000000"),
+        ("emu-few-params.kx", "step('kiln_matmul_1')['kernel_inputs'] = [0]"),
+        ("emu-swapped-params.kx", "step('kiln_matmul_1')['kernel_inputs'] = [1, 0]"),
+        ("emu-other-kernel.kx", "step('kiln_matmul_1')['kernel'] = 'kiln_reduction_2'"),
+        # The kernel library itself: cut short, and its section headers
+        # moved past its end (dlopen would map a file of the blob's size).
+        ("emu-truncated-library.kx", f"del {so}[4096:]"),
+        ("emu-sections-past-end.kx", f"{so}[40:48] = list((1 << 40).to_bytes(8, 'little'))")]:
+    subprocess.run([sys.executable, edit_kx, path("emu.kx"), path(name), edit], check=True)
 
 # --- tensors -------------------------------------------------------------
 np.save(path("x.npy"), np.random.default_rng(1).uniform(-1, 1, (2, 3)).astype(np.float32))
