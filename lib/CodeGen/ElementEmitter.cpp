@@ -332,10 +332,13 @@ std::string ElementEmitter::compute(Value value, const std::vector<std::string> 
 }
 
 
-/// The bytes a tensor of `type` occupies (its storage type known).
-static int64_t tensorBytes(Type type) {
+/// Records a parameter's size and element type (its storage type known, so
+/// the reference has its dtype).
+static void recordParam(GeneratedKernel &kernel, Type type) {
   auto tensor = llvm::cast<RankedTensorType>(type);
-  return tensor.getNumElements() * ::kiln::ref::byteWidth(*toReferenceDType(tensor.getElementType()));
+  ::kiln::ref::DType dtype = *toReferenceDType(tensor.getElementType());
+  kernel.paramBytes.push_back(tensor.getNumElements() * ::kiln::ref::byteWidth(dtype));
+  kernel.paramDTypes.push_back(static_cast<int>(dtype));
 }
 
 std::vector<std::string> mlir::kiln::kernelParameters(exec::StepOp step, ElementEmitter &elements,
@@ -359,7 +362,7 @@ std::vector<std::string> mlir::kiln::kernelParameters(exec::StepOp step, Element
     params.push_back("const " + *type + " *__restrict__ in" + std::to_string(k));
     kernel.inputArgs.push_back(static_cast<uint32_t>(k));
     kernel.paramTypes.push_back("const " + *type + " *");
-    kernel.paramBytes.push_back(tensorBytes(input.getType()));
+    recordParam(kernel, input.getType());
   }
   for (auto [k, output] : llvm::enumerate(step.getResults())) {
     std::optional<std::string> type = elements.storageType(output.getType());
@@ -371,7 +374,7 @@ std::vector<std::string> mlir::kiln::kernelParameters(exec::StepOp step, Element
     }
     params.push_back(*type + " *__restrict__ out" + std::to_string(k));
     kernel.paramTypes.push_back(*type + " *");
-    kernel.paramBytes.push_back(tensorBytes(output.getType()));
+    recordParam(kernel, output.getType());
   }
   return params;
 }

@@ -14,11 +14,17 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
+#include <map>
 
 using namespace mlir;
 using namespace mlir::kiln;
 
 std::string mlir::kiln::emuLibrarySource(const std::vector<GeneratedKernel> &kernels) {
+  // The steps launching each kernel (a shared one has several).
+  std::map<std::string, std::vector<unsigned>> stepsOf;
+  for (const GeneratedKernel &kernel : kernels)
+    if (!kernel.name.empty())
+      stepsOf[kernel.name].push_back(kernel.step);
   std::string s = "// kiln: generated kernels for cuda-emu (the same text NVRTC compiles)\n";
   for (const GeneratedKernel &kernel : kernels) {
     if (kernel.name.empty() || kernel.sameAs >= 0) // shared kernels appear once
@@ -30,14 +36,23 @@ std::string mlir::kiln::emuLibrarySource(const std::vector<GeneratedKernel> &ker
       s += (k ? ", " : "") + std::string("(") + kernel.paramTypes[k] + ")args[" +
            std::to_string(k) + "]";
     s += ");\n}\n";
-    // The launch the text was generated for (element counts are literals in
-    // it): grid, block, the parameter count, then each parameter's bytes.
+    // What the text was generated for (element counts are literals in it):
+    // grid, block; the parameter count, then each parameter's bytes and
+    // dtype; the step input positions passed; the steps launching it.
+    std::vector<long long> record = {kernel.gridBlocks, kernel.blockThreads,
+                                     static_cast<long long>(kernel.paramBytes.size())};
+    for (size_t k = 0; k < kernel.paramBytes.size(); ++k) {
+      record.push_back(kernel.paramBytes[k]);
+      record.push_back(kernel.paramDTypes[k]);
+    }
+    record.push_back(static_cast<long long>(kernel.inputArgs.size()));
+    record.insert(record.end(), kernel.inputArgs.begin(), kernel.inputArgs.end());
+    const std::vector<unsigned> &steps = stepsOf[kernel.name];
+    record.push_back(static_cast<long long>(steps.size()));
+    record.insert(record.end(), steps.begin(), steps.end());
     s += "extern \"C\" const long long kiln_emu_launch_" + kernel.name + "[] = {" +
-         std::to_string(kernel.gridBlocks) + ", " + std::to_string(kernel.blockThreads) + ", " +
-         std::to_string(kernel.paramBytes.size());
-    for (int64_t bytes : kernel.paramBytes)
-      s += ", " + std::to_string(bytes);
-    s += "};\n";
+         llvm::join(llvm::map_range(record, [](long long v) { return std::to_string(v); }), ", ") +
+         "};\n";
   }
   return s;
 }

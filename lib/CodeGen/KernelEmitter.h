@@ -36,6 +36,8 @@ inline void discardIfFailed(GeneratedKernel &kernel) {
   kernel.source.clear();
   kernel.inputArgs.clear();
   kernel.paramTypes.clear();
+  kernel.paramBytes.clear();
+  kernel.paramDTypes.clear();
 }
 
 } // namespace kiln

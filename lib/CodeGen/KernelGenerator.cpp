@@ -49,7 +49,12 @@ std::string canonicalText(const GeneratedKernel &kernel) {
     at = found + kernel.name.size();
   }
   return canonical + "|" + std::to_string(kernel.gridBlocks) + "x" +
-         std::to_string(kernel.blockThreads) + "|" + llvm::join(kernel.paramTypes, ",");
+         std::to_string(kernel.blockThreads) + "|" + llvm::join(kernel.paramTypes, ",") + "|" +
+         llvm::join(llvm::map_range(kernel.paramBytes, [](int64_t b) { return std::to_string(b); }),
+                    ",") +
+         "|" +
+         llvm::join(llvm::map_range(kernel.inputArgs, [](uint32_t k) { return std::to_string(k); }),
+                    ",");
 }
 
 /// Later steps whose kernel is identical to an earlier one launch that one.

@@ -2,6 +2,7 @@
 
 #include "CudaEmuDevice.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <dlfcn.h>
@@ -33,16 +34,26 @@ Status CudaEmuDevice::checkLaunch(void *library, const Program &program, size_t 
   if (params < 0 || given != static_cast<size_t>(params))
     return Status::error(what + " with " + std::to_string(given) + " buffers, but it takes " +
                          std::to_string(params));
-  for (size_t a = 0; a < given; ++a) {
+  const long long *param = record + 3;
+  for (size_t a = 0; a < given; ++a, param += 2) {
     bool isOutput = a >= step.kernelInputs.size();
     uint32_t value = isOutput ? step.outputs[a - step.kernelInputs.size()]
                               : step.inputs[step.kernelInputs[a]];
-    int64_t bytes = program.values[value].type.byteSize();
-    if (bytes != record[3 + a])
-      return Status::error(what + " with a " + std::to_string(bytes) + "-byte buffer as parameter " +
-                           std::to_string(a) + ", which it reads as " +
-                           std::to_string(record[3 + a]) + " bytes");
+    const TensorSpec &type = program.values[value].type;
+    if (type.byteSize() != param[0] || static_cast<long long>(type.dtype) != param[1])
+      return Status::error(what + " with a " + std::to_string(type.byteSize()) + "-byte " +
+                           ref::dtypeName(type.dtype) + " buffer as parameter " +
+                           std::to_string(a) + ", which it reads as " + std::to_string(param[0]) +
+                           " bytes of " + ref::dtypeName(static_cast<ref::DType>(param[1])));
   }
+  const long long *positions = param + 1;
+  if (static_cast<size_t>(param[0]) != step.kernelInputs.size() ||
+      !std::equal(step.kernelInputs.begin(), step.kernelInputs.end(), positions))
+    return Status::error(what + " on other step inputs than it was generated for");
+  const long long *steps = positions + param[0];
+  if (std::find(steps + 1, steps + 1 + steps[0], static_cast<long long>(index)) ==
+      steps + 1 + steps[0])
+    return Status::error(what + ", which was generated for another step");
   return Status::ok();
 }
 

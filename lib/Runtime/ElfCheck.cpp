@@ -31,16 +31,8 @@ std::string checkElfImage(const uint8_t *data, size_t size) {
   auto header = read<Elf64_Ehdr>(data, 0);
   if (header.e_ident[EI_CLASS] != ELFCLASS64 || header.e_ident[EI_DATA] != ELFDATA2LSB)
     return "is not a little-endian 64-bit ELF image";
-  if (header.e_phnum > 0) {
-    if (header.e_phentsize != sizeof(Elf64_Phdr) ||
-        !inside(header.e_phoff, header.e_phnum, sizeof(Elf64_Phdr), size))
-      return "has a program header table past its end";
-    for (uint16_t k = 0; k < header.e_phnum; ++k) {
-      auto segment = read<Elf64_Phdr>(data, header.e_phoff + k * sizeof(Elf64_Phdr));
-      if (!inside(segment.p_offset, segment.p_filesz, 1, size))
-        return "has segment #" + std::to_string(k) + " past its end";
-    }
-  }
+  // Section headers first: linkers put them at the end, so a blob cut
+  // short reads the same whatever the linker.
   if (header.e_shnum == 0 && header.e_shoff != 0)
     return "uses extended section numbering, which kiln never writes";
   if (header.e_shnum > 0) {
@@ -53,6 +45,16 @@ std::string checkElfImage(const uint8_t *data, size_t size) {
       auto section = read<Elf64_Shdr>(data, header.e_shoff + k * sizeof(Elf64_Shdr));
       if (section.sh_type != SHT_NOBITS && !inside(section.sh_offset, section.sh_size, 1, size))
         return "has section #" + std::to_string(k) + " past its end";
+    }
+  }
+  if (header.e_phnum > 0) {
+    if (header.e_phentsize != sizeof(Elf64_Phdr) ||
+        !inside(header.e_phoff, header.e_phnum, sizeof(Elf64_Phdr), size))
+      return "has a program header table past its end";
+    for (uint16_t k = 0; k < header.e_phnum; ++k) {
+      auto segment = read<Elf64_Phdr>(data, header.e_phoff + k * sizeof(Elf64_Phdr));
+      if (!inside(segment.p_offset, segment.p_filesz, 1, size))
+        return "has segment #" + std::to_string(k) + " past its end";
     }
   }
   return "";

@@ -116,11 +116,23 @@ for name, edit in [
         ("emu-few-params.kx", "step('kiln_matmul_1')['kernel_inputs'] = [0]"),
         ("emu-swapped-params.kx", "step('kiln_matmul_1')['kernel_inputs'] = [1, 0]"),
         ("emu-other-kernel.kx", "step('kiln_matmul_1')['kernel'] = 'kiln_reduction_2'"),
-        # The kernel library itself: cut short, and its section headers
-        # moved past its end (dlopen would map a file of the blob's size).
+        # The kernel library itself: cut short, and its first segment
+        # (program header at 64, p_filesz 32 bytes in) grown past its end
+        # (dlopen maps a file of the blob's size).
         ("emu-truncated-library.kx", f"del {so}[4096:]"),
-        ("emu-sections-past-end.kx", f"{so}[40:48] = list((1 << 40).to_bytes(8, 'little'))")]:
+        ("emu-segment-past-end.kx", f"{so}[96:104] = list((1 << 40).to_bytes(8, 'little'))")]:
     subprocess.run([sys.executable, edit_kx, path("emu.kx"), path(name), edit], check=True)
+# Kernels alike in launch and buffers: a step given another step's kernel,
+# and a subtraction given its operands the other way round.
+with open(path("emu-pair.kg"), "w") as f:
+    f.write("model emu_pair\ninput x: f32[4, 64]\ninput z: f32[4, 64]\na = relu(x)\n"
+            "b = sigmoid(z)\nc = x - z\noutput a\noutput b\noutput c\n")
+subprocess.run([kilnc, path("emu-pair.kg"), "--target=cuda-emu", "-o", path("emu-pair.kx")],
+               check=True, capture_output=True)
+for name, edit in [
+        ("emu-other-step.kx", "step('kiln_sigmoid_4')['kernel'] = 'kiln_relu_2'"),
+        ("emu-swapped-operands.kx", "step('kiln_sub_6')['kernel_inputs'] = [1, 0]")]:
+    subprocess.run([sys.executable, edit_kx, path("emu-pair.kx"), path(name), edit], check=True)
 
 # --- tensors -------------------------------------------------------------
 np.save(path("x.npy"), np.random.default_rng(1).uniform(-1, 1, (2, 3)).astype(np.float32))

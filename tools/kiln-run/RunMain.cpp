@@ -262,7 +262,9 @@ int runMain(int argc, char **argv, std::shared_ptr<const rt::Executable> embedde
     const rt::TensorSpec &spec = exe->inputs()[it->second];
     std::vector<uint8_t> data;
     if (source.rfind("random", 0) == 0) {
-      uint64_t seed = 0;
+      // Without a seed, the input's position: two inputs of one shape must
+      // not be equal (x - z would be all zeros).
+      uint64_t seed = it->second;
       if (source.size() > 6) {
         char *end = nullptr;
         if (source[6] != ':' || source.size() == 7)

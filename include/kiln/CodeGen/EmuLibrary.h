@@ -7,8 +7,9 @@
 // which runs one CUDA thread of K on the kernel's parameters; the runtime's
 // cuda-emu device launches it through kiln::emu::launch. Beside it,
 //   extern "C" const long long kiln_emu_launch_K[];
-// holds the launch K was generated for (grid, block, parameter count, each
-// parameter's bytes), which the device checks every step against at load.
+// holds what K was generated for (grid, block; parameter count, each
+// parameter's bytes and dtype; the step input positions it takes; the steps
+// that launch it), which the device checks every step against at load.
 //
 //===----------------------------------------------------------------------===//
 

@@ -41,9 +41,11 @@ struct GeneratedKernel {
   /// literals in the text), then every step output; with their C types.
   std::vector<uint32_t> inputArgs;
   std::vector<std::string> paramTypes;
-  /// Each parameter's tensor size in bytes, as the kernel text assumes it
-  /// (the cuda-emu device refuses a step whose buffers differ).
+  /// Each parameter's tensor size in bytes and element type (a
+  /// ::kiln::ref::DType), as the kernel text assumes them (the cuda-emu
+  /// device refuses a step whose buffers differ).
   std::vector<int64_t> paramBytes;
+  std::vector<int> paramDTypes;
   std::string location;      ///< model file:line of the step's first op
   /// Set when an earlier step has the very same kernel (same text but for
   /// its name and model location, same launch): this step launches that

@@ -562,8 +562,7 @@ LaunchResult launch(Dim3 grid, Dim3 block, size_t dynamicShared, const LaunchOpt
     t.fiber = Fiber::create(options.stackBytes);
     if (!t.fiber)
       return {false, "cannot map a stack for emulated thread " + std::to_string(k) + " of " +
-                         std::to_string(block.count()) + " (" + std::strerror(errno) +
-                         "; too many threads emulated at once)"};
+                         std::to_string(block.count()) + ": " + std::strerror(errno)};
     t.linear = k;
     t.index = {k % block.x, k / block.x % block.y, k / (block.x * block.y)};
   }
