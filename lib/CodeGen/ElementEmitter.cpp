@@ -331,7 +331,6 @@ std::string ElementEmitter::compute(Value value, const std::vector<std::string> 
   return fresh(value, expr);
 }
 
-
 /// Records a parameter's size and element type (its storage type known, so
 /// the reference has its dtype).
 static void recordParam(GeneratedKernel &kernel, Type type) {

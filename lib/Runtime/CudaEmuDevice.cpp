@@ -12,10 +12,11 @@
 namespace kiln {
 namespace rt {
 
-/// The kernel's text fixes its launch and its buffers' sizes (element counts
-/// are literals in it, and a Tensor Core tile assumes its warps): a step
-/// that launches it otherwise would run it outside its buffers or its
-/// shared memory, so every difference is refused before anything runs.
+/// A kernel's text fixes its launch and its buffers (element counts are
+/// literals in it, and a tile assumes its warps) and computes one step's
+/// ops: a step that launches it otherwise would run outside its buffers or
+/// its shared memory, or compute something else, so every difference from
+/// the library's record is refused before anything runs.
 Status CudaEmuDevice::checkLaunch(void *library, const Program &program, size_t index) {
   const StepDesc &step = program.steps[index];
   std::string what = "step #" + std::to_string(index) + " (" + step.name + ") launches kernel '" +
