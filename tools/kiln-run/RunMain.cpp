@@ -22,6 +22,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sys/stat.h>
 
 namespace kiln {
@@ -39,7 +40,7 @@ struct Options {
   bool describe = false;
   std::string outputFormat = "npy";
   std::string emuOrder = "forward";
-  bool emuChecked = false;
+  bool emuOrderGiven = false, emuChecked = false;
   bool cudaGraph = false;
 };
 
@@ -55,10 +56,26 @@ int usageError(const char *argv0, bool embedded, const std::string &message) {
   return 2;
 }
 
+/// Digits only (no sign, no spaces), within 64 bits.
+std::optional<uint64_t> parseDecimal(const std::string &text) {
+  if (text.empty() || text.size() > 20)
+    return std::nullopt;
+  uint64_t value = 0;
+  for (char c : text)
+    if (c < '0' || c > '9' || __builtin_mul_overflow(value, 10, &value) ||
+        __builtin_add_overflow(value, static_cast<uint64_t>(c - '0'), &value))
+      return std::nullopt;
+  return value;
+}
+
 /// Parses the command line; returns an exit code on error.
 std::optional<int> parse(int argc, char **argv, bool embedded, Options &o) {
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
+    for (const char *flag : {"--device", "--emu-order", "--input", "--output-format", "--output-dir",
+                             "--bench", "--trace"})
+      if (arg == flag && i + 1 >= argc)
+        return usageError(argv[0], embedded, "'" + arg + "' needs a value");
     auto value = [&](const std::string &flag, std::string &out) -> bool {
       if (arg == flag) {
         if (i + 1 >= argc)
@@ -88,6 +105,7 @@ std::optional<int> parse(int argc, char **argv, bool embedded, Options &o) {
         return usageError(argv[0], embedded,
                           "unknown --emu-order '" + v + "' (forward, reverse or shuffled)");
       o.emuOrder = v;
+      o.emuOrderGiven = true;
     } else if (arg == "--emu-checked") {
       o.emuChecked = true;
     } else if (arg == "--cuda-graph") {
@@ -97,7 +115,11 @@ std::optional<int> parse(int argc, char **argv, bool embedded, Options &o) {
       if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
         return usageError(argv[0], embedded,
                           "--input takes NAME=FILE.npy, NAME=FILE.pb or NAME=random[:SEED]");
-      o.inputs.push_back({v.substr(0, eq), v.substr(eq + 1)});
+      std::string name = v.substr(0, eq);
+      for (const auto &given : o.inputs)
+        if (given.first == name)
+          return usageError(argv[0], embedded, "input '" + name + "' is given twice");
+      o.inputs.push_back({name, v.substr(eq + 1)});
     } else if (value("--output-format", v)) {
       if (v != "npy" && v != "pb")
         return usageError(argv[0], embedded, "--output-format takes npy or pb");
@@ -105,11 +127,11 @@ std::optional<int> parse(int argc, char **argv, bool embedded, Options &o) {
     } else if (value("--output-dir", v)) {
       o.outputDir = v;
     } else if (value("--bench", v)) {
-      char *end = nullptr;
-      long n = std::strtol(v.c_str(), &end, 10);
-      if (v.empty() || *end || n < 1 || n > 1000000)
-        return usageError(argv[0], embedded, "--bench takes a positive number of runs");
-      o.bench = static_cast<int>(n);
+      std::optional<uint64_t> n = parseDecimal(v);
+      if (!n || *n < 1 || *n > 1000000)
+        return usageError(argv[0], embedded,
+                          "--bench takes a number of runs from 1 to 1000000, got '" + v + "'");
+      o.bench = static_cast<int>(*n);
     } else if (value("--trace", v)) {
       o.trace = v;
     } else if (arg.rfind("--", 0) == 0 || (arg.size() > 1 && arg[0] == '-')) {
@@ -122,6 +144,9 @@ std::optional<int> parse(int argc, char **argv, bool embedded, Options &o) {
   }
   if (!embedded && o.executable.empty())
     return usageError(argv[0], embedded, "no executable given");
+  if ((o.emuChecked || o.emuOrderGiven) && o.device != "cuda-emu")
+    return usageError(argv[0], embedded,
+                      "--emu-checked and --emu-order apply to --device=cuda-emu");
   return std::nullopt;
 }
 
@@ -184,6 +209,24 @@ double median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
+/// `text` as the inside of a JSON string (names come from the model).
+std::string jsonEscaped(const std::string &text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 bool writeTrace(const std::string &path, const rt::Executable &exe, const std::string &device,
                 const std::vector<rt::StepTiming> &timings) {
   std::ofstream out(path);
@@ -191,7 +234,7 @@ bool writeTrace(const std::string &path, const rt::Executable &exe, const std::s
     return false;
   out << "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n";
   out << "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1, \"args\": {\"name\": \"kiln "
-      << exe.name() << " (" << device << ")\"}}";
+      << jsonEscaped(exe.name()) << " (" << device << ")\"}}";
   for (int s = 0; s < exe.numStreams(); ++s)
     out << ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": " << s
         << ", \"args\": {\"name\": \"stream " << s << "\"}}";
@@ -200,12 +243,13 @@ bool writeTrace(const std::string &path, const rt::Executable &exe, const std::s
     std::snprintf(buf, sizeof(buf), "%.3f", t.startUs);
     std::string start = buf;
     std::snprintf(buf, sizeof(buf), "%.3f", t.endUs - t.startUs);
-    out << ",\n{\"name\": \"" << t.name << "\", \"cat\": \""
-        << (t.category.empty() ? device : t.category) << "\", \"ph\": \"X\", \"pid\": 1, \"tid\": " << t.stream
+    out << ",\n{\"name\": \"" << jsonEscaped(t.name) << "\", \"cat\": \""
+        << jsonEscaped(t.category.empty() ? device : t.category) << "\", \"ph\": \"X\", \"pid\": 1, \"tid\": " << t.stream
         << ", \"ts\": " << start << ", \"dur\": " << buf << "}";
   }
   out << "\n]}\n";
-  return static_cast<bool>(out);
+  out.close(); // the last buffered bytes fail here (a full disk), not before
+  return !out.fail();
 }
 
 } // namespace
@@ -261,17 +305,15 @@ int runMain(int argc, char **argv, std::shared_ptr<const rt::Executable> embedde
     }
     const rt::TensorSpec &spec = exe->inputs()[it->second];
     std::vector<uint8_t> data;
-    if (source.rfind("random", 0) == 0) {
+    if (source == "random" || source.rfind("random:", 0) == 0) {
       // Without a seed, the input's position: two inputs of one shape must
       // not be equal (x - z would be all zeros).
       uint64_t seed = it->second;
-      if (source.size() > 6) {
-        char *end = nullptr;
-        if (source[6] != ':' || source.size() == 7)
-          return error("bad input source '" + source + "' (random or random:SEED)");
-        seed = std::strtoull(source.c_str() + 7, &end, 10);
-        if (*end)
-          return error("bad seed in '" + source + "'");
+      if (source != "random") {
+        std::optional<uint64_t> given = parseDecimal(source.substr(7));
+        if (!given)
+          return error("bad seed in '" + source + "' (random:SEED takes 0 to 2^64-1)");
+        seed = *given;
       }
       data = randomInput(spec, seed);
     } else {
@@ -350,6 +392,7 @@ int runMain(int argc, char **argv, std::shared_ptr<const rt::Executable> embedde
     if (::stat(o.outputDir.c_str(), &st) != 0 && ::mkdir(o.outputDir.c_str(), 0755) != 0)
       return error("cannot create output directory '" + o.outputDir + "'");
   }
+  std::set<std::string> fileNames; // outputs whose names differ only in odd characters
   for (size_t k = 0; k < exe->outputs().size(); ++k) {
     const rt::TensorSpec &spec = exe->outputs()[k];
     const uint8_t *data = static_cast<const uint8_t *>((*session)->outputData(k));
@@ -362,7 +405,15 @@ int runMain(int argc, char **argv, std::shared_ptr<const rt::Executable> embedde
       ref::encodeTensor(t, {}, rowMajor.data());
     }
     std::string message;
-    std::string path = o.outputDir + "/" + safeFileName(spec.name) + "." + o.outputFormat;
+    // 'a/b' and 'a:b' are both a_b: the later one gets its output number.
+    std::string stem = safeFileName(spec.name);
+    while (!fileNames.insert(stem + "." + o.outputFormat).second)
+      stem += "-" + std::to_string(k);
+    std::string fileName = stem + "." + o.outputFormat;
+    if (stem != safeFileName(spec.name))
+      std::fprintf(stderr, "%s: note: output '%s' is written as %s (another output's file name)\n",
+                   tool, spec.name.c_str(), fileName.c_str());
+    std::string path = o.outputDir + "/" + fileName;
     bool written = o.outputFormat == "pb"
                        ? onnxpb::write(path, spec.name, spec.dtype, spec.shape, rowMajor.data(), message)
                        : npy::write(path, spec.dtype, spec.shape, rowMajor.data(), message);

@@ -709,13 +709,24 @@ int main(int argc, char **argv) {
   std::vector<std::string> targets(archs.begin(), archs.end());
   if (targets.empty())
     targets = {"sm_90", "sm_80"};
+  int firstArch = 0;
   for (const std::string &arch : targets) {
+    // A compute capability: sm_10 (1.0) to sm_999; the number also becomes
+    // an int (kiln-select-impl's arch).
     unsigned number = 0;
     if (!llvm::StringRef(arch).starts_with("sm_") ||
-        llvm::StringRef(arch).drop_front(3).getAsInteger(10, number)) {
-      llvm::errs() << "kilnc: error: --arch takes sm_XX (e.g. sm_90), got '" << arch << "'\n";
+        llvm::StringRef(arch).drop_front(3).getAsInteger(10, number) || number < 10 ||
+        number > 999) {
+      llvm::errs() << "kilnc: error: --arch takes sm_XX, a compute capability (e.g. sm_90), got '"
+                   << arch << "'\n";
       return 1;
     }
+    if (!firstArch)
+      firstArch = static_cast<int>(number);
+  }
+  if (maxStreams < 1) {
+    llvm::errs() << "kilnc: error: --max-streams must be at least 1, got " << maxStreams << "\n";
+    return 1;
   }
   int64_t workspaceBytes = -1;
   if (workspaceLimit.getNumOccurrences()) {
@@ -850,11 +861,6 @@ int main(int argc, char **argv) {
       dot->keep();
     }
     if (lower) {
-      if (maxStreams < 1) {
-        llvm::errs() << "kilnc: error: --max-streams must be at least 1, got " << maxStreams
-                     << "\n";
-        return 1;
-      }
       PassManager plan(&context);
       if (failed(configure(plan)))
         return 1;
@@ -865,7 +871,7 @@ int main(int argc, char **argv) {
         // would (library calls emulated on the host).
         options.selectImplementations = true;
         mlir::kiln::KilnSelectImplementationsOptions &impl = options.implementation;
-        impl.arch = std::stoi(targets.front().substr(3));
+        impl.arch = firstArch;
         impl.precision = precision == PrecisionKind::Tf32 ? "tf32" : "strict";
         impl.deterministic = deterministic;
         impl.workspaceLimit = workspaceBytes;
@@ -943,11 +949,23 @@ int main(int argc, char **argv) {
     module->print(output->os());
     output->os() << "\n";
   }
+  // A full disk shows here, not at each write; say so instead of LLVM's
+  // fatal "IO failure on output stream" when the stream is destroyed.
+  output->os().flush();
+  if (std::error_code ec = output->os().error()) {
+    llvm::errs() << "kilnc: error: cannot write '" << outputFilename << "': " << ec.message()
+                 << "\n";
+    output->os().clear_error();
+    return 1;
+  }
   output->keep();
   phaseClock.mark("write");
   if (timePhases)
     phaseClock.print();
-  if (kind == EmitKind::Program && outputFilename != "-")
+  // Only a file kilnc wrote becomes executable, never a device or a pipe
+  // named by -o (as root, -o /dev/null would change /dev/null for all).
+  if (kind == EmitKind::Program && outputFilename != "-" &&
+      llvm::sys::fs::is_regular_file(outputFilename))
     llvm::sys::fs::setPermissions(outputFilename, llvm::sys::fs::all_read |
                                                       llvm::sys::fs::all_exe |
                                                       llvm::sys::fs::owner_write);
