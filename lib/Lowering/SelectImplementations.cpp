@@ -64,8 +64,15 @@ struct KilnSelectImplementationsPass
       func.emitError("impl must be auto, library or generated, not '") << impl << "'";
       return signalPassFailure();
     }
-    if (arch < 1) {
-      func.emitError("arch must be a compute capability such as 90");
+    // 10 (sm_10) to 999, as kilnc's --arch; the cost model takes an int.
+    if (arch < 10 || arch > 999) {
+      func.emitError("arch must be a compute capability such as 90, not ") << static_cast<int64_t>(arch);
+      return signalPassFailure();
+    }
+    if (workspaceLimit < -1) {
+      func.emitError("workspace-limit must be -1 (the GPU's recommended size) or a byte count, "
+                     "not ")
+          << static_cast<int64_t>(workspaceLimit);
       return signalPassFailure();
     }
     const GpuSpec &gpu = gpuSpecFor(static_cast<int>(arch));

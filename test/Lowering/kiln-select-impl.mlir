@@ -6,6 +6,8 @@
 // RUN: kiln-opt %s -split-input-file -kiln-form-steps -kiln-select-impl -kiln-assign-streams -kiln-assign-buffers | FileCheck %s --check-prefix=WS
 // RUN: kiln-opt %s -split-input-file -kiln-form-steps -kiln-select-impl="arch=80" | FileCheck %s --check-prefix=A100
 // RUN: not kiln-opt %s -split-input-file -kiln-form-steps -kiln-select-impl="precision=fp8" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not kiln-opt %s -split-input-file -kiln-form-steps -kiln-select-impl="arch=2147483648" 2>&1 | FileCheck %s --check-prefix=BADARCH
+// RUN: not kiln-opt %s -split-input-file -kiln-form-steps -kiln-select-impl="workspace-limit=-7" 2>&1 | FileCheck %s --check-prefix=BADWS
 // A tuning cache (what kilnc --autotune measured) overrides the cost model
 // for the problems it holds; a malformed one is an error naming its line.
 // RUN: printf '# measured\nsm_90 f32 m=3072 n=128 k=768 batch=1 trans=NN epilogue=bias_relu\tcublaslt_us=20.5\tgenerated_us=11.25\n' > %t.tuning
@@ -31,6 +33,8 @@
 // WS: exec.arena_bytes = 7864320
 // WS: workspace_offset = 1572864
 // BAD: precision must be strict or tf32, not 'fp8'
+// BADARCH: arch must be a compute capability such as 90, not 2147483648
+// BADWS: workspace-limit must be -1 (the GPU's recommended size) or a byte count, not -7
 // TUNED-LABEL: func.func @large_bias_relu
 // TUNED: impl = "generated", impl_reason = "cuBLASLt 20.5 us, generated 11.2 us measured on sm_90 (tuning cache)"
 // TUNED-LABEL: func.func @small
