@@ -135,7 +135,10 @@ bool mlir::kiln::buildEmuLibrary(const std::vector<GeneratedKernel> &kernels,
   for (llvm::StringRef arg : {llvm::StringRef("-x"), llvm::StringRef("c++"),
                               llvm::StringRef("-include"), llvm::StringRef(header)})
     args.push_back(arg);
-  args.push_back(source);
+  // The source comes on stdin: its temporary path would land in the
+  // library (the file symbol, the sanitizers' source locations, and so the
+  // build ID), and the same model must give a byte-identical executable.
+  args.push_back("-");
   args.push_back("-o");
   args.push_back(object);
   // The cache key: the compiler (and its size and time, for its version),
@@ -160,7 +163,7 @@ bool mlir::kiln::buildEmuLibrary(const std::vector<GeneratedKernel> &kernels,
       *cached = true;
     return true;
   }
-  std::optional<llvm::StringRef> redirects[] = {std::nullopt, llvm::StringRef(log),
+  std::optional<llvm::StringRef> redirects[] = {llvm::StringRef(source), llvm::StringRef(log),
                                                 llvm::StringRef(log)};
   std::string message;
   int rc = llvm::sys::ExecuteAndWait(compiler, args, std::nullopt, redirects, 0, 0, &message);
