@@ -4,9 +4,12 @@
 
 #include "kiln/Frontend/BuildOp.h"
 #include "kiln/IR/KilnOps.h"
+#include "kiln/IR/ReferenceConversion.h"
 
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -55,6 +58,53 @@ void KgCall::addFloat(llvm::StringRef name,
                                                    : v->floatValue);
   if (v || defaultValue)
     built.push_back(builder.getNamedAttr(name, builder.getF64FloatAttr(value)));
+}
+
+std::string literalFitProblem(double value, ref::DType dtype) {
+  char shown[32];
+  if (ref::isFloat(dtype)) {
+    if (std::isfinite(ref::roundToFloat(dtype, value)))
+      return "";
+    std::snprintf(shown, sizeof(shown), "%g", value);
+    return std::string(shown) + " does not fit " + ref::dtypeName(dtype) +
+           " (past its largest finite value)";
+  }
+  int bits = dtype == ref::DType::I1 ? 1 : 8 * static_cast<int>(ref::byteWidth(dtype));
+  bool isSigned = dtype != ref::DType::I1 && !ref::isUnsigned(dtype);
+  double lo = isSigned ? -std::ldexp(1.0, bits - 1) : 0.0;
+  double hi = std::ldexp(1.0, isSigned ? bits - 1 : bits) - 1;
+  // Every literal past 2^53 in magnitude parses to 2^53 or more.
+  constexpr double kExact = 9007199254740992.0;
+  if (std::abs(value) < 1e18)
+    std::snprintf(shown, sizeof(shown), "%lld", static_cast<long long>(value));
+  else
+    std::snprintf(shown, sizeof(shown), "%e", value);
+  if (value < lo || value > hi)
+    return std::string(shown) + " does not fit " + ref::dtypeName(dtype);
+  if (std::abs(value) >= kExact)
+    return "integer " + std::string(shown) +
+           " (as read) is 2^53 or more in magnitude: integer values are held exactly only "
+           "below 2^53; read larger ones with file(...)";
+  return "";
+}
+
+void KgCall::checkElementValue(llvm::StringRef name) {
+  const KgAttrValue *v = find(name, false);
+  if (!v || failed || operands.empty())
+    return;
+  auto type = llvm::dyn_cast<mlir::RankedTensorType>(operands[0].getType());
+  std::optional<ref::DType> dtype =
+      type ? mlir::kiln::toReferenceDType(type.getElementType()) : std::nullopt;
+  if (!dtype)
+    return;
+  if (v->kind == KgAttrValue::Float && !ref::isFloat(*dtype))
+    return error("attribute '" + name + "' must be an integer for a " + ref::dtypeName(*dtype) +
+                     " tensor",
+                 v->loc);
+  double value = v->kind == KgAttrValue::Int ? double(v->intValue) : v->floatValue;
+  std::string problem = literalFitProblem(value, *dtype);
+  if (!problem.empty())
+    error("attribute '" + name + "': " + problem, v->loc);
 }
 
 void KgCall::addBool(llvm::StringRef name, std::optional<bool> defaultValue) {
@@ -366,6 +416,7 @@ llvm::StringMap<KgOpSpec> buildTable() {
                 c.addInts("low", std::nullopt);
                 c.addInts("high", std::nullopt);
                 c.addFloat("value", 0.0);
+                c.checkElementValue("value");
                 return create<PadOp>(c);
               }};
   m["gather"] = {2, 2, {"axis"}, [](KgCall &c) {

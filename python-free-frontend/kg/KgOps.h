@@ -9,6 +9,8 @@
 #ifndef KILN_FRONTEND_KG_KGOPS_H
 #define KILN_FRONTEND_KG_KGOPS_H
 
+#include "kiln/Reference/Tensor.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Location.h"
 #include "llvm/ADT/SmallVector.h"
@@ -34,6 +36,11 @@ struct KgAttrValue {
   llvm::SMLoc loc;
 };
 
+/// Why `value`, written as a literal, is not an element of `dtype` ("" if
+/// it is): past an integer type's range or past 2^53 (where doubles stop
+/// being exact), or past a float type's largest finite value.
+std::string literalFitProblem(double value, ::kiln::ref::DType dtype);
+
 /// One call being turned into an op. The builder functions read attributes
 /// through the typed accessors, which report errors at the attribute.
 class KgCall {
@@ -57,6 +64,9 @@ public:
   /// Each adds `name` to the op's attributes (under `opName` if given).
   void addInt(llvm::StringRef name, std::optional<int64_t> defaultValue);
   void addFloat(llvm::StringRef name, std::optional<double> defaultValue);
+  /// Refuses attribute `name` (if given) when operand 0's element type
+  /// cannot hold it (a pad value of 2.5 for i32, 1000 for i8).
+  void checkElementValue(llvm::StringRef name);
   void addBool(llvm::StringRef name, std::optional<bool> defaultValue);
   void addInts(llvm::StringRef name,
                std::optional<std::vector<int64_t>> defaultValue);

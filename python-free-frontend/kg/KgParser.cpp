@@ -19,6 +19,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -91,6 +92,7 @@ private:
   FailureOr<Type> parseDType();
   FailureOr<DenseElementsAttr> parseInitializer(RankedTensorType type);
   FailureOr<ref::Tensor> parseLiteralList(RankedTensorType type);
+  LogicalResult parseListLevel(ref::Tensor &t, size_t level, int64_t &count);
   LogicalResult parseRandom(RankedTensorType type);
   LogicalResult generateRandomWeights();
   FailureOr<DenseElementsAttr> parseFileData(RankedTensorType type);
@@ -436,21 +438,9 @@ FailureOr<double> KgParser::parseSignedNumber(bool &isInteger) {
 /// Numbers are held as doubles: an integer or boolean element must be one
 /// its type holds, and exact (below 2^53 in magnitude).
 LogicalResult KgParser::checkFits(double value, ref::DType dtype, llvm::SMLoc at) {
-  if (ref::isFloat(dtype))
-    return success();
-  int bits = dtype == ref::DType::I1 ? 1 : 8 * static_cast<int>(ref::byteWidth(dtype));
-  bool isSigned = dtype != ref::DType::I1 && !ref::isUnsigned(dtype);
-  double lo = isSigned ? -std::ldexp(1.0, bits - 1) : 0.0;
-  double hi = std::ldexp(1.0, isSigned ? bits - 1 : bits) - 1;
-  // Every literal past 2^53 in magnitude parses to 2^53 or more.
-  constexpr double kExact = 9007199254740992.0;
-  std::string shown = std::abs(value) < 1e18 ? std::to_string(static_cast<int64_t>(value))
-                                             : llvm::formatv("{0:e}", value).str();
-  if (value < lo || value > hi)
-    return error(at, shown + " does not fit " + ref::dtypeName(dtype));
-  if (std::abs(value) >= kExact)
-    return error(at, "integer " + shown + " (as read) is 2^53 or more in magnitude: integer "
-                     "values are held exactly only below 2^53; read larger ones with file(...)");
+  std::string problem = literalFitProblem(value, dtype);
+  if (!problem.empty())
+    return error(at, problem);
   return success();
 }
 
@@ -526,42 +516,75 @@ FailureOr<DenseElementsAttr> KgParser::parseInitializer(RankedTensorType type) {
 FailureOr<ref::Tensor> KgParser::parseLiteralList(RankedTensorType type) {
   ref::DType dtype = *toReferenceDType(type.getElementType());
   ref::Tensor t = ref::Tensor::zeros(dtype, ref::Shape(type.getShape()));
-  Token start = token;
-  int64_t count = 0, expected = t.numElements();
-  int depth = 0;
-  // Nested lists are read flat, in row-major order.
-  do {
-    if (token.is(Token::LSquare)) {
-      ++depth;
-      consume();
-      continue;
-    }
-    if (token.is(Token::RSquare)) {
-      --depth;
-      consume();
-      if (depth > 0 && token.is(Token::Comma))
-        consume();
-      continue;
-    }
-    Token numberToken = token;
-    FailureOr<double> value = parseElementValue(dtype);
-    if (failed(value))
-      return failure();
-    if (count >= expected)
-      return error(numberToken, "too many values: the type " +
-                                    ref::shapeToString(t.shape) + " holds " +
-                                    llvm::Twine(expected));
-    t.setDouble(count++, *value);
+  int64_t count = 0;
+  if (failed(parseListLevel(t, 0, count)))
+    return failure();
+  return t;
+}
+
+/// One bracketed list at dimension `level` of `t`'s shape: a list per index
+/// of that dimension, down to the last dimension's values; or, at the top,
+/// every value flat in row-major order. Values go to `t` from `count` on.
+LogicalResult KgParser::parseListLevel(ref::Tensor &t, size_t level, int64_t &count) {
+  Token open = token;
+  consume(); // [
+  const ref::Shape &shape = t.shape;
+  std::string typeText = ref::shapeToString(shape);
+  auto dimension = [&] { return "dimension " + std::to_string(level) + " of " + typeText; };
+  // A ',' or the closing ']' after an item.
+  auto separator = [&]() -> LogicalResult {
     if (token.is(Token::Comma))
       consume();
     else if (!token.is(Token::RSquare))
       return error(token, "expected ',' or ']' in the list, found " + describe(token));
-  } while (depth > 0);
-  if (count != expected)
-    return error(start, "the list has " + llvm::Twine(count) +
-                            " values but the type " + ref::shapeToString(t.shape) +
-                            " holds " + llvm::Twine(expected));
-  return t;
+    return success();
+  };
+  if (token.is(Token::LSquare)) {
+    if (level + 1 >= shape.size())
+      return error(token, "the list nests deeper than the type " + typeText + " has dimensions");
+    int64_t items = 0;
+    while (token.is(Token::LSquare)) {
+      if (items == shape[level])
+        return error(token, "too many lists: " + dimension() + " holds " +
+                                llvm::Twine(shape[level]));
+      if (failed(parseListLevel(t, level + 1, count)) || failed(separator()))
+        return failure();
+      ++items;
+    }
+    if (!token.is(Token::RSquare))
+      return error(token, "expected '[' or ']' in the list, found " + describe(token));
+    if (items != shape[level])
+      return error(open, "the list has " + llvm::Twine(items) +
+                             (items == 1 ? " list but " : " lists but ") + dimension() + " holds " +
+                             llvm::Twine(shape[level]));
+    consume(); // ]
+    return success();
+  }
+  // Values: at the top all of them (flat), else the last dimension's.
+  bool flat = level == 0;
+  if (!flat && level + 1 != shape.size())
+    return error(token, "expected '[': " + dimension() + " holds lists, found " + describe(token));
+  int64_t expected = flat ? t.numElements() : shape[level];
+  std::string holder = flat ? "the type " + typeText : dimension();
+  int64_t values = 0;
+  while (!token.is(Token::RSquare)) {
+    Token numberToken = token;
+    FailureOr<double> value = parseElementValue(t.dtype);
+    if (failed(value))
+      return failure();
+    if (values == expected)
+      return error(numberToken, "too many values: " + holder + " holds " + llvm::Twine(expected));
+    t.setDouble(count++, *value);
+    ++values;
+    if (failed(separator()))
+      return failure();
+  }
+  if (values != expected)
+    return error(open, "the list has " + llvm::Twine(values) +
+                           (values == 1 ? " value but " : " values but ") + holder + " holds " +
+                           llvm::Twine(expected));
+  consume(); // ]
+  return success();
 }
 
 LogicalResult KgParser::parseRandom(RankedTensorType type) {
@@ -570,10 +593,15 @@ LogicalResult KgParser::parseRandom(RankedTensorType type) {
     return failure();
   uint64_t seed = 0;
   double scale = 1.0;
+  Token scaleToken = token; // where a bad (or default) scale is reported
+  llvm::StringSet<> seen;
   while (!token.is(Token::RParen)) {
     Token key = token;
-    if (failed(expect(Token::Identifier, "seed= or scale=")) ||
-        failed(expect(Token::Equal, "'='")))
+    if (failed(expect(Token::Identifier, "seed= or scale=")))
+      return failure();
+    if (!seen.insert(key.text).second)
+      return error(key, "'" + key.text + "' is given twice");
+    if (failed(expect(Token::Equal, "'='")))
       return failure();
     bool isInteger;
     Token valueToken = token;
@@ -589,20 +617,8 @@ LogicalResult KgParser::parseRandom(RankedTensorType type) {
     } else if (key.text == "scale") {
       if (*value <= 0)
         return error(valueToken, "scale must be positive");
-      // Integer weights take floor(value) for values in [-scale, scale):
-      // the type must hold them all.
-      ref::DType dtype = *toReferenceDType(type.getElementType());
-      if (!ref::isFloat(dtype)) {
-        if (dtype == ref::DType::I1 || ref::isUnsigned(dtype))
-          return error(valueToken, std::string("random values are signed; a ") +
-                                       ref::dtypeName(dtype) +
-                                       " weight cannot hold them (use a list or file(...))");
-        int bits = 8 * static_cast<int>(ref::byteWidth(dtype));
-        if (*value > std::ldexp(1.0, bits - 1))
-          return error(valueToken, "scale must be at most 2^" + llvm::Twine(bits - 1) + " for " +
-                                       ref::dtypeName(dtype) + " weights");
-      }
       scale = *value;
+      scaleToken = valueToken;
     } else {
       return error(key, "unknown argument '" + key.text + "' of random (expected seed, scale)");
     }
@@ -610,6 +626,19 @@ LogicalResult KgParser::parseRandom(RankedTensorType type) {
       consume();
     else if (!token.is(Token::RParen))
       return error(token, "expected ',' or ')', found " + describe(token));
+  }
+  // Integer weights take floor(value) for values in [-scale, scale): the
+  // type must hold them all, the default scale of 1 included.
+  ref::DType dtype = *toReferenceDType(type.getElementType());
+  if (!ref::isFloat(dtype)) {
+    if (dtype == ref::DType::I1 || ref::isUnsigned(dtype))
+      return error(scaleToken, std::string("random values are signed; a ") +
+                                   ref::dtypeName(dtype) +
+                                   " weight cannot hold them (use a list or file(...))");
+    int bits = 8 * static_cast<int>(ref::byteWidth(dtype));
+    if (scale > std::ldexp(1.0, bits - 1))
+      return error(scaleToken, "scale must be at most 2^" + llvm::Twine(bits - 1) + " for " +
+                                   ref::dtypeName(dtype) + " weights");
   }
   consume(); // )
   pendingRandom.push_back({type, seed, scale});
