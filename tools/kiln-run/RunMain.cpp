@@ -72,14 +72,13 @@ std::optional<uint64_t> parseDecimal(const std::string &text) {
 std::optional<int> parse(int argc, char **argv, bool embedded, Options &o) {
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
-    for (const char *flag : {"--device", "--emu-order", "--input", "--output-format", "--output-dir",
-                             "--bench", "--trace"})
-      if (arg == flag && i + 1 >= argc)
-        return usageError(argv[0], embedded, "'" + arg + "' needs a value");
+    bool valueMissing = false; // a value flag ending the line
     auto value = [&](const std::string &flag, std::string &out) -> bool {
       if (arg == flag) {
-        if (i + 1 >= argc)
+        if (i + 1 >= argc) {
+          valueMissing = true;
           return false;
+        }
         out = argv[++i];
         return true;
       }
@@ -134,6 +133,8 @@ std::optional<int> parse(int argc, char **argv, bool embedded, Options &o) {
       o.bench = static_cast<int>(*n);
     } else if (value("--trace", v)) {
       o.trace = v;
+    } else if (valueMissing) {
+      return usageError(argv[0], embedded, "'" + arg + "' needs a value");
     } else if (arg.rfind("--", 0) == 0 || (arg.size() > 1 && arg[0] == '-')) {
       return usageError(argv[0], embedded, "unknown option '" + arg + "'");
     } else if (!embedded && o.executable.empty()) {
