@@ -31,11 +31,26 @@ import shutil, subprocess
 if shutil.which("clang++-19") or shutil.which("clang++"):
     config.available_features.add("host-clang")
 
+# nvcc (on PATH, or the toolkit's): tests that also compile the generated
+# kernels with it, not only with NVRTC, say `REQUIRES: nvcc` and run %nvcc.
+nvcc = shutil.which("nvcc") or shutil.which("nvcc", path="/usr/local/cuda/bin")
+if nvcc:
+    config.available_features.add("nvcc")
+    config.substitutions.append(("%nvcc", nvcc))
+
 # A machine with an NVIDIA driver and GPU: tests that show what happens
 # without one say `UNSUPPORTED: gpu`.
 if shutil.which("nvidia-smi") and subprocess.run(
         ["nvidia-smi", "-L"], capture_output=True).returncode == 0:
     config.available_features.add("gpu")
+
+# The fake CUDA runtime (test/fake-cuda): tests of the runtime's CUDA device
+# on a machine without a GPU say `REQUIRES: fake-cuda` and point
+# KILN_CUDA_LIBRARY_PATH at %fake_cuda.
+fake_cuda = os.path.join(config.kiln_obj_root, "test", "fake-cuda")
+if os.path.exists(os.path.join(fake_cuda, "libcudart.so.13")):
+    config.available_features.add("fake-cuda")
+    config.substitutions.append(("%fake_cuda", fake_cuda))
 
 # Compiled kernels are cached inside the build tree, not in ~/.cache.
 config.environment["KILN_CACHE_DIR"] = os.path.join(config.kiln_obj_root, "test", "kernel-cache")

@@ -97,12 +97,19 @@ public:
         ElementEmitter::decompose(batchDims, "batch", "b", batchLines);
     bool ta = scoresMm.getTransposeA(), tb = scoresMm.getTransposeB(),
          tv = contextMm.getTransposeB();
-    std::string qElem = ElementEmitter::load(qType, ta ? "q[d * " + std::to_string(queries) + "LL + qi]"
-                                                       : "q[qi * " + std::to_string(depth) + "LL + d]");
-    std::string kElem = ElementEmitter::load(kType, tb ? "k[j * " + std::to_string(depth) + "LL + d]"
-                                                       : "k[d * " + std::to_string(keys) + "LL + j]");
-    std::string vElem = ElementEmitter::load(vType, tv ? "v[c * " + std::to_string(keys) + "LL + j]"
-                                                       : "v[j * " + std::to_string(dv) + "LL + c]");
+    // Indices within a batch's q, k and v are 32-bit where all of them fit:
+    // 64-bit index arithmetic takes twice the registers, enough to make
+    // ptxas spill (nvcc's PTX for sm_80).
+    bool narrow = fitsInt32({queries * depth, keys * depth, keys * dv, queries, keys + kThreads,
+                             dv + kThreads});
+    std::string I = narrow ? "int" : "long long", L = narrow ? "" : "LL";
+    auto num = [&](int64_t v) { return std::to_string(v) + L; };
+    std::string qElem = ElementEmitter::load(qType, ta ? "q[d * " + num(queries) + " + qi]"
+                                                       : "q[qi * " + num(depth) + " + d]");
+    std::string kElem = ElementEmitter::load(kType, tb ? "k[j * " + num(depth) + " + d]"
+                                                       : "k[d * " + num(keys) + " + j]");
+    std::string vElem = ElementEmitter::load(vType, tv ? "v[c * " + num(keys) + " + j]"
+                                                       : "v[j * " + num(dv) + " + c]");
 
     // The scale and mask, applied to each score as it is computed.
     std::vector<std::string> scoreIndex = batchIndex;
@@ -122,13 +129,14 @@ public:
       os << "// from " << kernel.location << "\n";
     os << "// One block per query row (" << rows << " rows of " << keys << " keys, depth "
        << depth << " -> " << dv << "): scores in shared memory, softmax, weighted sum of v.\n"
-       << "extern \"C\" __global__ void __launch_bounds__(" << kThreads << ")\n"
+       << "extern \"C\" __global__ void " << tiledLaunchBounds(kThreads) << "\n"
        << kernel.name << "(" << llvm::join(params, ",\n    ") << ") {\n"
        << "  KILN_SHARED(float, scores, " << keys << ");\n"
        << "  KILN_SHARED(float, scratch, 32);\n"
        << "  for (long long row = blockIdx.x; row < " << rows << "LL; row += gridDim.x) {\n"
-       << "    const long long batch = row / " << queries << "LL, qi = row % " << queries
-       << "LL;\n";
+       << "    const long long batch = row / " << queries << "LL;\n"
+       << "    const " << I << " qi = " << (narrow ? "(int)" : "") << "(row % " << queries
+       << "LL);\n";
     for (const std::string &line : batchLines)
       os << "    " << line << "\n";
     os << "    const " << *elements.storageType(qType) << " *q = " << in(q) << " + "
@@ -139,9 +147,9 @@ public:
        << ElementEmitter::batchOffset(vType, batchIndex) << ";\n"
        << "    // Scores (scaled and masked) and their maximum.\n"
        << "    float localMax = -__int_as_float(0x7f800000);\n"
-       << "    for (long long j = threadIdx.x; j < " << keys << "LL; j += blockDim.x) {\n"
+       << "    for (" << I << " j = threadIdx.x; j < " << num(keys) << "; j += blockDim.x) {\n"
        << "      float dot = 0.0f;\n"
-       << "      for (long long d = 0; d < " << depth << "LL; ++d)\n"
+       << "      for (" << I << " d = 0; d < " << num(depth) << "; ++d)\n"
        << "        dot += " << qElem << " * " << kElem << ";\n";
     for (const std::string &line : scoreLines)
       os << "      " << line << "\n";
@@ -151,15 +159,15 @@ public:
        << "    const float rowMax = kiln_block_reduce(localMax, scratch, KilnMax(), "
        << cudaLiteral(-INFINITY, false) << ");\n"
        << "    float localSum = 0.0f;\n"
-       << "    for (long long j = threadIdx.x; j < " << keys << "LL; j += blockDim.x) {\n"
+       << "    for (" << I << " j = threadIdx.x; j < " << num(keys) << "; j += blockDim.x) {\n"
        << "      scores[j] = expf(scores[j] - rowMax);\n"
        << "      localSum += scores[j];\n"
        << "    }\n"
        << "    // (The reduction's barriers also publish every thread's scores.)\n"
        << "    const float rowSum = kiln_block_reduce(localSum, scratch, KilnSum(), 0.0f);\n"
-       << "    for (long long c = threadIdx.x; c < " << dv << "LL; c += blockDim.x) {\n"
+       << "    for (" << I << " c = threadIdx.x; c < " << num(dv) << "; c += blockDim.x) {\n"
        << "      float acc = 0.0f;\n"
-       << "      for (long long j = 0; j < " << keys << "LL; ++j)\n"
+       << "      for (" << I << " j = 0; j < " << num(keys) << "; ++j)\n"
        << "        acc += scores[j] * " << vElem << ";\n"
        << "      out0[row * " << dv << "LL + c] = "
        << ElementEmitter::store(oType, "acc / rowSum") << ";\n"

@@ -435,6 +435,10 @@ std::string ElementEmitter::includesFor(exec::StepOp step) {
 const char *mlir::kiln::kernelPrelude() {
   return "#ifndef KILN_SHARED\n"
          "#define KILN_SHARED(T, name, count) __shared__ T name[count]\n"
+         "#endif\n"
+         "#ifndef KILN_SHARED_ALIGNED\n"
+         "#define KILN_SHARED_ALIGNED(T, name, count, align) __shared__ __align__(align) T "
+         "name[count]\n"
          "#endif\n";
 }
 

@@ -88,8 +88,8 @@ private:
 
 struct GeneratedKernel;
 
-/// What every kernel's text starts with: KILN_SHARED for NVRTC (cuda_emu.h
-/// defines it for the emulator).
+/// What every kernel's text starts with: KILN_SHARED and KILN_SHARED_ALIGNED
+/// for NVRTC (cuda_emu.h defines them for the emulator).
 const char *kernelPrelude();
 
 /// The prelude plus the block reduction shared by the reduction and

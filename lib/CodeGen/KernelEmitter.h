@@ -7,6 +7,13 @@
 
 #include "kiln/CodeGen/KernelGenerator.h"
 
+#include "llvm/ADT/STLExtras.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+
 namespace mlir {
 namespace kiln {
 
@@ -27,6 +34,26 @@ protected:
   GeneratedKernel &kernel;
   ElementEmitter elements;
 };
+
+/// Whether every value fits a 32-bit int: then a kernel may compute those
+/// indices in int, which takes half the registers of long long (and keeps
+/// ptxas from spilling where 64-bit index arithmetic would).
+inline bool fitsInt32(std::initializer_list<int64_t> values) {
+  return llvm::all_of(values, [](int64_t v) { return v >= 0 && v <= INT32_MAX; });
+}
+
+/// The launch bounds of a kernel that keeps tiles in registers (matmul,
+/// convolution, attention). With only the block size, ptxas picks its own
+/// occupancy target and spills a few bytes to meet it where the PTX needs a
+/// few registers more (nvcc's PTX of these kernels does, NVRTC's of the same
+/// source happens not to). A minimum of resident blocks that leaves each
+/// thread kRegisterBudget of an SM's 64K registers (sm_70 to sm_90) sets
+/// the target instead, above what these kernels need.
+inline std::string tiledLaunchBounds(unsigned threads) {
+  constexpr unsigned kRegisterBudget = 96, kRegistersPerSM = 65536;
+  unsigned minBlocks = std::max(1u, kRegistersPerSM / (threads * kRegisterBudget));
+  return "__launch_bounds__(" + std::to_string(threads) + ", " + std::to_string(minBlocks) + ")";
+}
 
 /// A kernel that failed keeps only its reason: no half-written text.
 inline void discardIfFailed(GeneratedKernel &kernel) {

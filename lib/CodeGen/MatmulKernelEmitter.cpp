@@ -38,6 +38,18 @@ constexpr unsigned kTensorCoreThreads = 128; // 4 warps, 32x32 results each
 // Shared tile strides (elements) for wmma: multiples of 8 halves / 4
 // floats, padded so rows do not all start on the same bank.
 constexpr int64_t kLdA = kTileK + 8, kLdB = kTileN + 8, kLdC = kTileN + 4;
+// wmma::load_matrix_sync and store_matrix_sync take a 32-byte aligned
+// pointer and an ldm that is a multiple of 16 bytes. The tiles are declared
+// __align__(32), and each fragment starts a multiple of 32 bytes into its
+// tile: 16 rows down A or C, 8 rows down B (TF32's k step, f32 only), 16
+// columns across B or C, 8 columns across A (TF32).
+constexpr int64_t kWmmaAlign = 32;
+static_assert(kLdA % 8 == 0 && kLdB % 8 == 0 && kLdC % 4 == 0,
+              "wmma ldm: a multiple of 8 halves / 4 floats");
+static_assert((16 * kLdA * 2) % kWmmaAlign == 0 && (16 * kLdC * 4) % kWmmaAlign == 0 &&
+                  (8 * kLdB * 4) % kWmmaAlign == 0 && (16 * 2) % kWmmaAlign == 0 &&
+                  (8 * 4) % kWmmaAlign == 0,
+              "wmma fragment pointers must stay 32-byte aligned");
 constexpr int64_t kMaxBlocks = 65535;
 
 class MatmulEmitter : public KernelEmitter {
@@ -118,8 +130,16 @@ public:
     auto matrixStart = [&](RankedTensorType type) {
       return ElementEmitter::batchOffset(type, batchIndex);
     };
-    std::string aIndex = ta ? "gk * " + std::to_string(m) + "LL + gm" : "gm * " + std::to_string(k) + "LL + gk";
-    std::string bIndex = tb ? "gn * " + std::to_string(k) + "LL + gk" : "gk * " + std::to_string(n) + "LL + gn";
+    // Indices within the batch's matrices are 32-bit where all of them fit:
+    // 64-bit index arithmetic takes twice the registers, enough to make
+    // ptxas spill (at the 64 registers it aims for with nvcc's PTX).
+    bool narrow = fitsInt32({m * k, k * n, m * n, m + tileM, n + tileN, k + kTileK});
+    std::string I = narrow ? "int" : "long long", L = narrow ? "" : "LL";
+    auto narrowed = [&](const std::string &e) { return narrow ? "(int)(" + e + ")" : e; };
+    std::string aIndex = ta ? "gk * " + std::to_string(m) + L + " + gm"
+                            : "gm * " + std::to_string(k) + L + " + gk";
+    std::string bIndex = tb ? "gn * " + std::to_string(k) + L + " + gk"
+                            : "gk * " + std::to_string(n) + L + " + gn";
     std::string aName = "in" + std::to_string(lhs.getArgNumber());
     std::string bName = "in" + std::to_string(rhs.getArgNumber());
 
@@ -181,13 +201,17 @@ public:
     else
       os << "// slices of A and B in shared memory, 4x4 results per thread; the epilogue runs\n"
          << "// on the accumulator before the store.\n";
-    os << "extern \"C\" __global__ void __launch_bounds__(" << threads << ")\n"
+    os << "extern \"C\" __global__ void " << tiledLaunchBounds(threads) << "\n"
        << kernel.name << "(" << llvm::join(params, ",\n    ") << ") {\n";
     if (tensorCores)
       os << "  using namespace nvcuda;\n"
-         << "  KILN_SHARED(" << elem << ", tileA, " << tileM * kLdA << "); // [m][k], padded\n"
-         << "  KILN_SHARED(" << elem << ", tileB, " << kTileK * kLdB << "); // [k][n], padded\n"
-         << "  KILN_SHARED(float, tileC, " << tileM * kLdC << "); // the block's results\n"
+         << "  // wmma loads and stores need 32-byte aligned tiles.\n"
+         << "  KILN_SHARED_ALIGNED(" << elem << ", tileA, " << tileM * kLdA << ", " << kWmmaAlign
+         << "); // [m][k], padded\n"
+         << "  KILN_SHARED_ALIGNED(" << elem << ", tileB, " << kTileK * kLdB << ", " << kWmmaAlign
+         << "); // [k][n], padded\n"
+         << "  KILN_SHARED_ALIGNED(float, tileC, " << tileM * kLdC << ", " << kWmmaAlign
+         << "); // the block's results\n"
          << "  const int warp = threadIdx.x / 32, wm = warp / 2 * 32, wn = warp % 2 * 32;\n";
     else
       os << "  KILN_SHARED(float, tileA, " << kTileK * tileM << "); // [k][m]\n"
@@ -196,8 +220,10 @@ public:
          << ";\n";
     os << "  for (long long tile = blockIdx.x; tile < " << tiles << "LL; tile += gridDim.x) {\n"
        << "    const long long batch = tile / " << tilesM * tilesN << "LL;\n"
-       << "    const long long m0 = (tile / " << tilesN << "LL) % " << tilesM << "LL * " << tileM
-       << "LL, n0 = tile % " << tilesN << "LL * " << tileN << "LL;\n";
+       << "    const " << I << " m0 = "
+       << narrowed("(tile / " + std::to_string(tilesN) + "LL) % " + std::to_string(tilesM) + "LL")
+       << " * " << tileM << L << ", n0 = "
+       << narrowed("tile % " + std::to_string(tilesN) + "LL") << " * " << tileN << L << ";\n";
     for (const std::string &line : batchLines)
       os << "    " << line << "\n";
     std::string zero = tensorCores && !tf32 ? ElementEmitter::store(aType, "0.0f") : "0.0f";
@@ -210,21 +236,23 @@ public:
          << "        wmma::fill_fragment(acc[i][j], 0.0f);\n";
     else
       os << "    float acc[4][4] = {};\n";
-    os << "    for (long long k0 = 0; k0 < " << k << "LL; k0 += " << kTileK << ") {\n"
+    os << "    for (" << I << " k0 = 0; k0 < " << k << L << "; k0 += " << kTileK << ") {\n"
        << "      for (int e = threadIdx.x; e < " << tileM * kTileK << "; e += " << threads
        << ") {\n"
-       << "        const long long gm = m0 + e / " << kTileK << ", gk = k0 + e % " << kTileK << ";\n"
+       << "        const " << I << " gm = m0 + e / " << kTileK << ", gk = k0 + e % " << kTileK
+       << ";\n"
        << "        tileA[" << (tensorCores ? "(e / " + std::to_string(kTileK) + ") * " + std::to_string(kLdA) + " + e % " + std::to_string(kTileK)
                                         : "(e % " + std::to_string(kTileK) + ") * " + std::to_string(tileM) + " + e / " + std::to_string(kTileK))
-       << "] = (gm < " << m << "LL && gk < " << k << "LL) ? a[" << aIndex << "] : " << zero
+       << "] = (gm < " << m << L << " && gk < " << k << L << ") ? a[" << aIndex << "] : " << zero
        << ";\n"
        << "      }\n"
        << "      for (int e = threadIdx.x; e < " << kTileK * tileN << "; e += " << threads
        << ") {\n"
-       << "        const long long gk = k0 + e / " << tileN << ", gn = n0 + e % " << tileN << ";\n"
+       << "        const " << I << " gk = k0 + e / " << tileN << ", gn = n0 + e % " << tileN
+       << ";\n"
        << "        tileB[" << (tensorCores ? "(e / " + std::to_string(tileN) + ") * " + std::to_string(kLdB) + " + e % " + std::to_string(tileN)
                                         : std::string("e"))
-       << "] = (gk < " << k << "LL && gn < " << n << "LL) ? b[" << bIndex << "] : " << zero
+       << "] = (gk < " << k << L << " && gn < " << n << L << ") ? b[" << bIndex << "] : " << zero
        << ";\n"
        << "      }\n"
        << "      __syncthreads();\n";
@@ -271,26 +299,26 @@ public:
          << "    for (int e = threadIdx.x; e < " << tileM * tileN << "; e += " << threads << ") {\n"
          << "      const int r = e / " << tileN << ", c = e % " << tileN << ";\n"
          << "      {\n"
-         << "        const long long row = m0 + r, col = n0 + c;\n";
+         << "        const " << I << " row = m0 + r, col = n0 + c;\n";
     else
       os << "    for (int i = 0; i < 4; ++i)\n"
          << "      for (int j = 0; j < 4; ++j) {\n"
-         << "        const long long row = m0 + ty * 4 + i, col = n0 + tx * 4 + j;\n";
-    os << "        if (row >= " << m << "LL || col >= " << n << "LL)\n"
+         << "        const " << I << " row = m0 + ty * 4 + i, col = n0 + tx * 4 + j;\n";
+    os << "        if (row >= " << m << L << " || col >= " << n << L << ")\n"
        << "          continue;\n";
     for (const std::string &line : epilogue)
       os << "        " << line << "\n";
     Type outType = yield.getValues().front().getType();
     if (columns.size() == 1 && columns[0] == std::make_pair(int64_t(0), n)) {
-      os << "        out0[batch * " << m * n << "LL + row * " << n << "LL + col] = "
+      os << "        out0[batch * " << m * n << "LL + row * " << n << L << " + col] = "
          << ElementEmitter::store(outType, out) << ";\n";
     } else {
       os << "        const float result = " << out << ";\n";
       for (auto [k, range] : llvm::enumerate(columns)) {
         int64_t width = range.second - range.first;
         os << "        if (col >= " << range.first << "LL && col < " << range.second << "LL)\n"
-           << "          out" << k << "[batch * " << m * width << "LL + row * " << width
-           << "LL + col - " << range.first << "LL] = "
+           << "          out" << k << "[batch * " << m * width << "LL + row * " << width << L
+           << " + col - " << range.first << L << "] = "
            << ElementEmitter::store(yield.getValues()[k].getType(), "result") << ";\n";
       }
     }

@@ -19,6 +19,11 @@ using namespace mlir::kiln;
 
 namespace {
 
+/// cuBLASLt and cuDNN choose (and some of their kernels need) operands and
+/// workspaces on 256-byte boundaries, as cudaMalloc gives them; XLA and
+/// TensorRT align their buffers so too.
+constexpr int64_t kLibraryAlignment = 256;
+
 struct Block {
   int64_t offset, size;
   int64_t producer;              ///< step index
@@ -49,6 +54,9 @@ struct KilnAssignBuffersPass
         FailureOr<int64_t> bytes = bufferBytes(step, result);
         if (failed(bytes))
           return signalPassFailure();
+        int64_t align = usedByLibrary(step, result)
+                            ? std::max<int64_t>(alignment, kLibraryAlignment)
+                            : alignment;
         // Blocks still needed by a step not ordered before this one.
         SmallVector<const Block *> busy;
         for (const Block &b : blocks)
@@ -59,7 +67,7 @@ struct KilnAssignBuffersPass
         for (const Block *b : busy) {
           if (offset + *bytes <= b->offset)
             break;
-          offset = std::max(offset, b->offset + b->size);
+          offset = llvm::alignTo(std::max(offset, b->offset + b->size), align);
         }
         Block block{offset, *bytes, t, {}, false};
         for (Operation *user : result.getUsers()) {
@@ -85,8 +93,9 @@ struct KilnAssignBuffersPass
             std::max(workspace[step.getStream().value_or(0)], bytes);
     std::map<int64_t, int64_t> workspaceOffset;
     int64_t end = peak;
+    int64_t workspaceAlign = std::max<int64_t>(alignment, kLibraryAlignment);
     for (auto [stream, bytes] : workspace) {
-      workspaceOffset[stream] = (end + alignment - 1) / alignment * alignment;
+      workspaceOffset[stream] = llvm::alignTo(end, workspaceAlign);
       end = workspaceOffset[stream] + bytes;
     }
     for (exec::StepOp step : schedule->getSteps())
@@ -98,6 +107,18 @@ struct KilnAssignBuffersPass
     peak = end;
     func->setAttr("exec.arena_bytes", b.getI64IntegerAttr(peak));
     func->setAttr("exec.unshared_bytes", b.getI64IntegerAttr(unshared));
+  }
+
+  static bool isLibraryCall(Operation *op) {
+    return op->hasAttr(kGemmAttr) || op->hasAttr(kConvAttr);
+  }
+
+  /// Whether a library call writes or reads `value`.
+  static bool usedByLibrary(exec::StepOp step, Value value) {
+    return isLibraryCall(step) ||
+           llvm::any_of(value.getUsers(), [](Operation *user) {
+             return llvm::isa<exec::StepOp>(user) && isLibraryCall(user);
+           });
   }
 
   static int64_t workspaceBytes(exec::StepOp step) {

@@ -1,61 +1,39 @@
 //===- CudaDevice.cpp - steps on a GPU ------------------------------------===//
 
+#include "Device.h"
+
+#ifdef KILN_RUNTIME_HAVE_CUDA
+
 #include "CudaDevice.h"
 
 #include <cstring>
-#include <string>
-
-#ifdef KILN_RUNTIME_HAVE_CUDA
-#include <cuda_runtime_api.h>
-#include "SharedLibrary.h"
-#endif
 
 namespace kiln {
 namespace rt {
 
-#ifdef KILN_RUNTIME_HAVE_CUDA
-
-// The CUDA runtime functions kiln uses, resolved from libcudart at run time
-// (the header gives their types; nothing links against libcudart).
-#define KILN_CUDA_FUNCTIONS(X)                                                                 \
-  X(cudaGetDeviceCount) X(cudaSetDevice) X(cudaDeviceGetAttribute) X(cudaGetErrorString)       \
-  X(cudaMalloc) X(cudaFree) X(cudaMemcpy) X(cudaMemcpyAsync) X(cudaStreamCreateWithFlags)      \
-  X(cudaStreamDestroy)    \
-  X(cudaStreamSynchronize) X(cudaStreamWaitEvent) X(cudaEventCreateWithFlags)                  \
-  X(cudaEventRecord) X(cudaEventDestroy) X(cudaDeviceSynchronize) X(cudaLibraryLoadData)       \
-  X(cudaLibraryUnload) X(cudaLibraryGetKernel) X(cudaLaunchKernel) X(cudaEventElapsedTime)       \
-  X(cudaMallocHost) X(cudaFreeHost) X(cudaStreamBeginCapture) X(cudaStreamEndCapture)          \
-  X(cudaGraphInstantiate) X(cudaGraphLaunch) X(cudaGraphDestroy) X(cudaGraphExecDestroy)
-
-struct CudaDevice::Api {
-  SharedLibrary library;
-#define KILN_DECLARE(name) decltype(&::name) name = nullptr;
-  KILN_CUDA_FUNCTIONS(KILN_DECLARE)
-#undef KILN_DECLARE
-  /// "what: the CUDA error string".
-  Status check(cudaError_t error, const std::string &what) const {
-    if (error == cudaSuccess)
-      return Status::ok();
-    return Status::error(what + ": " + (cudaGetErrorString ? cudaGetErrorString(error) : "?") +
-                         " (CUDA error " + std::to_string(static_cast<int>(error)) + ")");
-  }
-};
-
-namespace {
-
-Result<std::unique_ptr<CudaDevice::Api>> openRuntime() {
-  auto api = std::make_unique<CudaDevice::Api>();
-  std::string why = api->library.open({"libcudart.so.13", "libcudart.so"});
+Result<std::unique_ptr<CudaApi>> CudaApi::open() {
+  auto api = std::make_unique<CudaApi>();
+  std::string why = api->library.open("CUDA runtime", {"libcudart.so.13", "libcudart.so"});
   if (!why.empty())
     return Status::error("--device=cuda needs the CUDA runtime (libcudart.so.13), which is not "
                          "installed here: " + why + "; use --device=cpu or --device=cuda-emu");
 #define KILN_RESOLVE(name)                                                                     \
   if (!api->library.resolve(#name, api->name))                                                 \
-    return Status::error("the CUDA runtime lacks " #name);
+    return Status::error("the CUDA runtime " + api->library.path() + " lacks " #name           \
+                         " (kiln needs CUDA 13)");
   KILN_CUDA_FUNCTIONS(KILN_RESOLVE)
 #undef KILN_RESOLVE
   return api;
 }
+
+Status CudaApi::check(cudaError_t error, const std::string &what) const {
+  if (error == cudaSuccess)
+    return Status::ok();
+  return Status::error(what + ": " + (cudaGetErrorString ? cudaGetErrorString(error) : "?") +
+                       " (CUDA error " + std::to_string(static_cast<int>(error)) + ")");
+}
+
+namespace {
 
 /// "sm_90" -> 90; -1 for anything else.
 int archNumber(const std::string &target) {
@@ -70,24 +48,48 @@ int archNumber(const std::string &target) {
 
 } // namespace
 
-Result<std::unique_ptr<CudaDevice>> CudaDevice::create(const Program &program, bool cudaGraph) {
-  if (cudaGraph)
-    for (size_t k = 0; k < program.steps.size(); ++k) {
-      const StepDesc &step = program.steps[k];
-      bool transfer = step.ops.size() == 1 && step.ops[0].name == "kiln.transfer";
-      if (!transfer && step.kernel.empty() && !step.gemm && !step.conv)
-        return Status::error("--cuda-graph: step #" + std::to_string(k) + " (" + step.name +
-                             ") runs on the host, which a CUDA graph cannot capture; run "
+Result<std::unique_ptr<Device>> createCudaDevice(const Program &program,
+                                                 const SessionOptions &options) {
+  auto device = CudaDevice::create(program, options);
+  if (!device)
+    return device.status();
+  return std::unique_ptr<Device>(std::move(*device));
+}
+
+Result<std::unique_ptr<CudaDevice>> CudaDevice::create(const Program &program,
+                                                       const SessionOptions &options) {
+  if (options.cudaGraph)
+    for (size_t k = 0; k < program.steps.size(); ++k)
+      if (!strcmp(stepCategory(program.steps[k]), "host"))
+        return Status::error("--cuda-graph: " + stepLabel(k, program.steps[k]) +
+                             " runs on the host, which a CUDA graph cannot capture; run "
                              "without --cuda-graph");
-    }
-  auto api = openRuntime();
+  auto api = CudaApi::open();
   if (!api)
     return api.status();
-  std::unique_ptr<CudaDevice> device(new CudaDevice());
+  std::unique_ptr<CudaDevice> device(new CudaDevice(program, options));
   device->api_ = std::move(*api);
-  device->graphMode_ = cudaGraph;
-  const Api &cuda = *device->api_;
+  Status st = device->selectGpu();
+  if (st)
+    st = device->loadCode();
+  if (st)
+    st = device->allocate();
+  if (!st)
+    return st;
+  auto address = [&](uint32_t value) { return device->deviceData(value); };
+  auto libraryCalls = CublasLtCalls::create(program, address, device->arena_);
+  if (!libraryCalls)
+    return libraryCalls.status();
+  device->libraryCalls_ = std::move(*libraryCalls);
+  auto dnnCalls = CudnnCalls::create(program, address, device->arena_);
+  if (!dnnCalls)
+    return dnnCalls.status();
+  device->dnnCalls_ = std::move(*dnnCalls);
+  return device;
+}
 
+Status CudaDevice::selectGpu() {
+  const CudaApi &cuda = *api_;
   int count = 0;
   cudaError_t error = cuda.cudaGetDeviceCount(&count);
   if (error != cudaSuccess || count == 0)
@@ -95,102 +97,110 @@ Result<std::unique_ptr<CudaDevice>> CudaDevice::create(const Program &program, b
         std::string("--device=cuda: no usable GPU here (") +
         (error != cudaSuccess ? cuda.cudaGetErrorString(error) : "no CUDA devices") +
         "); use --device=cpu or --device=cuda-emu");
-  Status st = cuda.check(cuda.cudaSetDevice(0), "cudaSetDevice");
-  int major = 0, minor = 0;
+  int ordinal = options_.deviceOrdinal;
+  if (ordinal < 0 || ordinal >= count)
+    return Status::error("--device=cuda:" + std::to_string(ordinal) + ": this machine has " +
+                         (count == 1 ? std::string("one GPU (cuda:0)")
+                                     : std::to_string(count) + " GPUs (cuda:0 to cuda:" +
+                                           std::to_string(count - 1) + ")"));
+  std::string which = "GPU cuda:" + std::to_string(ordinal);
+  Status st = cuda.check(cuda.cudaSetDevice(ordinal), "selecting " + which);
+  cudaDeviceProp properties;
+  std::memset(&properties, 0, sizeof(properties));
   if (st)
-    st = cuda.check(cuda.cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0),
-                    "compute capability");
-  if (st)
-    st = cuda.check(cuda.cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0),
-                    "compute capability");
+    st = cuda.check(cuda.cudaGetDeviceProperties(&properties, ordinal),
+                    "reading the properties of " + which);
   if (!st)
     return st;
-  int arch = major * 10 + minor;
+  arch_ = properties.major * 10 + properties.minor;
+  gpuName_ = std::string(properties.name, strnlen(properties.name, sizeof(properties.name))) +
+             ", " + std::to_string(properties.multiProcessorCount) + " SMs, " +
+             std::to_string(properties.totalGlobalMem >> 20) + " MiB";
+  return Status::ok();
+}
 
-  // The kernels: the cubin for this GPU, else the newest PTX it can JIT.
+Status CudaDevice::loadCode() {
+  const CudaApi &cuda = *api_;
   bool anyKernel = false;
-  for (const StepDesc &step : program.steps)
+  for (const StepDesc &step : program_.steps)
     anyKernel |= !step.kernel.empty();
-  if (anyKernel) {
-    const DeviceCodeDesc *chosen = nullptr;
-    int chosenArch = -1;
-    std::string available;
-    for (const DeviceCodeDesc &code : program.deviceCode) {
-      int codeArch = archNumber(code.target);
-      if (codeArch < 0)
-        continue;
-      available += (available.empty() ? "" : ", ") + code.target + " " + code.format;
-      if (code.size == 0)
-        continue;
-      // Architecture-specific code (sm_90a) runs only on that architecture.
-      bool specific = code.target.find_first_of("af", 3) != std::string::npos;
-      if (code.format == "cubin" && codeArch == arch) {
-        chosen = &code;
-        break;
-      }
-      bool terminated = code.data[code.size - 1] == '\0'; // PTX is text
-      if (code.format == "ptx" && terminated && !specific && codeArch <= arch &&
-          codeArch > chosenArch) {
-        chosen = &code;
-        chosenArch = codeArch;
-      }
+  kernels_.assign(program_.steps.size(), nullptr);
+  if (!anyKernel)
+    return Status::ok();
+  // The cubin for this GPU, else the newest PTX it can JIT.
+  int chosenArch = -1;
+  std::string available;
+  for (const DeviceCodeDesc &code : program_.deviceCode) {
+    int codeArch = archNumber(code.target);
+    if (codeArch < 0)
+      continue;
+    available += (available.empty() ? "" : ", ") + code.target + " " + code.format;
+    if (code.size == 0)
+      continue;
+    // Architecture-specific code (sm_90a) runs only on that architecture.
+    bool specific = code.target.find_first_of("af", 3) != std::string::npos;
+    if (code.format == "cubin" && codeArch == arch_) {
+      code_ = &code;
+      break;
     }
-    if (!chosen)
-      return Status::error("this GPU is sm_" + std::to_string(arch) +
-                           " but the executable has code only for: " +
-                           (available.empty() ? std::string("none") : available) +
-                           "; recompile with kilnc --target=cuda --arch=sm_" +
-                           std::to_string(arch));
-    cudaLibrary_t library = nullptr;
-    st = cuda.check(cuda.cudaLibraryLoadData(&library, chosen->data, nullptr, nullptr, 0, nullptr,
-                                             nullptr, 0),
-                    "loading the " + chosen->target + " " + chosen->format);
-    if (!st)
-      return st;
-    device->library_ = library;
-  }
-  for (const StepDesc &step : program.steps) {
-    void *kernel = nullptr;
-    if (!step.kernel.empty()) {
-      cudaKernel_t k = nullptr;
-      st = cuda.check(cuda.cudaLibraryGetKernel(&k, static_cast<cudaLibrary_t>(device->library_),
-                                                step.kernel.c_str()),
-                      "kernel " + step.kernel);
-      if (!st)
-        return st;
-      kernel = reinterpret_cast<void *>(k);
+    bool terminated = code.data[code.size - 1] == '\0'; // PTX is text
+    if (code.format == "ptx" && terminated && !specific && codeArch <= arch_ &&
+        codeArch > chosenArch) {
+      code_ = &code;
+      chosenArch = codeArch;
     }
-    device->kernels_.push_back(kernel);
   }
+  // What other stacks report later as "invalid device function".
+  if (!code_)
+    return Status::error("this GPU (" + gpuName_ + ") is sm_" + std::to_string(arch_) +
+                         " but the executable has code only for: " +
+                         (available.empty() ? std::string("none") : available) +
+                         "; recompile with kilnc --target=cuda --arch=sm_" +
+                         std::to_string(arch_));
+  Status st = cuda.check(
+      cuda.cudaLibraryLoadData(&library_, code_->data, nullptr, nullptr, 0, nullptr, nullptr, 0),
+      "loading the executable's " + code_->target + " " + code_->format + " on sm_" +
+          std::to_string(arch_));
+  for (size_t k = 0; st && k < program_.steps.size(); ++k)
+    if (!program_.steps[k].kernel.empty())
+      st = cuda.check(
+          cuda.cudaLibraryGetKernel(&kernels_[k], library_, program_.steps[k].kernel.c_str()),
+          stepLabel(k, program_.steps[k]) + ": finding its kernel in the " + code_->target + " " +
+              code_->format);
+  return st;
+}
 
-  // Streams, events and memory.
+Status CudaDevice::allocate() {
+  const CudaApi &cuda = *api_;
+  const Program &program = program_;
+  Status st = Status::ok();
+  // Non-blocking: the legacy default stream (which a library or a plain
+  // cudaMemcpy may use) must not order against the plan, or invalidate a
+  // graph capture; the fork and join events order everything.
   for (uint32_t s = 0; s < program.numStreams && st; ++s) {
     cudaStream_t stream = nullptr;
-    // Blocking streams: they order against the default stream, which
-    // carries the synchronous host-device copies.
-    st = cuda.check(cuda.cudaStreamCreateWithFlags(&stream, cudaStreamDefault), "stream");
-    device->streams_.push_back(stream);
+    st = cuda.check(cuda.cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
+                    "creating stream " + std::to_string(s));
+    streams_.push_back(stream);
   }
-  for (uint32_t e = 0; e < program.numEvents && st; ++e) {
-    cudaEvent_t event = nullptr;
-    st = cuda.check(cuda.cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "event");
-    device->events_.push_back(event);
-  }
-  // A graph capture forks from stream 0 and joins back to it.
-  for (uint32_t e = 0; cudaGraph && e < program.numStreams && st; ++e) {
-    cudaEvent_t event = nullptr;
-    st = cuda.check(cuda.cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "event");
-    device->forkJoinEvents_.push_back(event);
-  }
-  // Timing events: the run's start, and each step's start and end, for
-  // per-step timings and --trace.
-  for (size_t e = 0; e < 1 + 2 * program.steps.size() && st; ++e) {
-    cudaEvent_t event = nullptr;
-    st = cuda.check(cuda.cudaEventCreateWithFlags(&event, cudaEventDefault), "timing event");
-    device->timingEvents_.push_back(event);
-  }
+  auto createEvents = [&](std::vector<cudaEvent_t> &events, size_t count, unsigned flags,
+                          const char *what) {
+    for (size_t e = 0; e < count && st; ++e) {
+      cudaEvent_t event = nullptr;
+      st = cuda.check(cuda.cudaEventCreateWithFlags(&event, flags), what);
+      events.push_back(event);
+    }
+  };
+  createEvents(events_, program.numEvents, cudaEventDisableTiming, "creating an event");
+  createEvents(forkJoinEvents_, program.numStreams, cudaEventDisableTiming,
+               "creating a fork/join event");
+  // Timing events only when asked: two per step cost a record each and a
+  // read-back after every run.
+  if (options_.stepTimings)
+    createEvents(timingEvents_, 1 + 2 * program.steps.size(), cudaEventDefault,
+                 "creating a timing event");
   if (st && program.arenaBytes > 0)
-    st = cuda.check(cuda.cudaMalloc(reinterpret_cast<void **>(&device->arena_), program.arenaBytes),
+    st = cuda.check(cuda.cudaMalloc(reinterpret_cast<void **>(&arena_), program.arenaBytes),
                     "allocating the " + std::to_string(program.arenaBytes) + "-byte arena");
   for (const WeightDesc &w : program.weights) {
     if (!st)
@@ -198,7 +208,7 @@ Result<std::unique_ptr<CudaDevice>> CudaDevice::create(const Program &program, b
     uint8_t *copy = nullptr;
     st = cuda.check(cuda.cudaMalloc(reinterpret_cast<void **>(&copy), w.size ? w.size : 1),
                     "allocating weight " + w.name);
-    device->weights_.push_back(copy);
+    weights_.push_back(copy);
     if (st && w.size)
       st = cuda.check(cuda.cudaMemcpy(copy, w.data, w.size, cudaMemcpyHostToDevice),
                       "copying weight " + w.name);
@@ -210,11 +220,11 @@ Result<std::unique_ptr<CudaDevice>> CudaDevice::create(const Program &program, b
     size_t bytes = static_cast<size_t>(input.byteSize());
     st = cuda.check(cuda.cudaMalloc(reinterpret_cast<void **>(&buffer), bytes ? bytes : 1),
                     "allocating input " + input.name);
-    device->inputBuffers_.push_back(buffer);
+    inputBuffers_.push_back(buffer);
     if (st)
       st = cuda.check(cuda.cudaMallocHost(reinterpret_cast<void **>(&staging), bytes ? bytes : 1),
                       "allocating pinned staging for input " + input.name);
-    device->stagingIn_.push_back(staging);
+    stagingIn_.push_back(staging);
   }
   for (const TensorSpec &output : program.outputs) {
     if (!st)
@@ -223,25 +233,13 @@ Result<std::unique_ptr<CudaDevice>> CudaDevice::create(const Program &program, b
     size_t bytes = static_cast<size_t>(output.byteSize());
     st = cuda.check(cuda.cudaMallocHost(reinterpret_cast<void **>(&staging), bytes ? bytes : 1),
                     "allocating pinned staging for output " + output.name);
-    device->stagingOut_.push_back(staging);
+    stagingOut_.push_back(staging);
   }
-  if (!st)
-    return st;
-  auto libraryCalls = CublasLtCalls::create(
-      program, [&](uint32_t value) { return device->deviceData(program, value); }, device->arena_);
-  if (!libraryCalls)
-    return libraryCalls.status();
-  device->libraryCalls_ = std::move(*libraryCalls);
-  auto dnnCalls = CudnnCalls::create(
-      program, [&](uint32_t value) { return device->deviceData(program, value); }, device->arena_);
-  if (!dnnCalls)
-    return dnnCalls.status();
-  device->dnnCalls_ = std::move(*dnnCalls);
-  return device;
+  return st;
 }
 
-uint8_t *CudaDevice::deviceData(const Program &program, uint32_t value) const {
-  const ValueDesc &v = program.values[value];
+uint8_t *CudaDevice::deviceData(uint32_t value) const {
+  const ValueDesc &v = program_.values[value];
   switch (v.kind) {
   case ValueKind::Input:
     return inputBuffers_[v.index];
@@ -256,30 +254,24 @@ uint8_t *CudaDevice::deviceData(const Program &program, uint32_t value) const {
 CudaDevice::~CudaDevice() {
   if (!api_)
     return;
-  const Api &cuda = *api_;
+  const CudaApi &cuda = *api_;
   cuda.cudaDeviceSynchronize();
+  graph_.reset();
   libraryCalls_.reset();
   dnnCalls_.reset();
-  for (void *e : events_)
-    if (e)
-      cuda.cudaEventDestroy(static_cast<cudaEvent_t>(e));
-  for (void *e : timingEvents_)
-    if (e)
-      cuda.cudaEventDestroy(static_cast<cudaEvent_t>(e));
-  for (void *e : forkJoinEvents_)
-    if (e)
-      cuda.cudaEventDestroy(static_cast<cudaEvent_t>(e));
-  if (graphExec_)
-    cuda.cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(graphExec_));
+  for (auto *events : {&events_, &forkJoinEvents_, &timingEvents_})
+    for (cudaEvent_t e : *events)
+      if (e)
+        cuda.cudaEventDestroy(e);
   for (uint8_t *p : stagingIn_)
     if (p)
       cuda.cudaFreeHost(p);
   for (uint8_t *p : stagingOut_)
     if (p)
       cuda.cudaFreeHost(p);
-  for (void *s : streams_)
+  for (cudaStream_t s : streams_)
     if (s)
-      cuda.cudaStreamDestroy(static_cast<cudaStream_t>(s));
+      cuda.cudaStreamDestroy(s);
   for (uint8_t *p : weights_)
     cuda.cudaFree(p);
   for (uint8_t *p : inputBuffers_)
@@ -287,244 +279,255 @@ CudaDevice::~CudaDevice() {
   if (arena_)
     cuda.cudaFree(arena_);
   if (library_)
-    cuda.cudaLibraryUnload(static_cast<cudaLibrary_t>(library_));
+    cuda.cudaLibraryUnload(library_);
 }
 
-/// Queues every step on the plan's streams, with timing events around each.
-Status CudaDevice::enqueueSteps(const Program &program) {
-  const Api &cuda = *api_;
-  auto timingEvent = [&](size_t k) { return static_cast<cudaEvent_t>(timingEvents_[k]); };
-  auto deviceData = [&](uint32_t value) { return this->deviceData(program, value); };
-  for (size_t index = 0; index < program.steps.size(); ++index) {
-    const StepDesc &step = program.steps[index];
-    std::string what = "step #" + std::to_string(index) + " (" + step.name + ")";
-    auto stream = static_cast<cudaStream_t>(streams_[step.stream]);
-    for (uint32_t e : step.waits) {
-      Status st = cuda.check(cuda.cudaStreamWaitEvent(stream, static_cast<cudaEvent_t>(events_[e]), 0),
-                             what + ": waiting");
-      if (!st)
-        return st;
-    }
-    Status timed = cuda.check(cuda.cudaEventRecord(timingEvent(1 + 2 * index), stream), what + ": timing");
-    if (!timed)
-      return timed;
-    bool transfer = step.ops.size() == 1 && step.ops[0].name == "kiln.transfer" &&
-                    step.inputs.size() == 1 && step.outputs.size() == 1;
-    if (transfer) {
-      // Every buffer lives on the GPU: a transfer is one copy on the stream.
-      size_t bytes = static_cast<size_t>(program.values[step.outputs[0]].type.byteSize());
-      Status st = bytes == 0 ? Status::ok()
-                             : cuda.check(cuda.cudaMemcpyAsync(deviceData(step.outputs[0]),
-                                                               deviceData(step.inputs[0]), bytes,
-                                                               cudaMemcpyDeviceToDevice, stream),
-                                          what + ": copying");
-      if (!st)
-        return st;
-    } else if (libraryCalls_->has(index)) {
-      Status st = libraryCalls_->run(index, stream);
-      if (!st)
-        return st;
-    } else if (dnnCalls_->has(index)) {
-      Status st = dnnCalls_->run(index, stream);
-      if (!st)
-        return st;
-    } else if (kernels_[index]) {
-      std::vector<void *> pointers;
-      for (uint32_t k : step.kernelInputs)
-        pointers.push_back(deviceData(step.inputs[k]));
-      for (uint32_t out : step.outputs)
-        pointers.push_back(deviceData(out));
-      std::vector<void *> args;
-      for (void *&p : pointers)
-        args.push_back(&p);
-      Status st = cuda.check(cuda.cudaLaunchKernel(kernels_[index], dim3(step.grid), dim3(step.block),
-                                                   args.data(), 0, stream),
-                             what + ": launching " + step.kernel);
-      if (!st)
-        return st;
-    } else {
-      // Host fallback: wait for the stream, compute on copies, copy back.
-      Status st = cuda.check(cuda.cudaStreamSynchronize(stream), what);
-      std::vector<std::vector<uint8_t>> hostIn, hostOut;
-      std::vector<const uint8_t *> in;
-      std::vector<uint8_t *> out;
-      for (uint32_t v : step.inputs) {
-        hostIn.emplace_back(static_cast<size_t>(program.values[v].type.byteSize()));
-        if (st && !hostIn.back().empty())
-          st = cuda.check(cuda.cudaMemcpy(hostIn.back().data(), deviceData(v), hostIn.back().size(),
-                                          cudaMemcpyDeviceToHost),
-                          what + ": copying an input to the host");
-      }
-      for (uint32_t v : step.outputs)
-        hostOut.emplace_back(static_cast<size_t>(program.values[v].type.byteSize()));
-      for (auto &b : hostIn)
-        in.push_back(b.data());
-      for (auto &b : hostOut)
-        out.push_back(b.data());
+Status CudaDevice::recordTiming(size_t event, cudaStream_t stream, bool capturing) {
+  if (timingEvents_.empty())
+    return Status::ok();
+  // Under capture a plain record makes no graph node, and the replay would
+  // leave the event unrecorded: an external record is a node.
+  return api_->check(api_->cudaEventRecordWithFlags(timingEvents_[event], stream,
+                                                    capturing ? cudaEventRecordExternal
+                                                              : cudaEventRecordDefault),
+                     "recording a timing event");
+}
+
+Status CudaDevice::enqueueSchedule(bool capturing) {
+  const CudaApi &cuda = *api_;
+  cudaStream_t origin = streams_[0];
+  Status st = recordTiming(0, origin, capturing);
+  // Fork: every stream starts after what stream 0 queued so far (the inputs).
+  if (st && streams_.size() > 1)
+    st = cuda.check(cuda.cudaEventRecord(forkJoinEvents_[0], origin), "forking the streams");
+  for (size_t s = 1; st && s < streams_.size(); ++s)
+    st = cuda.check(cuda.cudaStreamWaitEvent(streams_[s], forkJoinEvents_[0], 0),
+                    "forking the streams");
+  for (size_t index = 0; st && index < program_.steps.size(); ++index) {
+    const StepDesc &step = program_.steps[index];
+    cudaStream_t stream = streams_[step.stream];
+    for (uint32_t e : step.waits)
       if (st)
-        st = runStepOnCpu(program, step, in, out);
-      for (size_t k = 0; st && k < step.outputs.size(); ++k)
-        if (!hostOut[k].empty())
-          st = cuda.check(cuda.cudaMemcpy(deviceData(step.outputs[k]), hostOut[k].data(),
-                                          hostOut[k].size(), cudaMemcpyHostToDevice),
-                          what + ": copying an output to the device");
-      if (!st)
-        return st;
-    }
-    timed = cuda.check(cuda.cudaEventRecord(timingEvent(2 + 2 * index), stream), what + ": timing");
-    if (!timed)
-      return timed;
-    if (step.event >= 0) {
-      Status st = cuda.check(cuda.cudaEventRecord(static_cast<cudaEvent_t>(events_[step.event]), stream),
-                             what + ": signalling");
-      if (!st)
-        return st;
-    }
+        st = cuda.check(cuda.cudaStreamWaitEvent(stream, events_[e], 0),
+                        stepLabel(index, step) + ": waiting for event e" + std::to_string(e));
+    if (st)
+      st = recordTiming(1 + 2 * index, stream, capturing);
+    if (st)
+      st = enqueueStep(index, stream);
+    if (st)
+      st = recordTiming(2 + 2 * index, stream, capturing);
+    if (st && step.event >= 0)
+      st = cuda.check(cuda.cudaEventRecord(events_[step.event], stream),
+                      stepLabel(index, step) + ": signalling event e" +
+                          std::to_string(step.event));
+    if (st && options_.syncEachStep)
+      st = cuda.check(cuda.cudaStreamSynchronize(stream),
+                      stepLabel(index, step) + ": failed while running (--sync-each-step)");
   }
-  return Status::ok();
+  // Join: stream 0 goes on only after every stream's last step.
+  for (size_t s = 1; st && s < streams_.size(); ++s) {
+    st = cuda.check(cuda.cudaEventRecord(forkJoinEvents_[s], streams_[s]), "joining the streams");
+    if (st)
+      st = cuda.check(cuda.cudaStreamWaitEvent(origin, forkJoinEvents_[s], 0),
+                      "joining the streams");
+  }
+  return st;
 }
 
-Status CudaDevice::run(const Program &program, const std::vector<std::vector<uint8_t>> &inputs,
-                       std::vector<std::vector<uint8_t>> &outputs,
+Status CudaDevice::enqueueStep(size_t index, cudaStream_t stream) {
+  const CudaApi &cuda = *api_;
+  const StepDesc &step = program_.steps[index];
+  if (isTransferStep(step)) {
+    // Every buffer lives on the GPU: a transfer is one copy on the stream.
+    size_t bytes = static_cast<size_t>(program_.values[step.outputs[0]].type.byteSize());
+    if (bytes == 0)
+      return Status::ok();
+    return cuda.check(cuda.cudaMemcpyAsync(deviceData(step.outputs[0]),
+                                           deviceData(step.inputs[0]), bytes,
+                                           cudaMemcpyDeviceToDevice, stream),
+                      stepLabel(index, step) + ": copying");
+  }
+  if (libraryCalls_->has(index))
+    return libraryCalls_->run(index, stream);
+  if (dnnCalls_->has(index))
+    return dnnCalls_->run(index, stream);
+  if (kernels_[index]) {
+    std::vector<void *> pointers;
+    for (uint32_t k : step.kernelInputs)
+      pointers.push_back(deviceData(step.inputs[k]));
+    for (uint32_t out : step.outputs)
+      pointers.push_back(deviceData(out));
+    std::vector<void *> args;
+    for (void *&p : pointers)
+      args.push_back(&p);
+    return cuda.check(cuda.cudaLaunchKernel(reinterpret_cast<const void *>(kernels_[index]),
+                                            dim3(step.grid), dim3(step.block), args.data(), 0,
+                                            stream),
+                      stepLabel(index, step) + ": launching <<<" + std::to_string(step.grid) +
+                          ", " + std::to_string(step.block) + ">>>");
+  }
+  return runOnHost(index, stream);
+}
+
+/// The host fallback: the step's stream delivers its inputs, the CPU
+/// backend computes, the outputs go back on the same stream.
+Status CudaDevice::runOnHost(size_t index, cudaStream_t stream) {
+  const CudaApi &cuda = *api_;
+  const StepDesc &step = program_.steps[index];
+  std::string what = stepLabel(index, step);
+  std::vector<std::vector<uint8_t>> hostIn, hostOut;
+  Status st = Status::ok();
+  for (uint32_t v : step.inputs) {
+    hostIn.emplace_back(static_cast<size_t>(program_.values[v].type.byteSize()));
+    if (st && !hostIn.back().empty())
+      st = cuda.check(cuda.cudaMemcpyAsync(hostIn.back().data(), deviceData(v),
+                                           hostIn.back().size(), cudaMemcpyDeviceToHost, stream),
+                      what + ": copying an input to the host");
+  }
+  if (st)
+    st = cuda.check(cuda.cudaStreamSynchronize(stream), what + ": waiting for its inputs");
+  std::vector<const uint8_t *> in;
+  std::vector<uint8_t *> out;
+  for (uint32_t v : step.outputs)
+    hostOut.emplace_back(static_cast<size_t>(program_.values[v].type.byteSize()));
+  for (auto &b : hostIn)
+    in.push_back(b.data());
+  for (auto &b : hostOut)
+    out.push_back(b.data());
+  if (st)
+    st = runStepOnCpu(program_, step, in, out);
+  for (size_t k = 0; st && k < step.outputs.size(); ++k)
+    if (!hostOut[k].empty())
+      st = cuda.check(cuda.cudaMemcpyAsync(deviceData(step.outputs[k]), hostOut[k].data(),
+                                           hostOut[k].size(), cudaMemcpyHostToDevice, stream),
+                      what + ": copying an output to the device");
+  // The host buffers die here: their copies must be done.
+  if (st)
+    st = cuda.check(cuda.cudaStreamSynchronize(stream), what + ": copying its outputs back");
+  return st;
+}
+
+Status CudaDevice::run(const std::vector<std::vector<uint8_t>> &inputs,
                        std::vector<StepTiming> *timings) {
-  const Api &cuda = *api_;
-  auto timingEvent = [&](size_t k) { return static_cast<cudaEvent_t>(timingEvents_[k]); };
+  const CudaApi &cuda = *api_;
+  cudaStream_t origin = streams_[0];
   // On an error, let what was queued finish before anyone reuses buffers.
   bool finished = false;
   struct DrainOnError {
-    const Api &cuda;
+    const CudaApi &cuda;
     bool &finished;
     ~DrainOnError() {
       if (!finished)
         cuda.cudaDeviceSynchronize();
     }
   } drain{cuda, finished};
-  // Inputs go through pinned staging buffers, so the copies are DMA on the
-  // legacy default stream, which the plan's (blocking) streams wait for.
-  for (size_t k = 0; k < inputs.size(); ++k)
+  Status st = Status::ok();
+  for (size_t k = 0; st && k < inputs.size(); ++k)
     if (!inputs[k].empty()) {
       std::memcpy(stagingIn_[k], inputs[k].data(), inputs[k].size());
-      Status st = cuda.check(cuda.cudaMemcpyAsync(inputBuffers_[k], stagingIn_[k], inputs[k].size(),
-                                                  cudaMemcpyHostToDevice, nullptr),
-                             "copying input " + program.inputs[k].name);
-      if (!st)
-        return st;
+      st = cuda.check(cuda.cudaMemcpyAsync(inputBuffers_[k], stagingIn_[k], inputs[k].size(),
+                                           cudaMemcpyHostToDevice, origin),
+                      "copying input '" + program_.inputs[k].name + "' to the GPU");
     }
-  auto stream0 = static_cast<cudaStream_t>(streams_[0]);
-  if (!graphMode_) {
-    Status st = cuda.check(cuda.cudaEventRecord(timingEvent(0), nullptr), "timing the run");
-    if (st)
-      st = enqueueSteps(program);
-    if (!st)
-      return st;
-  } else {
-    if (!graphExec_) {
-      // Capture the whole schedule once: stream 0 starts the capture, the
-      // other streams join it through an event and stream 0 waits for
-      // them at the end, so the graph holds every stream's work.
-      Status st = cuda.check(cuda.cudaStreamBeginCapture(stream0, cudaStreamCaptureModeThreadLocal),
-                             "capturing a CUDA graph");
-      if (st)
-        st = cuda.check(cuda.cudaEventRecord(timingEvent(0), stream0), "timing the run");
-      if (st)
-        st = cuda.check(cuda.cudaEventRecord(static_cast<cudaEvent_t>(forkJoinEvents_[0]), stream0),
-                        "forking the capture");
-      for (size_t s = 1; st && s < streams_.size(); ++s)
-        st = cuda.check(cuda.cudaStreamWaitEvent(static_cast<cudaStream_t>(streams_[s]),
-                                                 static_cast<cudaEvent_t>(forkJoinEvents_[0]), 0),
-                        "forking the capture");
-      if (st)
-        st = enqueueSteps(program);
-      for (size_t s = 1; st && s < streams_.size(); ++s) {
-        st = cuda.check(cuda.cudaEventRecord(static_cast<cudaEvent_t>(forkJoinEvents_[s]),
-                                             static_cast<cudaStream_t>(streams_[s])),
-                        "joining the capture");
-        if (st)
-          st = cuda.check(cuda.cudaStreamWaitEvent(stream0, static_cast<cudaEvent_t>(forkJoinEvents_[s]), 0),
-                          "joining the capture");
-      }
-      cudaGraph_t graph = nullptr;
-      Status ended = cuda.check(cuda.cudaStreamEndCapture(stream0, &graph), "capturing a CUDA graph");
-      if (st)
-        st = ended;
-      if (st) {
-        cudaGraphExec_t exec = nullptr;
-        st = cuda.check(cuda.cudaGraphInstantiate(&exec, graph, 0), "instantiating the CUDA graph");
-        graphExec_ = exec;
-      }
-      if (graph)
-        cuda.cudaGraphDestroy(graph);
-      if (!st)
-        return st;
-    }
-    Status st = cuda.check(cuda.cudaGraphLaunch(static_cast<cudaGraphExec_t>(graphExec_), stream0),
-                           "launching the CUDA graph");
-    if (!st)
-      return st;
+  // With --cuda-graph: the first run eagerly (the driver loads modules
+  // lazily, which a capture cannot do), the second captures, later ones
+  // replay.
+  if (st && options_.cudaGraph && runs_ >= 1 && !graph_) {
+    auto graph = CudaGraph::capture(cuda, origin, [&] { return enqueueSchedule(true); });
+    if (!graph)
+      return graph.status();
+    graph_ = std::move(*graph);
   }
-  // Results come back through pinned buffers on the legacy stream, which
-  // waits for every blocking stream's work.
-  outputs.resize(program.outputValues.size());
-  for (size_t k = 0; k < program.outputValues.size(); ++k) {
-    outputs[k].resize(static_cast<size_t>(program.outputs[k].byteSize()));
-    if (outputs[k].empty())
-      continue;
-    Status st = cuda.check(cuda.cudaMemcpyAsync(stagingOut_[k], deviceData(program, program.outputValues[k]),
-                                                outputs[k].size(), cudaMemcpyDeviceToHost, nullptr),
-                           "copying output " + program.outputs[k].name);
-    if (!st)
-      return st;
+  if (st)
+    st = graph_ ? graph_->launch(origin) : enqueueSchedule(false);
+  for (size_t k = 0; st && k < program_.outputValues.size(); ++k) {
+    size_t bytes = static_cast<size_t>(program_.outputs[k].byteSize());
+    if (bytes)
+      st = cuda.check(cuda.cudaMemcpyAsync(stagingOut_[k], deviceData(program_.outputValues[k]),
+                                           bytes, cudaMemcpyDeviceToHost, origin),
+                      "copying output '" + program_.outputs[k].name + "' to the host");
   }
-  Status st = cuda.check(cuda.cudaDeviceSynchronize(), "running the executable on the GPU");
+  if (!st)
+    return st;
+  st = cuda.check(cuda.cudaStreamSynchronize(origin),
+                  "running the executable on the GPU (an asynchronous error from one of its " +
+                      std::to_string(program_.steps.size()) +
+                      " steps; --sync-each-step names the step)");
   finished = true;
-  for (size_t k = 0; st && k < outputs.size(); ++k)
-    if (!outputs[k].empty())
-      std::memcpy(outputs[k].data(), stagingOut_[k], outputs[k].size());
-  if (st && timings) {
-    // Device time of every step since the run's start.
-    timings->clear();
-    for (size_t index = 0; st && index < program.steps.size(); ++index) {
-      float startMs = 0, endMs = 0;
-      st = cuda.check(cuda.cudaEventElapsedTime(&startMs, timingEvent(0), timingEvent(1 + 2 * index)),
-                      "timing step #" + std::to_string(index));
-      if (st)
-        st = cuda.check(cuda.cudaEventElapsedTime(&endMs, timingEvent(0), timingEvent(2 + 2 * index)),
-                        "timing step #" + std::to_string(index));
-      const StepDesc &step = program.steps[index];
-      bool copy = step.ops.size() == 1 && step.ops[0].name == "kiln.transfer";
-      timings->push_back({index, step.name, static_cast<int>(step.stream), 1000.0 * startMs,
-                          1000.0 * endMs,
-                          copy                         ? "copy"
-                          : libraryCalls_->has(index) ? "cuBLASLt"
-                          : dnnCalls_->has(index)     ? "cuDNN"
-                          : kernels_[index]            ? "kernel"
-                                                       : "host"});
-    }
-  }
+  ++runs_;
+  if (st && timings)
+    st = readTimings(*timings);
   return st;
 }
 
+Status CudaDevice::readTimings(std::vector<StepTiming> &timings) const {
+  const CudaApi &cuda = *api_;
+  timings.clear();
+  if (timingEvents_.empty())
+    return Status::error("step timings were not asked for when the session was created");
+  for (size_t index = 0; index < program_.steps.size(); ++index) {
+    const StepDesc &step = program_.steps[index];
+    float startMs = 0, endMs = 0;
+    Status st = cuda.check(cuda.cudaEventElapsedTime(&startMs, timingEvents_[0],
+                                                     timingEvents_[1 + 2 * index]),
+                           "timing " + stepLabel(index, step));
+    if (st)
+      st = cuda.check(cuda.cudaEventElapsedTime(&endMs, timingEvents_[0],
+                                                timingEvents_[2 + 2 * index]),
+                      "timing " + stepLabel(index, step));
+    if (!st)
+      return st;
+    timings.push_back({index, step.name, static_cast<int>(step.stream), 1000.0 * startMs,
+                       1000.0 * endMs, stepCategory(step)});
+  }
+  return Status::ok();
+}
+
+const uint8_t *CudaDevice::outputData(size_t index) const {
+  return index < stagingOut_.size() ? stagingOut_[index] : nullptr;
+}
+
+std::string CudaDevice::describe() const {
+  const CudaApi &cuda = *api_;
+  int runtimeVersion = 0, driverVersion = 0;
+  cuda.cudaRuntimeGetVersion(&runtimeVersion);
+  cuda.cudaDriverGetVersion(&driverVersion);
+  auto version = [](int v) {
+    return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+  };
+  std::string s = "device cuda:" + std::to_string(options_.deviceOrdinal) + " " + gpuName_ +
+                  ", sm_" + std::to_string(arch_) + "\n";
+  s += "  CUDA runtime " + version(runtimeVersion) + ", driver " + version(driverVersion) + "\n";
+  s += "  code: " + (code_ ? code_->target + " " + code_->format : std::string("none (no kernels)")) +
+       "\n";
+  s += "  streams: " + std::to_string(streams_.size()) + " (non-blocking)" +
+       (options_.cudaGraph ? ", replayed as a CUDA graph" : "") + "\n";
+  for (size_t k = 0; k < program_.steps.size(); ++k) {
+    std::string call = libraryCalls_->has(k) ? libraryCalls_->describe(k)
+                       : dnnCalls_->has(k)   ? dnnCalls_->describe(k)
+                                             : "";
+    if (!call.empty())
+      s += "  step #" + std::to_string(k) + ": " + call + "\n";
+  }
+  for (const auto &[what, path] : loadedVendorLibraries())
+    s += "  loaded " + what + ": " + path + "\n";
+  return s;
+}
+
+} // namespace rt
+} // namespace kiln
+
 #else // no CUDA headers at build time
 
-struct CudaDevice::Api {};
+namespace kiln {
+namespace rt {
 
-Result<std::unique_ptr<CudaDevice>> CudaDevice::create(const Program &, bool) {
+Result<std::unique_ptr<Device>> createCudaDevice(const Program &, const SessionOptions &) {
   return Status::error("--device=cuda: this kiln was built without the CUDA toolkit; use "
                        "--device=cpu or --device=cuda-emu");
 }
 
-CudaDevice::~CudaDevice() = default;
-
-uint8_t *CudaDevice::deviceData(const Program &, uint32_t) const { return nullptr; }
-
-Status CudaDevice::enqueueSteps(const Program &) { return Status::error("no CUDA support"); }
-
-Status CudaDevice::run(const Program &, const std::vector<std::vector<uint8_t>> &,
-                       std::vector<std::vector<uint8_t>> &, std::vector<StepTiming> *) {
-  return Status::error("no CUDA support in this build");
-}
-
-#endif
-
 } // namespace rt
 } // namespace kiln
+
+#endif

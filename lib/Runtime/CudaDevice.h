@@ -1,19 +1,22 @@
 //===- CudaDevice.h - steps on a GPU ----------------------------*- C++ -*-===//
 //
-// The CUDA device: the CUDA runtime is loaded with dlopen when a session
-// asks for it, so kiln-run and standalone programs start (and run on the
-// CPU) on machines without the toolkit or a driver, and say clearly why
-// --device=cuda cannot run there. The executable's cubin for the GPU's
-// architecture (or its PTX, JIT-compiled by the driver) is loaded with
-// cudaLibraryLoadData; the plan's arena is one device allocation; steps
-// with a kernel launch on the plan's streams with events between them;
-// steps the compiler gave to cuBLASLt or cuDNN are calls on those streams
-// (CublasLtCalls, CudnnCalls); steps with neither run on the host between copies (the
-// host fallback). Inputs and outputs pass through pinned staging buffers;
-// with --cuda-graph the schedule is captured once and replayed.
+// The CUDA device. The executable's cubin for the GPU's architecture (or
+// its PTX, JIT-compiled by the driver) is loaded with cudaLibraryLoadData;
+// an executable with neither for this GPU is refused at load, naming both
+// architectures. The plan's arena is one device allocation, weights are
+// copied once. A run:
 //
-// First version: written and built without a GPU; scripts/gpu-check is what
-// exercises it on one.
+//   stream 0: inputs H2D (pinned staging) -> fork event
+//   stream s: waits fork -> its steps, with the plan's events -> join event
+//   stream 0: waits every join -> outputs D2H (pinned) -> synchronize
+//
+// The plan's streams are non-blocking, so nothing orders them against the
+// legacy default stream a library might use; every ordering is an event.
+// A step is a kernel launch, a cuBLASLt or cuDNN call (CublasLtCalls,
+// CudnnCalls), a device-to-device copy (a transfer), or a host step between
+// copies (the host fallback). With --cuda-graph the schedule between fork
+// and join is captured once and replayed (CudaGraph). Every error names the
+// step (stepLabel): its kind, kernel or library call and model locations.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,54 +24,62 @@
 #define KILN_LIB_RUNTIME_CUDADEVICE_H
 
 #include "CublasLtCalls.h"
+#include "CudaApi.h"
+#include "CudaGraph.h"
 #include "CudnnCalls.h"
-#include "Program.h"
-
-#include <memory>
+#include "Device.h"
 
 namespace kiln {
 namespace rt {
 
-class CudaDevice {
+class CudaDevice final : public Device {
 public:
-  /// Opens the CUDA runtime and device 0, loads the program's kernels and
-  /// allocates its memory; fails with a message saying what is missing.
-  /// With `cudaGraph`, the first run captures the whole schedule into a
-  /// CUDA graph and every run replays it (refused when a step runs on the
-  /// host).
+  /// Opens the CUDA runtime and the chosen GPU, loads the program's code
+  /// and allocates its memory; fails with a message saying what is missing.
   static Result<std::unique_ptr<CudaDevice>> create(const Program &program,
-                                                    bool cudaGraph = false);
-  ~CudaDevice();
+                                                    const SessionOptions &options);
+  ~CudaDevice() override;
 
-  /// Runs every step: inputs are host buffers (one per program input),
-  /// outputs are written to host buffers (one per program output). With
-  /// `timings`, each step's device time span (CUDA events around it on its
-  /// stream) since the run's start.
-  Status run(const Program &program, const std::vector<std::vector<uint8_t>> &inputs,
-             std::vector<std::vector<uint8_t>> &outputs, std::vector<StepTiming> *timings);
-
-  struct Api;
+  Status run(const std::vector<std::vector<uint8_t>> &inputs,
+             std::vector<StepTiming> *timings) override;
+  const uint8_t *outputData(size_t index) const override;
+  std::string describe() const override;
 
 private:
-  CudaDevice() = default;
-  /// Where a program value lives on the device.
-  uint8_t *deviceData(const Program &program, uint32_t value) const;
-  Status enqueueSteps(const Program &program);
-  std::unique_ptr<Api> api_;
-  void *library_ = nullptr;             ///< cudaLibrary_t
-  std::vector<void *> kernels_;         ///< cudaKernel_t per step (null: host)
-  std::vector<void *> streams_;         ///< cudaStream_t per plan stream
-  std::vector<void *> events_;          ///< cudaEvent_t per plan event
-  std::vector<void *> timingEvents_;    ///< run start, then each step's start and end
-  uint8_t *arena_ = nullptr;            ///< device
+  CudaDevice(const Program &program, const SessionOptions &options)
+      : program_(program), options_(options) {}
+  Status selectGpu();
+  Status loadCode();
+  Status allocate();
+  /// Where a program value lives on the GPU.
+  uint8_t *deviceData(uint32_t value) const;
+  /// Queues fork, every step and join; `capturing` when under graph capture.
+  Status enqueueSchedule(bool capturing);
+  Status enqueueStep(size_t index, cudaStream_t stream);
+  Status runOnHost(size_t index, cudaStream_t stream);
+  Status recordTiming(size_t event, cudaStream_t stream, bool capturing);
+  Status readTimings(std::vector<StepTiming> &timings) const;
+
+  const Program &program_;
+  SessionOptions options_;
+  std::unique_ptr<CudaApi> api_;
+  int arch_ = 0;                            ///< 90 for sm_90
+  std::string gpuName_;
+  const DeviceCodeDesc *code_ = nullptr;    ///< the code loaded, if any kernel
+  cudaLibrary_t library_ = nullptr;
+  std::vector<cudaKernel_t> kernels_;       ///< per step (null: none)
+  std::vector<cudaStream_t> streams_;       ///< per plan stream
+  std::vector<cudaEvent_t> events_;         ///< per plan event
+  std::vector<cudaEvent_t> forkJoinEvents_; ///< fork, then one join per stream
+  std::vector<cudaEvent_t> timingEvents_;   ///< run start, then each step's start and end
+  uint8_t *arena_ = nullptr;
   std::vector<uint8_t *> weights_;      ///< device copies
   std::vector<uint8_t *> inputBuffers_; ///< device
+  std::vector<uint8_t *> stagingIn_, stagingOut_; ///< pinned host buffers
   std::unique_ptr<CublasLtCalls> libraryCalls_;
   std::unique_ptr<CudnnCalls> dnnCalls_;
-  std::vector<uint8_t *> stagingIn_, stagingOut_; ///< pinned host buffers
-  bool graphMode_ = false;
-  std::vector<void *> forkJoinEvents_; ///< per stream, for graph capture
-  void *graphExec_ = nullptr;          ///< cudaGraphExec_t, after the first run
+  size_t runs_ = 0;
+  std::unique_ptr<CudaGraph> graph_;
 };
 
 } // namespace rt

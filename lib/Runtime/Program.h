@@ -85,6 +85,24 @@ struct Program {
   std::vector<DeviceCodeDesc> deviceCode;
 };
 
+/// Whether `step` only moves one value from one device to another (a
+/// kiln.transfer): on the GPU a copy, on the host devices a memcpy.
+bool isTransferStep(const StepDesc &step);
+
+/// How a step computes on a GPU, as errors, timings and traces name it:
+/// "copy", "cuBLASLt", "cuDNN", "kernel" or "host".
+const char *stepCategory(const StepDesc &step);
+
+/// How every run-time error about a step begins: "step #3 'name' (fused
+/// matmul_epilogue, kernel fused_3, ops at model.kg:4:9, model.kg:5:3)".
+/// The model locations travel in the executable with each op.
+std::string stepLabel(size_t index, const StepDesc &step);
+
+/// The largest power of two dividing `p`, at most 256: the alignment a
+/// buffer at `p` can promise a library (cuBLASLt and cuDNN assume 256
+/// unless told).
+uint32_t pointerAlignment(const void *p);
+
 /// Runs one step of `program` on the CPU: reads its inputs, computes its ops,
 /// writes its outputs.
 Status runStepOnCpu(const Program &program, const StepDesc &step,

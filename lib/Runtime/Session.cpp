@@ -1,11 +1,7 @@
 //===- Session.cpp - bind inputs, run, read outputs -----------------------===//
 
-#include "Program.h"
-#include "CudaDevice.h"
-#include "CudaEmuDevice.h"
-#include "Scheduler.h"
+#include "Device.h"
 
-#include <cstdlib>
 #include <cstring>
 #include <map>
 
@@ -35,48 +31,38 @@ std::string TensorSpec::typeString() const {
 Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Executable> exe,
                                                  const SessionOptions &options) {
   const Program &p = exe->program();
+  if (options.device != DeviceChoice::Cuda) {
+    if (options.cudaGraph)
+      return Status::error("--cuda-graph applies to --device=cuda (it captures the schedule "
+                           "into a CUDA graph)");
+    if (options.syncEachStep)
+      return Status::error("--sync-each-step applies to --device=cuda (the host devices run "
+                           "each step to its end anyway)");
+    if (options.deviceOrdinal != 0)
+      return Status::error("a device number applies to --device=cuda:N only");
+  }
+  if (options.cudaGraph && options.syncEachStep)
+    return Status::error("--sync-each-step and --cuda-graph exclude each other (a graph "
+                         "replays the whole schedule in one launch)");
   // Every device runs every executable: on the CPU and cuda-emu, values
   // placed on a GPU live in host memory and transfers are copies (the CPU
   // is the reference for any plan); the CUDA device keeps every buffer on
   // the GPU and runs host-placed steps between copies.
+  auto device = options.device == DeviceChoice::Cuda ? createCudaDevice(p, options)
+                                                     : createHostDevice(p, options);
+  if (!device)
+    return device.status();
   std::unique_ptr<Session> session(new Session());
-  if (options.cudaGraph && options.device != DeviceChoice::Cuda)
-    return Status::error("--cuda-graph applies to --device=cuda (it captures the schedule into "
-                         "a CUDA graph)");
-  if (options.device == DeviceChoice::Cuda) {
-    auto device = CudaDevice::create(p, options.cudaGraph);
-    if (!device)
-      return device.status();
-    session->cuda_ = std::move(*device);
-  }
-  if (options.device == DeviceChoice::CudaEmu) {
-    emu::LaunchOptions launch;
-    launch.order = options.emuOrder == EmuOrder::Reverse    ? emu::Order::Reverse
-                   : options.emuOrder == EmuOrder::Shuffled ? emu::Order::Shuffled
-                                                            : emu::Order::Forward;
-    launch.checked = options.emuChecked;
-    auto device = CudaEmuDevice::load(p, launch);
-    if (!device)
-      return device.status();
-    session->emu_ = std::move(*device);
-  }
   session->exe_ = std::move(exe);
-  // On the GPU the arena and the streams are the device's.
-  if (p.arenaBytes > 0 && !session->cuda_) {
-    session->arena_ = static_cast<uint8_t *>(std::calloc(1, p.arenaBytes));
-    if (!session->arena_)
-      return Status::error("cannot allocate the " + std::to_string(p.arenaBytes) +
-                           "-byte arena");
-  }
+  session->device_ = std::move(*device);
+  session->stepTimings_ = options.stepTimings;
   for (const TensorSpec &input : p.inputs)
     session->inputStorage_.emplace_back(input.byteSize());
   session->inputSet_.assign(p.inputs.size(), false);
-  if (p.numStreams > 1 && !session->cuda_)
-    session->workers_ = std::make_unique<StreamWorkers>(p.numStreams);
   return session;
 }
 
-Session::~Session() { std::free(arena_); }
+Session::~Session() = default;
 
 Status Session::setInput(size_t index, const void *data, size_t bytes) {
   const Program &p = exe_->program();
@@ -93,50 +79,24 @@ Status Session::setInput(size_t index, const void *data, size_t bytes) {
   return Status::ok();
 }
 
-const uint8_t *Session::valueData(uint32_t value) const {
-  const ValueDesc &v = exe_->program().values[value];
-  switch (v.kind) {
-  case ValueKind::Input:
-    return inputStorage_[v.index].data();
-  case ValueKind::Weight:
-    return exe_->program().weights[v.index].data;
-  case ValueKind::Buffer:
-    return arena_ + v.index;
-  }
-  return nullptr;
-}
-
 Status Session::run() {
   const Program &p = exe_->program();
   for (size_t k = 0; k < inputSet_.size(); ++k)
     if (!inputSet_[k])
       return Status::error("input '" + p.inputs[k].name + "' was not set");
-  if (cuda_) {
-    return cuda_->run(p, inputStorage_, outputStorage_, &timings_);
-  }
-  auto execute = [&](size_t index) {
-    const StepDesc &step = p.steps[index];
-    std::vector<const uint8_t *> inputs;
-    std::vector<uint8_t *> outputs;
-    for (uint32_t v : step.inputs)
-      inputs.push_back(valueData(v));
-    for (uint32_t v : step.outputs)
-      outputs.push_back(const_cast<uint8_t *>(valueData(v)));
-    if (emu_)
-      return emu_->runStep(p, index, inputs, outputs);
-    return runStepOnCpu(p, step, inputs, outputs);
-  };
-  return runSchedule(p, execute, &timings_, workers_.get());
+  timings_.clear();
+  Status st = device_->run(inputStorage_, stepTimings_ ? &timings_ : nullptr);
+  ran_ = st.isOk();
+  return st;
 }
 
 const void *Session::outputData(size_t index) const {
-  const Program &p = exe_->program();
-  if (index >= p.outputValues.size())
+  if (!ran_ || index >= exe_->program().outputValues.size())
     return nullptr;
-  if (cuda_)
-    return index < outputStorage_.size() ? outputStorage_[index].data() : nullptr;
-  return valueData(p.outputValues[index]);
+  return device_->outputData(index);
 }
+
+std::string Session::describeDevice() const { return device_->describe(); }
 
 std::string Executable::describe() const {
   const Program &p = *program_;

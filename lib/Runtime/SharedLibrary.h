@@ -5,47 +5,66 @@
 // to start. Each user lists the functions it needs with an X-macro and
 // resolves them through this.
 //
+// Machines keep these libraries in different places: on the loader's path,
+// in the toolkit (/usr/local/cuda/lib64), or as Python wheels
+// (site-packages/nvidia/*/lib, where PyTorch's pip packages put them, not
+// on the loader's path). open() looks in each, in the order
+// cudaLibrarySearchPath() gives, and remembers which file it loaded so the
+// tools can say (kiln-run --describe).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef KILN_LIB_RUNTIME_SHAREDLIBRARY_H
 #define KILN_LIB_RUNTIME_SHAREDLIBRARY_H
 
-#include <dlfcn.h>
-
 #include <initializer_list>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace kiln {
 namespace rt {
+
+/// Folders searched for the vendor libraries after the loader's own search,
+/// in order: $KILN_CUDA_LIBRARY_PATH (colon-separated; searched first, even
+/// before the loader), /usr/local/cuda/lib64, and the nvidia/*/lib folders
+/// of python3's site-packages (found by asking python3, once, only when
+/// the earlier places lack a library).
+std::vector<std::string> cudaLibrarySearchPath(bool withPython);
+
+/// Every vendor library opened so far in this process: what it is
+/// ("CUDA runtime") and the file loaded.
+std::vector<std::pair<std::string, std::string>> loadedVendorLibraries();
 
 class SharedLibrary {
 public:
   SharedLibrary() = default;
   SharedLibrary(const SharedLibrary &) = delete;
   SharedLibrary &operator=(const SharedLibrary &) = delete;
-  ~SharedLibrary() {
-    if (handle)
-      dlclose(handle);
-  }
+  ~SharedLibrary();
 
-  /// Opens the first of `names` that loads; "" on success, else dlerror's
-  /// reason for the last one tried.
-  std::string open(std::initializer_list<const char *> names) {
-    for (const char *name : names)
-      if ((handle = dlopen(name, RTLD_NOW | RTLD_LOCAL)))
-        return "";
-    const char *why = dlerror();
-    return why ? why : "not found";
-  }
+  /// Opens the first of `names` found in $KILN_CUDA_LIBRARY_PATH, the
+  /// loader's path or the folders above; "" on success, else a message
+  /// naming the files looked for and where. `companions` are libraries the
+  /// found one loads by name at run time (cuDNN's sub-libraries): loaded
+  /// first from the same folder, so a folder off the loader's path works.
+  std::string open(const std::string &what, std::initializer_list<const char *> names,
+                   std::initializer_list<const char *> companions = {});
 
   /// Points `function` at the library's `name`; false if it has none.
   template <typename Function> bool resolve(const char *name, Function &function) {
-    function = reinterpret_cast<Function>(dlsym(handle, name));
+    function = reinterpret_cast<Function>(symbol(name));
     return function != nullptr;
   }
 
+  /// The file loaded.
+  const std::string &path() const { return path_; }
+
 private:
-  void *handle = nullptr;
+  void *symbol(const char *name) const;
+  void *handle_ = nullptr;
+  std::vector<void *> companions_;
+  std::string path_;
 };
 
 } // namespace rt

@@ -1,9 +1,11 @@
 //===- RunMain.cpp - the kiln-run command line ----------------------------===//
 //
-//   kiln-run EXE.kx [--device=auto|cpu|cuda-emu|cuda] [--input NAME=FILE.npy|FILE.pb|random[:SEED]]...
+//   kiln-run EXE.kx [--device=auto|cpu|cuda-emu|cuda[:N]]
+//                   [--input NAME=FILE.npy|FILE.pb|random[:SEED]]...
 //                   [--output-dir DIR] [--output-format=npy|pb] [--bench N]
 //                   [--trace FILE.json] [--describe]
-//                   [--emu-order=forward|reverse|shuffled] [--emu-checked] [--cuda-graph]
+//                   [--emu-order=forward|reverse|shuffled] [--emu-checked]
+//                   [--cuda-graph] [--sync-each-step]
 //
 // No LLVM here either: a standalone program is the runtime plus this file.
 //
@@ -33,6 +35,8 @@ namespace {
 struct Options {
   std::string executable;
   std::string device = "auto";
+  bool deviceGiven = false;
+  int deviceOrdinal = 0;
   std::vector<std::pair<std::string, std::string>> inputs; // name, source
   std::string outputDir;
   int bench = 0;
@@ -41,14 +45,34 @@ struct Options {
   std::string outputFormat = "npy";
   std::string emuOrder = "forward";
   bool emuOrderGiven = false, emuChecked = false;
-  bool cudaGraph = false;
+  bool cudaGraph = false, syncEachStep = false;
 };
 
 const char *kUsage =
-    "usage: %s%s [--device=auto|cpu|cuda-emu|cuda]\n"
+    "usage: %s%s [--device=auto|cpu|cuda-emu|cuda[:N]]\n"
     "       [--input NAME=FILE.npy|FILE.pb|random[:SEED]]...\n"
     "       [--output-dir DIR] [--output-format=npy|pb] [--bench N] [--trace FILE.json]\n"
-    "       [--describe] [--emu-order=forward|reverse|shuffled] [--emu-checked] [--cuda-graph]\n";
+    "       [--describe] [--emu-order=forward|reverse|shuffled] [--emu-checked]\n"
+    "       [--cuda-graph] [--sync-each-step]\n";
+
+const char *kHelp =
+    "\n"
+    "Runs a kiln executable (.kx) and prints a summary of each output.\n"
+    "\n"
+    "  --device=D          where the steps run: cpu, cuda-emu (the executable's CUDA\n"
+    "                      kernels on the CPU), cuda or cuda:N (GPU N), auto (cpu)\n"
+    "  --input NAME=SRC    an input from a .npy or ONNX .pb tensor file, or random data\n"
+    "                      (random:SEED for another seed)\n"
+    "  --output-dir DIR    write every output there, as --output-format (npy or pb)\n"
+    "  --bench N           run N more times and print each step's median time\n"
+    "  --trace FILE.json   write the last run's steps as a Chrome trace\n"
+    "  --describe          print the executable's signature, memory and schedule; with\n"
+    "                      --device, also the device and the libraries it loaded\n"
+    "  --emu-order=O       cuda-emu: run a block's threads forward, reverse or shuffled\n"
+    "  --emu-checked       cuda-emu: guard pages after shared arrays\n"
+    "  --cuda-graph        cuda: replay the schedule as a CUDA graph after the first run\n"
+    "  --sync-each-step    cuda: wait for every step, so an asynchronous error names\n"
+    "                      the step that caused it (slow; a debugging aid)\n";
 
 int usageError(const char *argv0, bool embedded, const std::string &message) {
   std::fprintf(stderr, "%s: error: %s\n", argv0, message.c_str());
@@ -91,14 +115,24 @@ std::optional<int> parse(int argc, char **argv, bool embedded, Options &o) {
     std::string v;
     if (arg == "--help" || arg == "-h") {
       std::printf(kUsage, argv[0], embedded ? "" : " EXE.kx");
+      std::printf("%s", kHelp);
       return 0;
     } else if (arg == "--describe") {
       o.describe = true;
     } else if (value("--device", v)) {
+      if (v.rfind("cuda:", 0) == 0) {
+        std::optional<uint64_t> n = parseDecimal(v.substr(5));
+        if (!n || *n > 1023)
+          return usageError(argv[0], embedded,
+                            "--device=cuda:N takes a GPU number from 0 to 1023, got '" + v + "'");
+        o.deviceOrdinal = static_cast<int>(*n);
+        v = "cuda";
+      }
       if (v != "auto" && v != "cpu" && v != "cuda-emu" && v != "cuda")
         return usageError(argv[0], embedded,
-                          "unknown device '" + v + "' (auto, cpu, cuda-emu or cuda)");
+                          "unknown device '" + v + "' (auto, cpu, cuda-emu, cuda or cuda:N)");
       o.device = v;
+      o.deviceGiven = true;
     } else if (value("--emu-order", v)) {
       if (v != "forward" && v != "reverse" && v != "shuffled")
         return usageError(argv[0], embedded,
@@ -109,6 +143,8 @@ std::optional<int> parse(int argc, char **argv, bool embedded, Options &o) {
       o.emuChecked = true;
     } else if (arg == "--cuda-graph") {
       o.cudaGraph = true;
+    } else if (arg == "--sync-each-step") {
+      o.syncEachStep = true;
     } else if (value("--input", v)) {
       size_t eq = v.find('=');
       if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
@@ -148,6 +184,13 @@ std::optional<int> parse(int argc, char **argv, bool embedded, Options &o) {
   if ((o.emuChecked || o.emuOrderGiven) && o.device != "cuda-emu")
     return usageError(argv[0], embedded,
                       "--emu-checked and --emu-order apply to --device=cuda-emu");
+  if ((o.cudaGraph || o.syncEachStep) && o.device != "cuda")
+    return usageError(argv[0], embedded,
+                      "--cuda-graph and --sync-each-step apply to --device=cuda");
+  if (o.cudaGraph && o.syncEachStep)
+    return usageError(argv[0], embedded,
+                      "--sync-each-step and --cuda-graph exclude each other (a graph replays "
+                      "the whole schedule in one launch)");
   return std::nullopt;
 }
 
@@ -275,7 +318,8 @@ int runMain(int argc, char **argv, std::shared_ptr<const rt::Executable> embedde
   if (o.describe) {
     std::string text = exe->describe(); // names may hold any byte, NUL included
     std::fwrite(text.data(), 1, text.size(), stdout);
-    return 0;
+    if (!o.deviceGiven)
+      return 0;
   }
   rt::SessionOptions sessionOptions;
   sessionOptions.device = o.device == "cpu"        ? rt::DeviceChoice::CPU
@@ -287,9 +331,16 @@ int runMain(int argc, char **argv, std::shared_ptr<const rt::Executable> embedde
                                                        : rt::EmuOrder::Forward;
   sessionOptions.emuChecked = o.emuChecked;
   sessionOptions.cudaGraph = o.cudaGraph;
+  sessionOptions.syncEachStep = o.syncEachStep;
+  sessionOptions.deviceOrdinal = o.deviceOrdinal;
+  sessionOptions.stepTimings = o.bench > 0 || !o.trace.empty();
   auto session = rt::Session::create(exe, sessionOptions);
   if (!session)
     return error(session.status().message());
+  if (o.describe) {
+    std::printf("%s", (*session)->describeDevice().c_str());
+    return 0;
+  }
 
   // Bind inputs.
   std::map<std::string, size_t> inputIndex;

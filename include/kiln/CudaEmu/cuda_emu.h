@@ -8,9 +8,10 @@
 // reports point into the kernel.
 //
 // Shared memory: kiln's kernels declare it with KILN_SHARED(T, name, count)
-// (on the GPU: __shared__ T name[count]) so the emulator can poison and
-// bound it; a plain `__shared__` array also works but is neither poisoned
-// nor checked.
+// (on the GPU: __shared__ T name[count]), or KILN_SHARED_ALIGNED(T, name,
+// count, align) for a stricter alignment (wmma's 32 bytes), so the emulator
+// can poison and bound it; a plain `__shared__` array also works but is
+// neither poisoned nor checked.
 //
 //===----------------------------------------------------------------------===//
 
@@ -118,6 +119,9 @@ using kiln::emu::threadIdx;
 #define KILN_SHARED(T, name, count)                                                           \
   T *name = static_cast<T *>(                                                                  \
       ::kiln::emu::sharedArray(sizeof(T) * (count), alignof(T), __FILE__, __LINE__))
+#define KILN_SHARED_ALIGNED(T, name, count, align)                                            \
+  T *name = static_cast<T *>(                                                                  \
+      ::kiln::emu::sharedArray(sizeof(T) * (count), (align), __FILE__, __LINE__))
 #define KILN_DYNAMIC_SHARED(T, name)                                                           \
   T *name = static_cast<T *>(::kiln::emu::sharedDynamic(__FILE__, __LINE__))
 

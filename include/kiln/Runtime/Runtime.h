@@ -83,9 +83,7 @@ struct TensorSpec {
 };
 
 struct Program;
-class StreamWorkers;
-class CudaEmuDevice;
-class CudaDevice;
+class Device;
 
 /// A loaded, validated executable. Immutable and shareable between sessions.
 class Executable {
@@ -128,9 +126,19 @@ struct SessionOptions {
   EmuOrder emuOrder = EmuOrder::Forward;
   /// Shared arrays followed by guard pages: an overrun traps.
   bool emuChecked = false;
-  /// CUDA device: capture the schedule into a CUDA graph on the first run
-  /// and replay it (no per-step launch overhead).
+  /// CUDA device: which GPU (cudaSetDevice's ordinal).
+  int deviceOrdinal = 0;
+  /// CUDA device: the first run runs eagerly (modules load lazily, which a
+  /// capture cannot do), the second captures the schedule into a CUDA
+  /// graph, and every run from then on replays it (no per-step launch
+  /// overhead).
   bool cudaGraph = false;
+  /// CUDA device: wait for every step and check it, so an asynchronous
+  /// error names the step that caused it (a debugging aid; slow).
+  bool syncEachStep = false;
+  /// Record each step's span (lastTimings()); off, a run takes no timing
+  /// events on the GPU.
+  bool stepTimings = false;
 };
 
 /// Span of one step in the last run, in microseconds from the start of the
@@ -158,22 +166,21 @@ public:
   /// Runs every step; all inputs must have been set.
   Status run();
   const void *outputData(size_t index) const;
+  /// Each step's span in the last run, when the options asked for them.
   const std::vector<StepTiming> &lastTimings() const { return timings_; }
   const Executable &executable() const { return *exe_; }
+  /// The device running the steps, and what it loaded ("device ..." lines).
+  std::string describeDevice() const;
 
 private:
   Session() = default;
   std::shared_ptr<const Executable> exe_;
   std::vector<std::vector<uint8_t>> inputStorage_;
   std::vector<bool> inputSet_;
-  uint8_t *arena_ = nullptr;
-  std::unique_ptr<StreamWorkers> workers_;
-  std::unique_ptr<CudaEmuDevice> emu_;
-  std::unique_ptr<CudaDevice> cuda_;
-  std::vector<std::vector<uint8_t>> outputStorage_; ///< with cuda_: outputs copied back
+  std::unique_ptr<Device> device_;
+  bool stepTimings_ = false;
+  bool ran_ = false;
   std::vector<StepTiming> timings_;
-  const uint8_t *valueData(uint32_t value) const;
-  friend class StepRunner;
 };
 
 } // namespace rt

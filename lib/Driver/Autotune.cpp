@@ -1,6 +1,6 @@
 //===- Autotune.cpp - measure library calls against generated kernels -----===//
 
-#include "Autotune.h"
+#include "kiln/Driver/Autotune.h"
 
 #include "kiln/Lowering/LibraryCalls.h"
 #include "kiln/Runtime/Runtime.h"
@@ -13,7 +13,7 @@
 using namespace mlir;
 
 namespace kiln {
-namespace tools {
+namespace driver {
 
 namespace {
 
@@ -127,5 +127,5 @@ LogicalResult autotune(ModuleOp graph, const mlir::kiln::PlanOptions &options,
   return success();
 }
 
-} // namespace tools
+} // namespace driver
 } // namespace kiln

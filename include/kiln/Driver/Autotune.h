@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KILN_TOOLS_KILNC_AUTOTUNE_H
-#define KILN_TOOLS_KILNC_AUTOTUNE_H
+#ifndef KILN_DRIVER_AUTOTUNE_H
+#define KILN_DRIVER_AUTOTUNE_H
 
 #include "kiln/Lowering/Passes.h"
 #include "kiln/Lowering/TuningCache.h"
@@ -20,7 +20,7 @@
 #include <functional>
 
 namespace kiln {
-namespace tools {
+namespace driver {
 
 using BuildDeviceCode =
     std::function<mlir::LogicalResult(mlir::func::FuncOp, mlir::kiln::DeviceCode &)>;
@@ -31,7 +31,7 @@ mlir::LogicalResult autotune(mlir::ModuleOp graph, const mlir::kiln::PlanOptions
                              const BuildDeviceCode &buildDeviceCode,
                              mlir::kiln::TuningCache &cache);
 
-} // namespace tools
+} // namespace driver
 } // namespace kiln
 
-#endif // KILN_TOOLS_KILNC_AUTOTUNE_H
+#endif // KILN_DRIVER_AUTOTUNE_H

@@ -1,0 +1,102 @@
+//===- CompileOptions.h - what kilnc compiles, for what ---------*- C++ -*-===//
+//
+// One struct holds every choice that changes how a model is compiled: the
+// target and its facts, the pipeline's switches, the plan's trade-off and
+// what to show on the way. kilnc's flags fill it and the driver reads only
+// it, so a new compile flag (--no-host-fallback, shape ranges, --train)
+// adds a field here, a check in verifyCompileOptions and one cl::opt.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_DRIVER_COMPILEOPTIONS_H
+#define KILN_DRIVER_COMPILEOPTIONS_H
+
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kiln {
+namespace driver {
+
+/// The device the executable runs on.
+enum class Target { CPU, CudaEmu, Cuda };
+
+/// What generated kernels may round.
+enum class Precision { Strict, Tf32 };
+
+/// How matmul steps are computed on a GPU target.
+enum class Implementation { Auto, Library, Generated };
+
+/// The trade-off of the execution plan.
+enum class Schedule { MaxConcurrency, MinMemory };
+
+struct CompileOptions {
+  // The target. Everything but `target` applies to the GPU targets only.
+  Target target = Target::CPU;
+  /// Architectures kernels are compiled for (sm_XX); the first one is
+  /// what implementation choices are made for.
+  std::vector<std::string> archs = {"sm_90", "sm_80"};
+  Precision precision = Precision::Strict;
+  Implementation implementation = Implementation::Auto;
+  /// Only implementations with bitwise reproducible results.
+  bool deterministic = false;
+  /// Most bytes of workspace a library call may use; -1: the GPU's
+  /// recommended size.
+  int64_t workspaceLimit = -1;
+  /// Measured times that decide matmul steps (kilnc --tuning-cache).
+  std::string tuningCache;
+  /// Measure matmul steps on GPU 0 first and record them in tuningCache.
+  bool autotune = false;
+  /// Sanitizers the cuda-emu kernels are built with ("" for none).
+  std::string emuSanitize;
+
+  // The graph pipeline.
+  /// false (-O0): stop after parsing.
+  bool optimize = true;
+  bool fusion = true;
+
+  // The execution plan.
+  /// Lower the optimised graph to a plan (plans, executables, kernels).
+  bool lower = false;
+  Schedule schedule = Schedule::MaxConcurrency;
+  int64_t maxStreams = 4;
+
+  // Seeing what happened.
+  /// Every fusion decision and the regions per kind, on stderr.
+  bool fusionReport = false;
+  /// Every step's kernel compiled with NVRTC: registers, memory, spills.
+  bool kernelReport = false;
+  /// The IR after parsing and after every pass, on stderr.
+  bool printIrAfterAll = false;
+  /// Where to write DIR/NN-<pass>.mlir after every pass ("" for nowhere).
+  std::string dumpIrDir;
+  /// Literals with more elements than this are elided in the two dumps
+  /// above; std::nullopt keeps them whole (the dumps read back).
+  std::optional<unsigned> dumpElideLimit;
+  /// Where to write the optimised graph as Graphviz DOT ("" for nowhere).
+  std::string dumpDot;
+};
+
+/// The compute capability of "sm_XX" (10 to 999), or std::nullopt.
+std::optional<unsigned> parseArch(llvm::StringRef arch);
+
+/// Bytes with an optional KiB, MiB or GiB suffix, at most 2^40; or
+/// std::nullopt.
+std::optional<int64_t> parseByteSize(llvm::StringRef text);
+
+/// The text of each enum as the flags and the module attributes spell it.
+llvm::StringRef stringifyTarget(Target target);
+llvm::StringRef stringifyPrecision(Precision precision);
+llvm::StringRef stringifyImplementation(Implementation implementation);
+
+/// Checks that the options make sense together; on failure returns the
+/// message kilnc prints after "kilnc: error: ", else "".
+std::string verifyCompileOptions(const CompileOptions &options);
+
+} // namespace driver
+} // namespace kiln
+
+#endif // KILN_DRIVER_COMPILEOPTIONS_H

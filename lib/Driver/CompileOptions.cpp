@@ -1,0 +1,91 @@
+//===- CompileOptions.cpp - what kilnc compiles, for what -----------------===//
+
+#include "kiln/Driver/CompileOptions.h"
+
+#include "kiln/CodeGen/EmuLibrary.h"
+
+namespace kiln {
+namespace driver {
+
+std::optional<unsigned> parseArch(llvm::StringRef arch) {
+  // A compute capability: sm_10 (1.0) to sm_999; the number also becomes an
+  // int (kiln-select-impl's arch).
+  unsigned number = 0;
+  if (!arch.consume_front("sm_") || arch.getAsInteger(10, number) || number < 10 || number > 999)
+    return std::nullopt;
+  return number;
+}
+
+std::optional<int64_t> parseByteSize(llvm::StringRef text) {
+  int64_t scale = 1, bytes = 0;
+  if (text.consume_back("KiB"))
+    scale = int64_t(1) << 10;
+  else if (text.consume_back("MiB"))
+    scale = int64_t(1) << 20;
+  else if (text.consume_back("GiB"))
+    scale = int64_t(1) << 30;
+  if (text.getAsInteger(10, bytes) || bytes < 0 || bytes > (int64_t(1) << 40) / scale)
+    return std::nullopt;
+  return bytes * scale;
+}
+
+llvm::StringRef stringifyTarget(Target target) {
+  switch (target) {
+  case Target::CPU:
+    return "cpu";
+  case Target::CudaEmu:
+    return "cuda-emu";
+  case Target::Cuda:
+    return "cuda";
+  }
+  return "";
+}
+
+llvm::StringRef stringifyPrecision(Precision precision) {
+  return precision == Precision::Tf32 ? "tf32" : "strict";
+}
+
+llvm::StringRef stringifyImplementation(Implementation implementation) {
+  switch (implementation) {
+  case Implementation::Auto:
+    return "auto";
+  case Implementation::Library:
+    return "library";
+  case Implementation::Generated:
+    return "generated";
+  }
+  return "";
+}
+
+std::string verifyCompileOptions(const CompileOptions &options) {
+  for (const std::string &arch : options.archs)
+    if (!parseArch(arch))
+      return "--arch takes sm_XX, a compute capability (e.g. sm_90), got '" + arch + "'";
+  if (options.maxStreams < 1)
+    return "--max-streams must be at least 1, got " + std::to_string(options.maxStreams);
+  if (options.autotune &&
+      (options.target != Target::Cuda || options.tuningCache.empty() || !options.lower))
+    return "--autotune measures on a GPU: it needs --target=cuda, --tuning-cache=FILE to record "
+           "the times in, and an executable or plan to compile";
+  if (!options.emuSanitize.empty()) {
+    if (options.target != Target::CudaEmu)
+      return "--emu-sanitize applies to --target=cuda-emu";
+    std::string problem = mlir::kiln::checkEmuSanitizers(options.emuSanitize);
+    if (!problem.empty())
+      return "--emu-sanitize: " + problem;
+  }
+  if (!options.tuningCache.empty() && options.target == Target::CPU)
+    return "--tuning-cache applies to --target=cuda and cuda-emu";
+  if (!options.optimize) {
+    if (options.target != Target::CPU)
+      return "-O0 stops after parsing; --target=cuda and cuda-emu need the pipeline";
+    if (options.lower)
+      return "-O0 stops after parsing; it cannot produce a plan or an executable";
+    if (!options.dumpDot.empty() || options.fusionReport)
+      return "-O0 stops after parsing; --dump-dot and --fusion-report need the graph pipeline";
+  }
+  return "";
+}
+
+} // namespace driver
+} // namespace kiln

@@ -1,0 +1,180 @@
+//===- DeviceCode.cpp - the generated kernels of a plan, compiled ---------===//
+
+#include "kiln/Driver/DeviceCode.h"
+
+#include "kiln/CodeGen/CompileCache.h"
+#include "kiln/CodeGen/EmuLibrary.h"
+#include "kiln/CodeGen/KernelGenerator.h"
+#include "kiln/CodeGen/Nvrtc.h"
+#include "kiln/Driver/Pipeline.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+using namespace mlir;
+
+namespace kiln {
+namespace driver {
+
+namespace {
+
+std::string seconds(std::chrono::steady_clock::duration d) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.2f s", std::chrono::duration<double>(d).count());
+  return buffer;
+}
+
+/// Says, after an NVRTC failure, which kernel (and region of the model)
+/// each error line of `log` is in; `firstLines` holds where each kernel
+/// starts in the translation unit.
+void nameKernelsOfErrors(
+    llvm::StringRef log,
+    const std::vector<std::pair<unsigned, const mlir::kiln::GeneratedKernel *>> &firstLines) {
+  llvm::SmallVector<llvm::StringRef> lines;
+  log.split(lines, '\n');
+  for (llvm::StringRef line : lines) {
+    size_t open = line.find(".cu("), close = line.find("): error");
+    unsigned at = 0;
+    if (open == llvm::StringRef::npos || close == llvm::StringRef::npos ||
+        line.slice(open + 4, close).getAsInteger(10, at))
+      continue;
+    const mlir::kiln::GeneratedKernel *owner = nullptr;
+    for (auto &[first, kernel] : firstLines)
+      if (first <= at)
+        owner = kernel;
+    if (owner)
+      llvm::errs() << "kilnc: note: line " << at << " is in kernel " << owner->name << " (step #"
+                   << owner->step << " " << owner->stepName
+                   << (owner->location.empty() ? "" : ", from " + owner->location) << ")\n";
+  }
+}
+
+} // namespace
+
+LogicalResult buildDeviceCode(func::FuncOp plan, const CompileOptions &options,
+                              mlir::kiln::DeviceCode &code, PhaseClock &clock) {
+  std::vector<mlir::kiln::GeneratedKernel> kernels =
+      mlir::kiln::generateKernels(plan, codeGenOptions(options));
+  clock.mark("codegen");
+  unsigned generated = 0, copies = 0, cublas = 0, cudnn = 0;
+  for (const mlir::kiln::GeneratedKernel &kernel : kernels) {
+    copies += kernel.kind == "transfer";
+    cublas += llvm::StringRef(kernel.library).starts_with("cuBLASLt");
+    cudnn += llvm::StringRef(kernel.library).starts_with("cuDNN");
+    if (kernel.name.empty())
+      continue;
+    ++generated;
+    mlir::kiln::StepKernel step;
+    step.name = kernel.name;
+    step.grid = kernel.gridBlocks;
+    step.block = kernel.blockThreads;
+    step.inputs = kernel.inputArgs;
+    code.kernels[kernel.step] = step;
+  }
+  unsigned distinct = 0;
+  for (const mlir::kiln::GeneratedKernel &kernel : kernels)
+    distinct += !kernel.name.empty() && kernel.sameAs < 0;
+  llvm::errs() << "kilnc: " << generated << " of " << kernels.size() - copies
+               << " steps have generated kernels";
+  if (distinct < generated)
+    llvm::errs() << " (" << distinct << " distinct)";
+  if (cublas)
+    llvm::errs() << ", " << cublas << (cublas == 1 ? " is a cuBLASLt call" : " are cuBLASLt calls");
+  if (cudnn)
+    llvm::errs() << ", " << cudnn << (cudnn == 1 ? " is a cuDNN call" : " are cuDNN calls");
+  llvm::errs() << "; the rest run on the host";
+  if (copies)
+    llvm::errs() << " (and " << copies << " copies between host and device)";
+  llvm::errs() << "\n";
+  if (options.target == Target::CudaEmu) {
+    // Built even when empty: the library marks the executable as cuda-emu.
+    std::string library, error;
+    bool cached = false;
+    auto start = std::chrono::steady_clock::now();
+    if (!mlir::kiln::buildEmuLibrary(kernels, options.emuSanitize, library, error, &cached)) {
+      llvm::errs() << "kilnc: error: " << error << "\n";
+      return failure();
+    }
+    llvm::errs() << "kilnc: cuda-emu kernels: "
+                 << (cached ? std::string("from the kernel cache")
+                            : "built in " + seconds(std::chrono::steady_clock::now() - start))
+                 << "\n";
+    code.blobs.push_back({"cuda-emu", "elf-so", std::move(library)});
+    clock.mark("host-compile");
+    return success();
+  }
+  if (generated == 0)
+    return success();
+  // One translation unit per architecture, all kernels in it; remember
+  // where each kernel starts, to name it in NVRTC's errors.
+  std::string source;
+  std::vector<std::pair<unsigned, const mlir::kiln::GeneratedKernel *>> firstLines;
+  for (const mlir::kiln::GeneratedKernel &kernel : kernels)
+    if (!kernel.name.empty() && kernel.sameAs < 0) {
+      firstLines.push_back(
+          {1 + static_cast<unsigned>(std::count(source.begin(), source.end(), '\n')), &kernel});
+      source += kernel.source + "\n";
+    }
+  auto cache = codegen::CompileCache::fromEnvironment();
+  for (auto [index, arch] : llvm::enumerate(options.archs)) {
+    auto start = std::chrono::steady_clock::now();
+    bool cached = false;
+    codegen::NvrtcResult compiled =
+        codegen::compileCudaCached(cache, source, plan.getName().str() + ".cu", arch, &cached);
+    llvm::errs() << "kilnc: [" << index + 1 << "/" << options.archs.size() << "] " << distinct
+                 << " kernels for " << arch << ": "
+                 << (cached ? std::string("from the kernel cache")
+                            : "NVRTC " + seconds(std::chrono::steady_clock::now() - start))
+                 << "\n";
+    if (!compiled.ok) {
+      llvm::errs() << "kilnc: error: NVRTC failed for " << arch << ":\n" << compiled.log << "\n";
+      nameKernelsOfErrors(compiled.log, firstLines);
+      return failure();
+    }
+    code.blobs.push_back({arch, "ptx", compiled.ptx});
+    code.blobs.push_back({arch, "cubin", compiled.cubin});
+  }
+  clock.mark("nvrtc");
+  return success();
+}
+
+LogicalResult writeKernelSources(ModuleOp module, const CompileOptions &options,
+                                 llvm::StringRef dir) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(dir)) {
+    llvm::errs() << "kilnc: error: cannot create '" << dir << "': " << ec.message() << "\n";
+    return failure();
+  }
+  unsigned written = 0, total = 0, shared = 0;
+  for (auto func : module.getOps<func::FuncOp>())
+    for (const mlir::kiln::GeneratedKernel &kernel :
+         mlir::kiln::generateKernels(func, codeGenOptions(options))) {
+      ++total;
+      shared += kernel.sameAs >= 0;
+      if (kernel.name.empty() || kernel.sameAs >= 0)
+        continue;
+      llvm::SmallString<256> path(dir);
+      llvm::sys::path::append(path, kernel.name + ".cu");
+      std::error_code ec;
+      llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_Text);
+      if (ec) {
+        llvm::errs() << "kilnc: error: cannot write '" << path << "': " << ec.message() << "\n";
+        return failure();
+      }
+      os << kernel.source;
+      ++written;
+    }
+  llvm::errs() << "kilnc: wrote " << written << " kernels for " << total << " steps to " << dir;
+  if (shared)
+    llvm::errs() << " (" << shared << " steps launch a kernel another step has)";
+  llvm::errs() << "\n";
+  return success();
+}
+
+} // namespace driver
+} // namespace kiln

@@ -1,0 +1,61 @@
+//===- KernelReport.cpp - each step's kernel, compiled with NVRTC ---------===//
+
+#include "kiln/Driver/Reports.h"
+
+#include "kiln/CodeGen/CompileCache.h"
+#include "kiln/CodeGen/Nvrtc.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+using namespace mlir;
+
+namespace kiln {
+namespace driver {
+
+LogicalResult reportKernels(ModuleOp module, const std::vector<std::string> &archs,
+                            const mlir::kiln::CodeGenOptions &codeGen, llvm::raw_ostream &os) {
+  bool ok = true;
+  auto cache = codegen::CompileCache::fromEnvironment();
+  for (auto func : module.getOps<func::FuncOp>()) {
+    os << "kilnc: kernels @" << func.getName() << " (NVRTC " << codegen::nvrtcVersion() << "):\n";
+    for (const mlir::kiln::GeneratedKernel &kernel : mlir::kiln::generateKernels(func, codeGen)) {
+      os << "  #" << kernel.step << " " << kernel.stepName;
+      if (!kernel.library.empty()) {
+        os << ": " << kernel.library << ": " << kernel.reason << "\n";
+        continue;
+      }
+      if (kernel.name.empty()) {
+        os << ": no kernel (runs on the host): " << kernel.reason << "\n";
+        continue;
+      }
+      if (kernel.sameAs >= 0) {
+        os << ": " << kernel.name << " (the same kernel as #" << kernel.sameAs << ")\n";
+        continue;
+      }
+      os << ": " << kernel.name << ", " << kernel.unit << ", " << kernel.gridBlocks << " x "
+         << kernel.blockThreads << " threads\n";
+      if (!kernel.whyGenerated.empty())
+        os << "      generated, not a library call: " << kernel.whyGenerated << "\n";
+      for (const std::string &arch : archs) {
+        codegen::NvrtcResult compiled =
+            codegen::compileCudaCached(cache, kernel.source, kernel.name + ".cu", arch);
+        if (!compiled.ok) {
+          os << "      " << arch << ": error: " << compiled.log << "\n";
+          ok = false;
+          continue;
+        }
+        const codegen::KernelResources &r = compiled.resources[kernel.name];
+        os << "      " << arch << ": " << r.registers << " registers, " << r.sharedBytes
+           << " bytes shared, "
+           << (r.spills() ? "SPILLS " + std::to_string(r.spillStoreBytes) + "/" +
+                                std::to_string(r.spillLoadBytes) + " bytes"
+                          : std::string("no spills"))
+           << "\n";
+      }
+    }
+  }
+  return success(ok);
+}
+
+} // namespace driver
+} // namespace kiln

@@ -1,0 +1,58 @@
+//===- Pipeline.cpp - the passes a compile runs, from its options ---------===//
+
+#include "kiln/Driver/Pipeline.h"
+
+#include "kiln/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+using namespace mlir;
+
+namespace kiln {
+namespace driver {
+
+void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
+  mlir::kiln::buildDefaultGraphPipeline(pm);
+  if (options.target != Target::CPU) {
+    // Row-major inside (what the kernels and cuBLASLt read and write),
+    // then the GPU gets every op it has code for; the host the rest.
+    pm.nest<func::FuncOp>().addPass(mlir::kiln::createKilnAssignLayouts());
+    pm.nest<func::FuncOp>().addPass(mlir::kiln::createKilnPlace());
+  }
+  if (options.fusion) {
+    mlir::kiln::FusionOptions fusion;
+    fusion.report = options.fusionReport;
+    mlir::kiln::buildFusionPipeline(pm, fusion);
+  }
+}
+
+mlir::kiln::PlanOptions planOptions(const CompileOptions &options) {
+  mlir::kiln::PlanOptions plan;
+  plan.maxStreams = options.schedule == Schedule::MinMemory ? 1 : options.maxStreams;
+  if (options.target != Target::CPU) {
+    // cuda-emu makes the same choices as cuda, so it runs what the GPU
+    // would (library calls emulated on the host).
+    plan.selectImplementations = true;
+    mlir::kiln::KilnSelectImplementationsOptions &impl = plan.implementation;
+    impl.arch = options.archs.empty() ? 0 : parseArch(options.archs.front()).value_or(0);
+    impl.precision = stringifyPrecision(options.precision).str();
+    impl.deterministic = options.deterministic;
+    impl.workspaceLimit = options.workspaceLimit;
+    impl.impl = stringifyImplementation(options.implementation).str();
+    impl.tuningCache = options.tuningCache;
+  }
+  return plan;
+}
+
+void buildPlanPipeline(OpPassManager &pm, const CompileOptions &options) {
+  mlir::kiln::buildExecPlanPipeline(pm, planOptions(options));
+}
+
+mlir::kiln::CodeGenOptions codeGenOptions(const CompileOptions &options) {
+  mlir::kiln::CodeGenOptions codeGen;
+  codeGen.allowTf32 = options.precision == Precision::Tf32;
+  return codeGen;
+}
+
+} // namespace driver
+} // namespace kiln

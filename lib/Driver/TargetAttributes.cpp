@@ -1,0 +1,31 @@
+//===- TargetAttributes.cpp - the target facts on the module --------------===//
+
+#include "kiln/Driver/TargetAttributes.h"
+
+#include "mlir/IR/Builders.h"
+
+using namespace mlir;
+
+namespace kiln {
+namespace driver {
+
+void setTargetAttributes(ModuleOp module, const CompileOptions &options) {
+  for (llvm::StringRef name :
+       {kTargetAttr, kArchAttr, kPrecisionAttr, kImplAttr, kDeterministicAttr, kWorkspaceLimitAttr})
+    module->removeAttr(name);
+  Builder b(module.getContext());
+  module->setAttr(kTargetAttr, b.getStringAttr(stringifyTarget(options.target)));
+  if (options.target == Target::CPU)
+    return;
+  module->setAttr(kArchAttr, b.getStrArrayAttr(llvm::SmallVector<llvm::StringRef>(
+                                 options.archs.begin(), options.archs.end())));
+  module->setAttr(kPrecisionAttr, b.getStringAttr(stringifyPrecision(options.precision)));
+  module->setAttr(kImplAttr, b.getStringAttr(stringifyImplementation(options.implementation)));
+  if (options.deterministic)
+    module->setAttr(kDeterministicAttr, b.getUnitAttr());
+  if (options.workspaceLimit >= 0)
+    module->setAttr(kWorkspaceLimitAttr, b.getI64IntegerAttr(options.workspaceLimit));
+}
+
+} // namespace driver
+} // namespace kiln

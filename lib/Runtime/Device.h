@@ -1,0 +1,50 @@
+//===- Device.h - where a session's steps run -------------------*- C++ -*-===//
+//
+// A Session binds inputs and reads outputs; a Device runs the program. The
+// host devices (cpu, cuda-emu) keep every value in host memory and run
+// the plan's streams as threads; the CUDA device keeps every value on the
+// GPU and runs the plan on CUDA streams. Session never asks which one it
+// has.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_LIB_RUNTIME_DEVICE_H
+#define KILN_LIB_RUNTIME_DEVICE_H
+
+#include "Program.h"
+
+#include <memory>
+
+namespace kiln {
+namespace rt {
+
+class Device {
+public:
+  virtual ~Device() = default;
+
+  /// Runs every step of the program on `inputs` (host memory, one buffer
+  /// per program input, alive until the next run). With `timings`, one
+  /// entry per step: its span since the run's start.
+  virtual Status run(const std::vector<std::vector<uint8_t>> &inputs,
+                     std::vector<StepTiming> *timings) = 0;
+
+  /// Output `index` of the last run, in host memory.
+  virtual const uint8_t *outputData(size_t index) const = 0;
+
+  /// "device ..." and what the device loaded: the GPU, its architecture,
+  /// the code chosen for it and the vendor libraries' files.
+  virtual std::string describe() const = 0;
+};
+
+/// The CPU, or cuda-emu when `options.device` asks for it.
+Result<std::unique_ptr<Device>> createHostDevice(const Program &program,
+                                                 const SessionOptions &options);
+
+/// A GPU through the CUDA runtime; a clear error where there is none.
+Result<std::unique_ptr<Device>> createCudaDevice(const Program &program,
+                                                 const SessionOptions &options);
+
+} // namespace rt
+} // namespace kiln
+
+#endif // KILN_LIB_RUNTIME_DEVICE_H

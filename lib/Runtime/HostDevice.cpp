@@ -1,0 +1,92 @@
+//===- HostDevice.cpp - steps in host memory: cpu and cuda-emu ------------===//
+
+#include "HostDevice.h"
+
+#include <cstdlib>
+
+namespace kiln {
+namespace rt {
+
+Result<std::unique_ptr<Device>> createHostDevice(const Program &program,
+                                                 const SessionOptions &options) {
+  std::unique_ptr<CudaEmuDevice> emu;
+  if (options.device == DeviceChoice::CudaEmu) {
+    emu::LaunchOptions launch;
+    launch.order = options.emuOrder == EmuOrder::Reverse    ? emu::Order::Reverse
+                   : options.emuOrder == EmuOrder::Shuffled ? emu::Order::Shuffled
+                                                            : emu::Order::Forward;
+    launch.checked = options.emuChecked;
+    auto loaded = CudaEmuDevice::load(program, launch);
+    if (!loaded)
+      return loaded.status();
+    emu = std::move(*loaded);
+  }
+  auto device = std::make_unique<HostDevice>(program, std::move(emu));
+  if (Status st = device->allocate(); !st)
+    return st;
+  return std::unique_ptr<Device>(std::move(device));
+}
+
+HostDevice::HostDevice(const Program &program, std::unique_ptr<CudaEmuDevice> emu)
+    : program_(program), emu_(std::move(emu)) {}
+
+HostDevice::~HostDevice() { std::free(arena_); }
+
+Status HostDevice::allocate() {
+  if (program_.arenaBytes > 0) {
+    arena_ = static_cast<uint8_t *>(std::calloc(1, program_.arenaBytes));
+    if (!arena_)
+      return Status::error("cannot allocate the " + std::to_string(program_.arenaBytes) +
+                           "-byte arena");
+  }
+  if (program_.numStreams > 1)
+    workers_ = std::make_unique<StreamWorkers>(program_.numStreams);
+  return Status::ok();
+}
+
+const uint8_t *HostDevice::valueData(uint32_t value) const {
+  const ValueDesc &v = program_.values[value];
+  switch (v.kind) {
+  case ValueKind::Input:
+    return (*inputs_)[v.index].data();
+  case ValueKind::Weight:
+    return program_.weights[v.index].data;
+  case ValueKind::Buffer:
+    return arena_ + v.index;
+  }
+  return nullptr;
+}
+
+Status HostDevice::run(const std::vector<std::vector<uint8_t>> &inputs,
+                       std::vector<StepTiming> *timings) {
+  inputs_ = &inputs;
+  auto execute = [&](size_t index) {
+    const StepDesc &step = program_.steps[index];
+    std::vector<const uint8_t *> in;
+    std::vector<uint8_t *> out;
+    for (uint32_t v : step.inputs)
+      in.push_back(valueData(v));
+    for (uint32_t v : step.outputs)
+      out.push_back(const_cast<uint8_t *>(valueData(v)));
+    if (emu_)
+      return emu_->runStep(program_, index, in, out);
+    return runStepOnCpu(program_, step, in, out);
+  };
+  return runSchedule(program_, execute, timings, workers_.get());
+}
+
+const uint8_t *HostDevice::outputData(size_t index) const {
+  if (index >= program_.outputValues.size() || !inputs_)
+    return nullptr;
+  return valueData(program_.outputValues[index]);
+}
+
+std::string HostDevice::describe() const {
+  std::string s = emu_ ? "device cuda-emu (the executable's CUDA kernels run on the CPU)\n"
+                       : "device cpu\n";
+  s += "  streams: " + std::to_string(program_.numStreams) + " (threads)\n";
+  return s;
+}
+
+} // namespace rt
+} // namespace kiln

@@ -1,0 +1,48 @@
+//===- HostDevice.h - steps in host memory: cpu and cuda-emu ----*- C++ -*-===//
+//
+// Every value lives in host memory: the arena is one allocation, inputs are
+// read where the session keeps them, weights where the file is mapped. The
+// plan's streams run as threads (StreamWorkers) with its events between
+// them. On the CPU each step runs the CPU backend; on cuda-emu a step with a
+// kernel runs it under the CUDA emulator (CudaEmuDevice) and the rest fall
+// back to the CPU backend. Transfers are copies: the CPU is the reference
+// for any plan, a GPU one included.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_LIB_RUNTIME_HOSTDEVICE_H
+#define KILN_LIB_RUNTIME_HOSTDEVICE_H
+
+#include "CudaEmuDevice.h"
+#include "Device.h"
+#include "Scheduler.h"
+
+namespace kiln {
+namespace rt {
+
+class HostDevice final : public Device {
+public:
+  HostDevice(const Program &program, std::unique_ptr<CudaEmuDevice> emu);
+  ~HostDevice() override;
+  /// Allocates the arena; fails when the host cannot hold it.
+  Status allocate();
+
+  Status run(const std::vector<std::vector<uint8_t>> &inputs,
+             std::vector<StepTiming> *timings) override;
+  const uint8_t *outputData(size_t index) const override;
+  std::string describe() const override;
+
+private:
+  /// Where a program value lives during a run.
+  const uint8_t *valueData(uint32_t value) const;
+  const Program &program_;
+  std::unique_ptr<CudaEmuDevice> emu_; ///< null on the CPU
+  uint8_t *arena_ = nullptr;
+  std::unique_ptr<StreamWorkers> workers_;
+  const std::vector<std::vector<uint8_t>> *inputs_ = nullptr; ///< the session's
+};
+
+} // namespace rt
+} // namespace kiln
+
+#endif // KILN_LIB_RUNTIME_HOSTDEVICE_H

@@ -1,0 +1,67 @@
+//===- Program.cpp - facts about steps every device shares ----------------===//
+
+#include "Program.h"
+
+namespace kiln {
+namespace rt {
+
+bool isTransferStep(const StepDesc &step) {
+  return step.ops.size() == 1 && step.ops[0].name == "kiln.transfer" &&
+         step.inputs.size() == 1 && step.outputs.size() == 1;
+}
+
+const char *stepCategory(const StepDesc &step) {
+  if (isTransferStep(step))
+    return "copy";
+  if (step.gemm)
+    return "cuBLASLt";
+  if (step.conv)
+    return "cuDNN";
+  if (!step.kernel.empty())
+    return "kernel";
+  return "host";
+}
+
+std::string stepLabel(size_t index, const StepDesc &step) {
+  std::string label = "step #" + std::to_string(index) + " '" + step.name + "' (";
+  if (!step.kind.empty())
+    label += "fused " + step.kind + ", ";
+  if (step.gemm)
+    label += "cuBLASLt matmul";
+  else if (step.conv)
+    label += "cuDNN convolution";
+  else if (!step.kernel.empty())
+    label += "kernel " + step.kernel;
+  else if (isTransferStep(step))
+    label += "transfer";
+  else
+    label += "host step";
+  // The distinct locations of the ops it fused, the first few of them.
+  std::vector<std::string> where;
+  for (const OpDesc &op : step.ops) {
+    if (op.location.empty())
+      continue;
+    bool seen = false;
+    for (const std::string &w : where)
+      seen |= w == op.location;
+    if (!seen)
+      where.push_back(op.location);
+  }
+  constexpr size_t kShown = 3;
+  for (size_t k = 0; k < where.size() && k < kShown; ++k)
+    label += (k ? ", " : where.size() > 1 ? ", ops at " : ", at ") + where[k];
+  if (where.size() > kShown)
+    label += " and " + std::to_string(where.size() - kShown) + " more";
+  return label + ")";
+}
+
+uint32_t pointerAlignment(const void *p) {
+  auto address = reinterpret_cast<uintptr_t>(p);
+  uint32_t alignment = 256;
+  while (alignment > 1 && address % alignment != 0)
+    alignment /= 2;
+  return alignment;
+}
+
+} // namespace rt
+} // namespace kiln
