@@ -13,6 +13,7 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.kiln_obj_root, "test")
 
 config.substitutions.append(("%examples", os.path.join(config.kiln_src_root, "examples")))
+config.substitutions.append(("%scripts", os.path.join(config.kiln_src_root, "scripts")))
 config.substitutions.append(("%kiln_obj_root", config.kiln_obj_root))
 # NumPy comes from Debian's python3-numpy, installed for /usr/bin/python3.
 config.substitutions.append(("%python", "/usr/bin/python3"))
@@ -51,6 +52,13 @@ fake_cuda = os.path.join(config.kiln_obj_root, "test", "fake-cuda")
 if os.path.exists(os.path.join(fake_cuda, "libcudart.so.13")):
     config.available_features.add("fake-cuda")
     config.substitutions.append(("%fake_cuda", fake_cuda))
+
+# A private mount namespace (unshare -m): tests that hide this machine's
+# libraries from what they run (test/tools/gpu-bundle.test).
+if shutil.which("unshare") and subprocess.run(
+        ["unshare", "--mount", "--propagation", "private", "true"],
+        capture_output=True).returncode == 0:
+    config.available_features.add("mount-namespace")
 
 # Compiled kernels are cached inside the build tree, not in ~/.cache.
 config.environment["KILN_CACHE_DIR"] = os.path.join(config.kiln_obj_root, "test", "kernel-cache")

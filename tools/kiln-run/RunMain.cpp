@@ -6,6 +6,7 @@
 //                   [--trace FILE.json] [--describe]
 //                   [--emu-order=forward|reverse|shuffled] [--emu-checked]
 //                   [--cuda-graph] [--sync-each-step]
+//                   [--compare-to DIR [--tolerance T]]
 //
 // No LLVM here either: a standalone program is the runtime plus this file.
 //
@@ -46,6 +47,9 @@ struct Options {
   std::string emuOrder = "forward";
   bool emuOrderGiven = false, emuChecked = false;
   bool cudaGraph = false, syncEachStep = false;
+  std::string compareTo;
+  double tolerance = 1e-4;
+  bool toleranceGiven = false;
 };
 
 const char *kUsage =
@@ -53,7 +57,7 @@ const char *kUsage =
     "       [--input NAME=FILE.npy|FILE.pb|random[:SEED]]...\n"
     "       [--output-dir DIR] [--output-format=npy|pb] [--bench N] [--trace FILE.json]\n"
     "       [--describe] [--emu-order=forward|reverse|shuffled] [--emu-checked]\n"
-    "       [--cuda-graph] [--sync-each-step]\n";
+    "       [--cuda-graph] [--sync-each-step] [--compare-to DIR [--tolerance T]]\n";
 
 const char *kHelp =
     "\n"
@@ -72,7 +76,11 @@ const char *kHelp =
     "  --emu-checked       cuda-emu: guard pages after shared arrays\n"
     "  --cuda-graph        cuda: replay the schedule as a CUDA graph after the first run\n"
     "  --sync-each-step    cuda: wait for every step, so an asynchronous error names\n"
-    "                      the step that caused it (slow; a debugging aid)\n";
+    "                      the step that caused it (slow; a debugging aid)\n"
+    "  --compare-to DIR    compare every output with DIR/NAME.npy (as --output-dir\n"
+    "                      writes them): |actual - expected| <= T + T * |expected|\n"
+    "                      everywhere, NaNs in the same places; exit 1 when not\n"
+    "  --tolerance T       the T of --compare-to (default 1e-4)\n";
 
 int usageError(const char *argv0, bool embedded, const std::string &message) {
   std::fprintf(stderr, "%s: error: %s\n", argv0, message.c_str());
@@ -169,6 +177,16 @@ std::optional<int> parse(int argc, char **argv, bool embedded, Options &o) {
       o.bench = static_cast<int>(*n);
     } else if (value("--trace", v)) {
       o.trace = v;
+    } else if (value("--compare-to", v)) {
+      o.compareTo = v;
+    } else if (value("--tolerance", v)) {
+      char *end = nullptr;
+      double t = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end || !(t >= 0) || t > 1e6)
+        return usageError(argv[0], embedded,
+                          "--tolerance takes a number from 0 to 1e6, got '" + v + "'");
+      o.tolerance = t;
+      o.toleranceGiven = true;
     } else if (valueMissing) {
       return usageError(argv[0], embedded, "'" + arg + "' needs a value");
     } else if (arg.rfind("--", 0) == 0 || (arg.size() > 1 && arg[0] == '-')) {
@@ -187,6 +205,8 @@ std::optional<int> parse(int argc, char **argv, bool embedded, Options &o) {
   if ((o.cudaGraph || o.syncEachStep) && o.device != "cuda")
     return usageError(argv[0], embedded,
                       "--cuda-graph and --sync-each-step apply to --device=cuda");
+  if (o.toleranceGiven && o.compareTo.empty())
+    return usageError(argv[0], embedded, "--tolerance applies to --compare-to");
   if (o.cudaGraph && o.syncEachStep)
     return usageError(argv[0], embedded,
                       "--sync-each-step and --cuda-graph exclude each other (a graph replays "
@@ -294,6 +314,74 @@ bool writeTrace(const std::string &path, const rt::Executable &exe, const std::s
   out << "\n]}\n";
   out.close(); // the last buffered bytes fail here (a full disk), not before
   return !out.fail();
+}
+
+/// Compares output `spec` (in its layout at `data`) with the row-major
+/// .npy at `path`; "" when it agrees, else what differs. `summary` gets
+/// the largest error relative to the tolerance.
+std::string compareOutput(const rt::TensorSpec &spec, const uint8_t *data,
+                          const std::string &path, double tolerance, std::string &summary) {
+  npy::Array expected;
+  std::string message;
+  if (!npy::read(path, expected, message))
+    return message;
+  // bfloat16 as --output-dir writes it (f32: .npy has no bfloat16), or as
+  // raw 16-bit words.
+  ref::DType expectedType = expected.dtype;
+  if (spec.dtype == ref::DType::BF16 && expected.dtype == ref::DType::U16)
+    expected.dtype = expectedType = ref::DType::BF16;
+  if (spec.dtype == ref::DType::BF16 && expected.dtype == ref::DType::F32)
+    expected.dtype = ref::DType::BF16;
+  if (expected.dtype != spec.dtype || expected.shape != spec.shape) {
+    rt::TensorSpec got = spec;
+    got.dtype = expected.dtype;
+    got.shape = expected.shape;
+    got.dimOrder.clear();
+    return "is " + spec.typeString() + " but " + path + " holds " + got.typeString();
+  }
+  ref::Tensor want = ref::decodeTensor(expectedType, spec.shape, {}, expected.data.data());
+  ref::Tensor have = ref::decodeTensor(spec.dtype, spec.shape, spec.dimOrder, data);
+  int64_t n = want.numElements();
+  bool anyNonZero = false;
+  double worst = 0, worstError = 0;
+  int64_t worstAt = -1;
+  for (int64_t k = 0; k < n; ++k) {
+    double e = want.getDouble(k), a = have.getDouble(k);
+    anyNonZero |= e != 0;
+    if (std::isnan(e) || std::isnan(a)) {
+      if (std::isnan(e) != std::isnan(a))
+        return "element " + std::to_string(k) + " is " + std::to_string(a) + ", expected " +
+               std::to_string(e) + " (NaNs in different places)";
+      continue;
+    }
+    double error = std::fabs(a - e);
+    double ratio = error / (tolerance + tolerance * std::fabs(e));
+    if (std::isinf(e) || std::isinf(a))
+      ratio = a == e ? 0 : INFINITY;
+    if (ratio > worst || worstAt < 0) {
+      worst = ratio;
+      worstError = error;
+      worstAt = k;
+    }
+  }
+  // A comparison with all-zero expectations proves nothing.
+  if (n > 0 && !anyNonZero)
+    return "the expected values in " + path + " are all zero: the comparison would prove nothing";
+  char buf[160];
+  std::snprintf(buf, sizeof(buf), "max abs error %.3g, %.3f of the tolerance %g", worstError,
+                worst, tolerance);
+  summary = buf;
+  if (worst <= 1.0)
+    return "";
+  std::string index;
+  for (size_t d = spec.shape.size(), rest = static_cast<size_t>(worstAt); d-- > 0;) {
+    size_t extent = static_cast<size_t>(spec.shape[d]);
+    index = std::to_string(rest % extent) + (index.empty() ? "" : ", ") + index;
+    rest /= extent;
+  }
+  std::snprintf(buf, sizeof(buf), " is %.9g, expected %.9g: ", have.getDouble(worstAt),
+                want.getDouble(worstAt));
+  return "element [" + index + "]" + buf + summary;
 }
 
 } // namespace
@@ -445,10 +533,25 @@ int runMain(int argc, char **argv, std::shared_ptr<const rt::Executable> embedde
       return error("cannot create output directory '" + o.outputDir + "'");
   }
   std::set<std::string> fileNames; // outputs whose names differ only in odd characters
+  std::string mismatches;
   for (size_t k = 0; k < exe->outputs().size(); ++k) {
     const rt::TensorSpec &spec = exe->outputs()[k];
     const uint8_t *data = static_cast<const uint8_t *>((*session)->outputData(k));
     std::printf("%s\n", summary(spec, data).c_str());
+    // 'a/b' and 'a:b' are both a_b: the later one gets its output number.
+    std::string stem = safeFileName(spec.name);
+    while (!fileNames.insert(stem + "." + o.outputFormat).second)
+      stem += "-" + std::to_string(k);
+    if (!o.compareTo.empty()) {
+      std::string summary;
+      std::string differs =
+          compareOutput(spec, data, o.compareTo + "/" + stem + ".npy", o.tolerance, summary);
+      if (differs.empty())
+        std::printf("  agrees with %s/%s.npy: %s\n", o.compareTo.c_str(), stem.c_str(),
+                    summary.c_str());
+      else
+        mismatches += "\n  output '" + spec.name + "': " + differs;
+    }
     if (o.outputDir.empty())
       continue;
     std::vector<uint8_t> rowMajor(data, data + spec.byteSize());
@@ -457,10 +560,6 @@ int runMain(int argc, char **argv, std::shared_ptr<const rt::Executable> embedde
       ref::encodeTensor(t, {}, rowMajor.data());
     }
     std::string message;
-    // 'a/b' and 'a:b' are both a_b: the later one gets its output number.
-    std::string stem = safeFileName(spec.name);
-    while (!fileNames.insert(stem + "." + o.outputFormat).second)
-      stem += "-" + std::to_string(k);
     std::string fileName = stem + "." + o.outputFormat;
     if (stem != safeFileName(spec.name))
       std::fprintf(stderr, "%s: note: output '%s' is written as %s (another output's file name)\n",
@@ -472,6 +571,8 @@ int runMain(int argc, char **argv, std::shared_ptr<const rt::Executable> embedde
     if (!written)
       return error(message);
   }
+  if (!mismatches.empty())
+    return error("outputs differ from " + o.compareTo + ":" + mismatches);
   return 0;
 }
 
