@@ -112,6 +112,9 @@ std::vector<GeneratedKernel> mlir::kiln::generateKernels(func::FuncOp plan,
       auto reason = step->getAttrOfType<StringAttr>(kImplReasonAttr);
       kernel.library = "cuDNN convolution (" + text("type") + ", epilogue " + text("epilogue") + ")";
       kernel.reason = reason ? reason.getValue().str() : "";
+      std::string error;
+      if (FailureOr<::kiln::rt::ConvCall> call = convCallFromAttr(conv, error); succeeded(call))
+        emitLibraryEpilogueKernel(*call, kernel);
     } else if (llvm::isa<TransferOp>(first) && !step.getKind()) {
       kernel.name.clear();
       kernel.reason = "a copy between host and device, not a kernel";

@@ -69,7 +69,8 @@ LogicalResult buildDeviceCode(func::FuncOp plan, const CompileOptions &options,
     cudnn += llvm::StringRef(kernel.library).starts_with("cuDNN");
     if (kernel.name.empty())
       continue;
-    ++generated;
+    // A cuDNN step's kernel is its fallback epilogue, not the step.
+    generated += kernel.library.empty();
     mlir::kiln::StepKernel step;
     step.name = kernel.name;
     step.grid = kernel.gridBlocks;

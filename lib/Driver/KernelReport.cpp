@@ -22,18 +22,22 @@ LogicalResult reportKernels(ModuleOp module, const std::vector<std::string> &arc
       os << "  #" << kernel.step << " " << kernel.stepName;
       if (!kernel.library.empty()) {
         os << ": " << kernel.library << ": " << kernel.reason << "\n";
-        continue;
+        if (kernel.name.empty())
+          continue;
+        // A cuDNN step's epilogue, for when no engine takes the fused graph.
+        os << "      if cuDNN has no engine for the fused graph: the plain convolution, then";
       }
       if (kernel.name.empty()) {
         os << ": no kernel (runs on the host): " << kernel.reason << "\n";
         continue;
       }
       if (kernel.sameAs >= 0) {
-        os << ": " << kernel.name << " (the same kernel as #" << kernel.sameAs << ")\n";
+        os << " " << (kernel.library.empty() ? ": " : "") << kernel.name
+           << " (the same kernel as #" << kernel.sameAs << ")\n";
         continue;
       }
-      os << ": " << kernel.name << ", " << kernel.unit << ", " << kernel.gridBlocks << " x "
-         << kernel.blockThreads << " threads\n";
+      os << (kernel.library.empty() ? ": " : " ") << kernel.name << ", " << kernel.unit << ", "
+         << kernel.gridBlocks << " x " << kernel.blockThreads << " threads\n";
       if (!kernel.whyGenerated.empty())
         os << "      generated, not a library call: " << kernel.whyGenerated << "\n";
       for (const std::string &arch : archs) {

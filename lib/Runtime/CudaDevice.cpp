@@ -81,7 +81,8 @@ Result<std::unique_ptr<CudaDevice>> CudaDevice::create(const Program &program,
   if (!libraryCalls)
     return libraryCalls.status();
   device->libraryCalls_ = std::move(*libraryCalls);
-  auto dnnCalls = CudnnCalls::create(program, address, device->arena_);
+  auto dnnCalls =
+      CudnnCalls::create(program, address, device->arena_, options.convEpilogueKernels);
   if (!dnnCalls)
     return dnnCalls.status();
   device->dnnCalls_ = std::move(*dnnCalls);
@@ -349,8 +350,11 @@ Status CudaDevice::enqueueStep(size_t index, cudaStream_t stream) {
   }
   if (libraryCalls_->has(index))
     return libraryCalls_->run(index, stream);
-  if (dnnCalls_->has(index))
-    return dnnCalls_->run(index, stream);
+  if (dnnCalls_->has(index)) {
+    Status st = dnnCalls_->run(index, stream);
+    if (!st || !dnnCalls_->runsEpilogueKernel(index))
+      return st;
+  }
   if (kernels_[index]) {
     std::vector<void *> pointers;
     for (uint32_t k : step.kernelInputs)

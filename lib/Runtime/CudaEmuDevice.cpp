@@ -59,7 +59,8 @@ Status CudaEmuDevice::checkLaunch(void *library, const Program &program, size_t 
 }
 
 Result<std::unique_ptr<CudaEmuDevice>> CudaEmuDevice::load(const Program &program,
-                                                          const emu::LaunchOptions &options) {
+                                                          const emu::LaunchOptions &options,
+                                                          bool convEpilogueKernels) {
   const DeviceCodeDesc *code = nullptr;
   for (const DeviceCodeDesc &d : program.deviceCode)
     if (d.target == "cuda-emu" && d.format == "elf-so")
@@ -95,6 +96,7 @@ Result<std::unique_ptr<CudaEmuDevice>> CudaEmuDevice::load(const Program &progra
   std::unique_ptr<CudaEmuDevice> device(new CudaEmuDevice());
   device->library_ = library;
   device->options_ = options;
+  device->convEpilogueKernels_ = convEpilogueKernels;
   for (size_t k = 0; k < program.steps.size(); ++k) {
     const StepDesc &step = program.steps[k];
     ThreadEntry entry = nullptr;
@@ -131,12 +133,17 @@ Status CudaEmuDevice::runStep(const Program &program, size_t index,
     return Status::ok();
   }
   if (step.conv) {
-    // Likewise for a cuDNN step.
-    const ConvCall &c = *step.conv;
+    // Likewise for a cuDNN step. With --conv-epilogue-kernels, as when
+    // cuDNN has no engine for the fused graph: the plain convolution, then
+    // the step's epilogue kernel.
+    ConvCall c = *step.conv;
+    bool epilogueKernel = convEpilogueKernels_ && entries_[index];
+    if (epilogueKernel)
+      c.bias = c.relu = false;
     runConvOnHost(c, inputs[static_cast<size_t>(c.x)], inputs[static_cast<size_t>(c.filter)],
-                  c.biasInput >= 0 ? inputs[static_cast<size_t>(c.biasInput)] : nullptr,
-                  outputs[0]);
-    return Status::ok();
+                  c.bias ? inputs[static_cast<size_t>(c.biasInput)] : nullptr, outputs[0]);
+    if (!epilogueKernel)
+      return Status::ok();
   }
   ThreadEntry entry = entries_[index];
   if (!entry)
@@ -164,8 +171,10 @@ Status CudaEmuDevice::runStep(const Program &program, size_t index,
           emu::freeGuarded(g);
         return Status::error("cannot map a guarded buffer for " + name);
       }
-      if (isOutput)
-        std::memset(copy, 0xFF, bytes); // unwritten elements show as NaN
+      // Unwritten elements show as NaN; a cuDNN step's epilogue updates
+      // the convolution's output in place.
+      if (isOutput && !step.conv)
+        std::memset(copy, 0xFF, bytes);
       else
         std::memcpy(copy, args[a], bytes);
       guarded.push_back(copy);

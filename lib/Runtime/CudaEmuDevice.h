@@ -23,8 +23,12 @@ namespace rt {
 class CudaEmuDevice {
 public:
   /// Loads the kernels of `program`; fails if it carries none for cuda-emu.
+  /// With `convEpilogueKernels`, a cuDNN step runs its plain convolution
+  /// and then its epilogue kernel (what the GPU does when cuDNN has no
+  /// engine for the fused graph), not the fused descriptor.
   static Result<std::unique_ptr<CudaEmuDevice>> load(const Program &program,
-                                                     const emu::LaunchOptions &options);
+                                                     const emu::LaunchOptions &options,
+                                                     bool convEpilogueKernels = false);
   ~CudaEmuDevice();
 
   /// Runs step `index`: its kernel under the emulator, or the CPU backend.
@@ -39,6 +43,7 @@ private:
   void *library_ = nullptr;
   std::vector<ThreadEntry> entries_; ///< per step; null for host steps
   emu::LaunchOptions options_;
+  bool convEpilogueKernels_ = false;
 };
 
 } // namespace rt

@@ -49,6 +49,10 @@ struct CudnnCalls::Call {
   /// offered it ("instant" or "fallback"), for describe().
   int64_t engine = -1;
   const char *heuristics = "";
+  /// The graph is the plain convolution and the step's generated kernel
+  /// adds the epilogue after it; why the fused graph was not used.
+  bool epilogueKernel = false;
+  std::string whyUnfused;
   ~Call() {
     for (auto it = owned.rbegin(); it != owned.rend(); ++it)
       api->cudnnBackendDestroyDescriptor(*it);
@@ -369,8 +373,148 @@ enum : int64_t { kX = 1, kW, kY, kBias, kConvOut, kBiasOut };
 
 } // namespace
 
+/// The graph, plan and variant pack of one convolution step as `g`
+/// describes it (fused or plain); an error when cuDNN takes no part of it.
+static Result<std::unique_ptr<CudnnCalls::Call>>
+prepareCall(const CudnnCalls::Api &dnn, cudnnHandle_t handle, bool deviceProps, size_t index,
+            const StepDesc &step, const ConvCall &g, const CudnnCalls::Address &address,
+            uint8_t *arena) {
+  auto call = std::make_unique<CudnnCalls::Call>();
+  call->api = &dnn;
+  call->what = stepLabel(index, step);
+  // Every pointer is fixed at load, so the tensors can promise cuDNN
+  // their real alignment (a fixed 16 bytes could promise more).
+  void *xData = address(step.inputs[static_cast<size_t>(g.x)]);
+  void *wData = address(step.inputs[static_cast<size_t>(g.filter)]);
+  void *yData = address(step.outputs[0]);
+  void *biasData = g.bias ? address(step.inputs[static_cast<size_t>(g.biasInput)]) : nullptr;
+  const int64_t virtualAlignment = 16; // never in memory
+  GraphBuilder b(dnn, *call);
+  cudnnDataType_t type = dataType(g.type);
+  bool fused = g.bias || g.relu;
+  cudnnBackendDescriptor_t x = b.tensor(kX, {g.n, g.c, g.h, g.w}, type, false, pointerAlignment(xData));
+  cudnnBackendDescriptor_t w =
+      b.tensor(kW, {g.k, g.c / g.groups, g.r, g.s}, type, false, pointerAlignment(wData));
+  cudnnBackendDescriptor_t y = b.tensor(kY, {g.n, g.k, g.p, g.q}, type, false, pointerAlignment(yData));
+  cudnnBackendDescriptor_t convOut =
+      fused ? b.tensor(kConvOut, {g.n, g.k, g.p, g.q}, CUDNN_DATA_FLOAT, true, virtualAlignment)
+            : y;
+
+  cudnnBackendDescriptor_t conv = b.make(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR, "convolution");
+  cudnnDataType_t compute = CUDNN_DATA_FLOAT;
+  cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+  int64_t dims = 2;
+  int64_t dilations[2] = {g.dilationH, g.dilationW}, strides[2] = {g.strideH, g.strideW};
+  int64_t pre[2] = {g.padTop, g.padLeft}, post[2] = {g.padBottom, g.padRight};
+  b.set(conv, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, &compute, 1, "compute type");
+  b.set(conv, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, &mode, 1, "mode");
+  b.set(conv, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, &dims, 1, "spatial dims");
+  b.set(conv, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, dilations, 2, "dilations");
+  b.set(conv, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, strides, 2, "strides");
+  b.set(conv, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, pre, 2, "padding");
+  b.set(conv, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, post, 2, "padding");
+  b.finalize(conv, "convolution");
+
+  cudnnBackendDescriptor_t convOp =
+      b.make(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, "convolution op");
+  float alpha = 1.0f, beta = 0.0f;
+  b.set(convOp, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, CUDNN_TYPE_BACKEND_DESCRIPTOR, &x, 1, "x");
+  b.set(convOp, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, CUDNN_TYPE_BACKEND_DESCRIPTOR, &w, 1, "w");
+  b.set(convOp, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+        &convOut, 1, "y");
+  b.set(convOp, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
+        CUDNN_TYPE_BACKEND_DESCRIPTOR, &conv, 1, "convolution");
+  b.set(convOp, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, &alpha, 1, "alpha");
+  b.set(convOp, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, &beta, 1, "beta");
+  b.finalize(convOp, "convolution op");
+  std::vector<cudnnBackendDescriptor_t> ops = {convOp};
+  cudnnBackendDescriptor_t last = convOut;
+  if (g.bias) {
+    cudnnBackendDescriptor_t bias =
+        b.tensor(kBias, {1, g.k, 1, 1}, type, false, pointerAlignment(biasData));
+    cudnnBackendDescriptor_t out =
+        g.relu ? b.tensor(kBiasOut, {g.n, g.k, g.p, g.q}, CUDNN_DATA_FLOAT, true, virtualAlignment)
+               : y;
+    ops.push_back(b.pointwise(CUDNN_POINTWISE_ADD, last, bias, out));
+    last = out;
+  }
+  if (g.relu)
+    ops.push_back(b.pointwise(CUDNN_POINTWISE_RELU_FWD, last, nullptr, y));
+
+  cudnnBackendDescriptor_t graph = b.make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, "graph");
+  if (!deviceProps) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    b.set(graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, &handle, 1,
+          "graph handle (CUDNN_ATTR_OPERATIONGRAPH_HANDLE)");
+#pragma GCC diagnostic pop
+  }
+  b.set(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, ops.data(),
+        static_cast<int64_t>(ops.size()), "graph ops");
+  b.finalize(graph, "graph (cuDNN may not support this fusion)");
+  cudnnBackendDescriptor_t deviceProp = nullptr;
+  if (deviceProps) {
+    deviceProp = b.make(CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR, "device properties");
+    b.set(deviceProp, CUDNN_ATTR_DEVICEPROP_HANDLE, CUDNN_TYPE_HANDLE, &handle, 1,
+          "device properties' handle (CUDNN_ATTR_DEVICEPROP_HANDLE)");
+    b.finalize(deviceProp, "device properties");
+  }
+  if (!b.status)
+    return b.status;
+
+  // Instant heuristics first; the fallback list when they offer no engine
+  // the options allow that fits the workspace.
+  HeuristicsReport instant{"instant"}, fallback{"fallback"};
+  if (Status st = askHeuristics(dnn, *call, CUDNN_HEUR_MODE_INSTANT, graph, deviceProp,
+                                deviceProps ? nullptr : handle, g, instant);
+      !st)
+    return st;
+  if (!call->plan)
+    if (Status st = askHeuristics(dnn, *call, CUDNN_HEUR_MODE_FALLBACK, graph, deviceProp,
+                                  deviceProps ? nullptr : handle, g, fallback);
+        !st)
+      return st;
+  if (!call->plan) {
+    auto either = [&](const char *note) {
+      return instant.excludedBy(note) || fallback.excludedBy(note);
+    };
+    std::string advice = "recompile with --impl=generated";
+    if (instant.tooLarge || fallback.tooLarge)
+      advice += ", a larger --workspace-limit";
+    if (either("NONDETERMINISTIC"))
+      advice += ", without --deterministic";
+    if (either("TENSOR_CORE"))
+      advice += ", with --precision=tf32";
+    return Status::error(call->what + ": cuDNN offers no engine for this convolution that the " +
+                         "options allow: " + instant.text(g.workspaceBytes) + "; " +
+                         fallback.text(g.workspaceBytes) + "; " + advice);
+  }
+
+  // One variant pack per call: the pointers never change.
+  std::vector<int64_t> uids = {kX, kW, kY};
+  std::vector<void *> pointers = {xData, wData, yData};
+  if (g.bias) {
+    uids.push_back(kBias);
+    pointers.push_back(biasData);
+  }
+  void *workspace = g.workspaceBytes ? arena + g.workspaceOffset : nullptr;
+  cudnnBackendDescriptor_t pack = b.make(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, "variant pack");
+  b.set(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, uids.data(),
+        static_cast<int64_t>(uids.size()), "variant ids");
+  b.set(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, pointers.data(),
+        static_cast<int64_t>(pointers.size()), "variant pointers");
+  b.set(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, &workspace, 1,
+        "variant workspace");
+  b.finalize(pack, "variant pack");
+  if (!b.status)
+    return b.status;
+  call->variantPack = pack;
+  return std::move(call);
+}
+
 Result<std::unique_ptr<CudnnCalls>> CudnnCalls::create(const Program &program,
-                                                       const Address &address, uint8_t *arena) {
+                                                       const Address &address, uint8_t *arena,
+                                                       bool convEpilogueKernels) {
   std::unique_ptr<CudnnCalls> calls(new CudnnCalls());
   calls->calls_.resize(program.steps.size());
   bool any = false;
@@ -410,137 +554,30 @@ Result<std::unique_ptr<CudnnCalls>> CudnnCalls::create(const Program &program,
     if (!step.conv)
       continue;
     const ConvCall &g = *step.conv;
-    auto call = std::make_unique<Call>();
-    call->api = &dnn;
-    call->what = stepLabel(index, step);
-    // Every pointer is fixed at load, so the tensors can promise cuDNN
-    // their real alignment (a fixed 16 bytes could promise more).
-    void *xData = address(step.inputs[static_cast<size_t>(g.x)]);
-    void *wData = address(step.inputs[static_cast<size_t>(g.filter)]);
-    void *yData = address(step.outputs[0]);
-    void *biasData = g.bias ? address(step.inputs[static_cast<size_t>(g.biasInput)]) : nullptr;
-    const int64_t virtualAlignment = 16; // never in memory
-    GraphBuilder b(dnn, *call);
-    cudnnDataType_t type = dataType(g.type);
+    // A fused graph (bias, ReLU) that no engine takes, or that the options
+    // ask to split, runs as the plain convolution followed by the step's
+    // generated epilogue kernel.
     bool fused = g.bias || g.relu;
-    cudnnBackendDescriptor_t x = b.tensor(kX, {g.n, g.c, g.h, g.w}, type, false, pointerAlignment(xData));
-    cudnnBackendDescriptor_t w =
-        b.tensor(kW, {g.k, g.c / g.groups, g.r, g.s}, type, false, pointerAlignment(wData));
-    cudnnBackendDescriptor_t y = b.tensor(kY, {g.n, g.k, g.p, g.q}, type, false, pointerAlignment(yData));
-    cudnnBackendDescriptor_t convOut =
-        fused ? b.tensor(kConvOut, {g.n, g.k, g.p, g.q}, CUDNN_DATA_FLOAT, true, virtualAlignment)
-              : y;
-
-    cudnnBackendDescriptor_t conv = b.make(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR, "convolution");
-    cudnnDataType_t compute = CUDNN_DATA_FLOAT;
-    cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
-    int64_t dims = 2;
-    int64_t dilations[2] = {g.dilationH, g.dilationW}, strides[2] = {g.strideH, g.strideW};
-    int64_t pre[2] = {g.padTop, g.padLeft}, post[2] = {g.padBottom, g.padRight};
-    b.set(conv, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, &compute, 1, "compute type");
-    b.set(conv, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, &mode, 1, "mode");
-    b.set(conv, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, &dims, 1, "spatial dims");
-    b.set(conv, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, dilations, 2, "dilations");
-    b.set(conv, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, strides, 2, "strides");
-    b.set(conv, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, pre, 2, "padding");
-    b.set(conv, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, post, 2, "padding");
-    b.finalize(conv, "convolution");
-
-    cudnnBackendDescriptor_t convOp =
-        b.make(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, "convolution op");
-    float alpha = 1.0f, beta = 0.0f;
-    b.set(convOp, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, CUDNN_TYPE_BACKEND_DESCRIPTOR, &x, 1, "x");
-    b.set(convOp, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, CUDNN_TYPE_BACKEND_DESCRIPTOR, &w, 1, "w");
-    b.set(convOp, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-          &convOut, 1, "y");
-    b.set(convOp, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
-          CUDNN_TYPE_BACKEND_DESCRIPTOR, &conv, 1, "convolution");
-    b.set(convOp, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, &alpha, 1, "alpha");
-    b.set(convOp, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, &beta, 1, "beta");
-    b.finalize(convOp, "convolution op");
-    std::vector<cudnnBackendDescriptor_t> ops = {convOp};
-    cudnnBackendDescriptor_t last = convOut;
-    if (g.bias) {
-      cudnnBackendDescriptor_t bias =
-          b.tensor(kBias, {1, g.k, 1, 1}, type, false, pointerAlignment(biasData));
-      cudnnBackendDescriptor_t out =
-          g.relu ? b.tensor(kBiasOut, {g.n, g.k, g.p, g.q}, CUDNN_DATA_FLOAT, true, virtualAlignment)
-                 : y;
-      ops.push_back(b.pointwise(CUDNN_POINTWISE_ADD, last, bias, out));
-      last = out;
+    bool canSplit = fused && !step.kernel.empty();
+    std::string whyUnfused = "--conv-epilogue-kernels";
+    if (!(canSplit && convEpilogueKernels)) {
+      auto call = prepareCall(dnn, handle, deviceProps, index, step, g, address, arena);
+      if (call) {
+        calls->calls_[index] = std::move(*call);
+        continue;
+      }
+      if (!canSplit)
+        return call.status();
+      whyUnfused = call.status().message();
     }
-    if (g.relu)
-      ops.push_back(b.pointwise(CUDNN_POINTWISE_RELU_FWD, last, nullptr, y));
-
-    cudnnBackendDescriptor_t graph = b.make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, "graph");
-    if (!deviceProps) {
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-      b.set(graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, &handle, 1,
-            "graph handle (CUDNN_ATTR_OPERATIONGRAPH_HANDLE)");
-#pragma GCC diagnostic pop
-    }
-    b.set(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, ops.data(),
-          static_cast<int64_t>(ops.size()), "graph ops");
-    b.finalize(graph, "graph (cuDNN may not support this fusion)");
-    cudnnBackendDescriptor_t deviceProp = nullptr;
-    if (deviceProps) {
-      deviceProp = b.make(CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR, "device properties");
-      b.set(deviceProp, CUDNN_ATTR_DEVICEPROP_HANDLE, CUDNN_TYPE_HANDLE, &handle, 1,
-            "device properties' handle (CUDNN_ATTR_DEVICEPROP_HANDLE)");
-      b.finalize(deviceProp, "device properties");
-    }
-    if (!b.status)
-      return b.status;
-
-    // Instant heuristics first; the fallback list when they offer no engine
-    // the options allow that fits the workspace.
-    HeuristicsReport instant{"instant"}, fallback{"fallback"};
-    if (Status st = askHeuristics(dnn, *call, CUDNN_HEUR_MODE_INSTANT, graph, deviceProp,
-                                  deviceProps ? nullptr : handle, g, instant);
-        !st)
-      return st;
-    if (!call->plan)
-      if (Status st = askHeuristics(dnn, *call, CUDNN_HEUR_MODE_FALLBACK, graph, deviceProp,
-                                    deviceProps ? nullptr : handle, g, fallback);
-          !st)
-        return st;
-    if (!call->plan) {
-      auto either = [&](const char *note) {
-        return instant.excludedBy(note) || fallback.excludedBy(note);
-      };
-      std::string advice = "recompile with --impl=generated";
-      if (instant.tooLarge || fallback.tooLarge)
-        advice += ", a larger --workspace-limit";
-      if (either("NONDETERMINISTIC"))
-        advice += ", without --deterministic";
-      if (either("TENSOR_CORE"))
-        advice += ", with --precision=tf32";
-      return Status::error(call->what + ": cuDNN offers no engine for this convolution that the " +
-                           "options allow: " + instant.text(g.workspaceBytes) + "; " +
-                           fallback.text(g.workspaceBytes) + "; " + advice);
-    }
-
-    // One variant pack per call: the pointers never change.
-    std::vector<int64_t> uids = {kX, kW, kY};
-    std::vector<void *> pointers = {xData, wData, yData};
-    if (g.bias) {
-      uids.push_back(kBias);
-      pointers.push_back(biasData);
-    }
-    void *workspace = g.workspaceBytes ? arena + g.workspaceOffset : nullptr;
-    cudnnBackendDescriptor_t pack = b.make(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, "variant pack");
-    b.set(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, uids.data(),
-          static_cast<int64_t>(uids.size()), "variant ids");
-    b.set(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, pointers.data(),
-          static_cast<int64_t>(pointers.size()), "variant pointers");
-    b.set(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, &workspace, 1,
-          "variant workspace");
-    b.finalize(pack, "variant pack");
-    if (!b.status)
-      return b.status;
-    call->variantPack = pack;
-    calls->calls_[index] = std::move(call);
+    ConvCall plain = g;
+    plain.bias = plain.relu = false;
+    auto call = prepareCall(dnn, handle, deviceProps, index, step, plain, address, arena);
+    if (!call)
+      return call.status();
+    (*call)->epilogueKernel = true;
+    (*call)->whyUnfused = whyUnfused;
+    calls->calls_[index] = std::move(*call);
   }
   return calls;
 }
@@ -553,11 +590,20 @@ CudnnCalls::~CudnnCalls() {
 
 bool CudnnCalls::has(size_t step) const { return step < calls_.size() && calls_[step]; }
 
+bool CudnnCalls::runsEpilogueKernel(size_t step) const {
+  return has(step) && calls_[step]->epilogueKernel;
+}
+
 std::string CudnnCalls::describe(size_t step) const {
   if (!has(step))
     return "";
   const Call &call = *calls_[step];
-  return "cuDNN engine " + std::to_string(call.engine) + " (heuristics: " + call.heuristics + ")";
+  std::string s =
+      "cuDNN engine " + std::to_string(call.engine) + " (heuristics: " + call.heuristics + ")";
+  if (call.epilogueKernel)
+    s += " for the plain convolution, then the epilogue kernel (the fused graph: " +
+         call.whyUnfused + ")";
+  return s;
 }
 
 Status CudnnCalls::run(size_t index, void *stream) const {
@@ -580,11 +626,12 @@ struct CudnnCalls::Api {};
 struct CudnnCalls::Call {};
 
 Result<std::unique_ptr<CudnnCalls>> CudnnCalls::create(const Program &, const Address &,
-                                                       uint8_t *) {
+                                                       uint8_t *, bool) {
   return Status::error("no CUDA support in this build");
 }
 CudnnCalls::~CudnnCalls() = default;
 bool CudnnCalls::has(size_t) const { return false; }
+bool CudnnCalls::runsEpilogueKernel(size_t) const { return false; }
 std::string CudnnCalls::describe(size_t) const { return ""; }
 Status CudnnCalls::run(size_t, void *) const { return Status::error("no CUDA support in this build"); }
 

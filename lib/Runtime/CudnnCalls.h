@@ -32,12 +32,19 @@ public:
 
   /// Prepares every step with a ConvCall; `arena` holds the workspaces.
   /// `address` must give the device pointers every run will use (they are
-  /// bound into the variant packs and decide the tensors' alignment).
+  /// bound into the variant packs and decide the tensors' alignment). A
+  /// convolution with a bias or ReLU is one fused graph; when cuDNN offers
+  /// no engine for it (or `convEpilogueKernels` asks), and the step has its
+  /// epilogue kernel, the graph is the plain convolution and the caller
+  /// launches the kernel after it (runsEpilogueKernel).
   static Result<std::unique_ptr<CudnnCalls>> create(const Program &program,
-                                                    const Address &address, uint8_t *arena);
+                                                    const Address &address, uint8_t *arena,
+                                                    bool convEpilogueKernels = false);
   ~CudnnCalls();
 
   bool has(size_t step) const;
+  /// Whether step `step`'s epilogue is its kernel, to launch after run().
+  bool runsEpilogueKernel(size_t step) const;
   /// The engine chosen for `step` and the heuristics mode that offered it:
   /// "engine 12 (heuristics: instant)"; "" for a step without cuDNN.
   std::string describe(size_t step) const;

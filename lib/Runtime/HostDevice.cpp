@@ -16,7 +16,7 @@ Result<std::unique_ptr<Device>> createHostDevice(const Program &program,
                    : options.emuOrder == EmuOrder::Shuffled ? emu::Order::Shuffled
                                                             : emu::Order::Forward;
     launch.checked = options.emuChecked;
-    auto loaded = CudaEmuDevice::load(program, launch);
+    auto loaded = CudaEmuDevice::load(program, launch, options.convEpilogueKernels);
     if (!loaded)
       return loaded.status();
     emu = std::move(*loaded);

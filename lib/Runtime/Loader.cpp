@@ -326,8 +326,8 @@ Status ProgramBuilder::steps(Program &p) {
       step.gemm = call;
     }
     if (const kx::ConvCall *g = s->conv()) {
-      if (!step.kernel.empty() || step.gemm)
-        return Status::error(what + " has a cuDNN call and also a kernel or cuBLASLt call");
+      if (step.gemm)
+        return Status::error(what + " has a cuDNN call and also a cuBLASLt call");
       if (step.outputs.size() != 1)
         return Status::error(what + " is a cuDNN call with " +
                              std::to_string(step.outputs.size()) + " outputs");
@@ -349,6 +349,20 @@ Status ProgramBuilder::steps(Program &p) {
                                           out.numElements(), p.arenaBytes);
       if (!problem.empty())
         return Status::error(what + ": its cuDNN call " + problem);
+      // A cuDNN step's kernel is its epilogue (bias, ReLU) for when cuDNN
+      // has no engine for the fused graph: it takes the bias, if any, and
+      // updates the output in place.
+      std::vector<uint32_t> epilogueInputs;
+      if (call.bias)
+        epilogueInputs.push_back(static_cast<uint32_t>(call.biasInput));
+      if (!step.kernel.empty() &&
+          ((!call.bias && !call.relu) || step.kernelInputs != epilogueInputs))
+        return Status::error(what + " has a cuDNN call and a kernel '" + step.kernel +
+                             "' that is not its epilogue (a convolution " +
+                             (call.bias || call.relu ? "whose epilogue takes " +
+                                                           std::string(call.bias ? "the bias" : "no input")
+                                                     : std::string("without an epilogue")) +
+                             ")");
       step.conv = call;
     }
     p.steps.push_back(std::move(step));

@@ -31,6 +31,9 @@ std::string TensorSpec::typeString() const {
 Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Executable> exe,
                                                  const SessionOptions &options) {
   const Program &p = exe->program();
+  if (options.convEpilogueKernels && options.device != DeviceChoice::Cuda &&
+      options.device != DeviceChoice::CudaEmu)
+    return Status::error("--conv-epilogue-kernels applies to --device=cuda and cuda-emu");
   if (options.device != DeviceChoice::Cuda) {
     if (options.cudaGraph)
       return Status::error("--cuda-graph applies to --device=cuda (it captures the schedule "

@@ -134,6 +134,20 @@ for name, edit in [
         ("emu-swapped-operands.kx", "step('kiln_sub_6')['kernel_inputs'] = [1, 0]")]:
     subprocess.run([sys.executable, edit_kx, path("emu-pair.kx"), path(name), edit], check=True)
 
+# A cuDNN step's kernel may only be its epilogue (bias, ReLU): given other
+# inputs, or kept when the epilogue is gone, the loader refuses the step.
+with open(path("conv-lib.kg"), "w") as f:
+    f.write("model conv_lib\ninput x: f32[1, 2, 5, 5]\n"
+            "weight w: f32[3, 2, 3, 3] = random(seed=1, scale=0.3)\n"
+            "weight b: f32[3] = random(seed=2, scale=0.2)\ny = relu(conv2d(x, w, b))\noutput y\n")
+subprocess.run([kilnc, path("conv-lib.kg"), "--target=cuda-emu", "--impl=library", "-o",
+                path("conv-lib.kx")], check=True, capture_output=True)
+for name, edit in [
+        ("conv-epilogue-inputs.kx", "step('kiln_cudnn_epilogue_1')['kernel_inputs'] = [0]"),
+        ("conv-epilogue-none.kx", "s = step('kiln_cudnn_epilogue_1'); s['conv']['bias'] = False; "
+                                  "s['conv']['relu'] = False; s['conv']['bias_input'] = -1")]:
+    subprocess.run([sys.executable, edit_kx, path("conv-lib.kx"), path(name), edit], check=True)
+
 # --- tensors -------------------------------------------------------------
 np.save(path("x.npy"), np.random.default_rng(1).uniform(-1, 1, (2, 3)).astype(np.float32))
 np.save(path("wrong-shape.npy"), np.ones((3, 2), np.float32))

@@ -5,7 +5,7 @@
 //                   [--output-dir DIR] [--output-format=npy|pb] [--bench N]
 //                   [--trace FILE.json] [--describe]
 //                   [--emu-order=forward|reverse|shuffled] [--emu-checked]
-//                   [--cuda-graph] [--sync-each-step]
+//                   [--cuda-graph] [--sync-each-step] [--conv-epilogue-kernels]
 //                   [--compare-to DIR [--tolerance T]]
 //
 // No LLVM here either: a standalone program is the runtime plus this file.
@@ -46,7 +46,7 @@ struct Options {
   std::string outputFormat = "npy";
   std::string emuOrder = "forward";
   bool emuOrderGiven = false, emuChecked = false;
-  bool cudaGraph = false, syncEachStep = false;
+  bool cudaGraph = false, syncEachStep = false, convEpilogueKernels = false;
   std::string compareTo;
   double tolerance = 1e-4;
   bool toleranceGiven = false;
@@ -57,7 +57,8 @@ const char *kUsage =
     "       [--input NAME=FILE.npy|FILE.pb|random[:SEED]]...\n"
     "       [--output-dir DIR] [--output-format=npy|pb] [--bench N] [--trace FILE.json]\n"
     "       [--describe] [--emu-order=forward|reverse|shuffled] [--emu-checked]\n"
-    "       [--cuda-graph] [--sync-each-step] [--compare-to DIR [--tolerance T]]\n";
+    "       [--cuda-graph] [--sync-each-step] [--conv-epilogue-kernels]\n"
+    "       [--compare-to DIR [--tolerance T]]\n";
 
 const char *kHelp =
     "\n"
@@ -77,6 +78,9 @@ const char *kHelp =
     "  --cuda-graph        cuda: replay the schedule as a CUDA graph after the first run\n"
     "  --sync-each-step    cuda: wait for every step, so an asynchronous error names\n"
     "                      the step that caused it (slow; a debugging aid)\n"
+    "  --conv-epilogue-kernels  cuda, cuda-emu: run cuDNN convolutions plain and their\n"
+    "                      bias/ReLU as the generated epilogue kernel, as when cuDNN\n"
+    "                      has no engine for the fused graph\n"
     "  --compare-to DIR    compare every output with DIR/NAME.npy (as --output-dir\n"
     "                      writes them): |actual - expected| <= T + T * |expected|\n"
     "                      everywhere, NaNs in the same places; exit 1 when not\n"
@@ -153,6 +157,8 @@ std::optional<int> parse(int argc, char **argv, bool embedded, Options &o) {
       o.cudaGraph = true;
     } else if (arg == "--sync-each-step") {
       o.syncEachStep = true;
+    } else if (arg == "--conv-epilogue-kernels") {
+      o.convEpilogueKernels = true;
     } else if (value("--input", v)) {
       size_t eq = v.find('=');
       if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
@@ -205,6 +211,9 @@ std::optional<int> parse(int argc, char **argv, bool embedded, Options &o) {
   if ((o.cudaGraph || o.syncEachStep) && o.device != "cuda")
     return usageError(argv[0], embedded,
                       "--cuda-graph and --sync-each-step apply to --device=cuda");
+  if (o.convEpilogueKernels && o.device != "cuda" && o.device != "cuda-emu")
+    return usageError(argv[0], embedded,
+                      "--conv-epilogue-kernels applies to --device=cuda and cuda-emu");
   if (o.toleranceGiven && o.compareTo.empty())
     return usageError(argv[0], embedded, "--tolerance applies to --compare-to");
   if (o.cudaGraph && o.syncEachStep)
@@ -420,6 +429,7 @@ int runMain(int argc, char **argv, std::shared_ptr<const rt::Executable> embedde
   sessionOptions.emuChecked = o.emuChecked;
   sessionOptions.cudaGraph = o.cudaGraph;
   sessionOptions.syncEachStep = o.syncEachStep;
+  sessionOptions.convEpilogueKernels = o.convEpilogueKernels;
   sessionOptions.deviceOrdinal = o.deviceOrdinal;
   sessionOptions.stepTimings = o.bench > 0 || !o.trace.empty();
   auto session = rt::Session::create(exe, sessionOptions);

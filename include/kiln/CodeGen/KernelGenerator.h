@@ -12,6 +12,7 @@
 #define KILN_CODEGEN_KERNELGENERATOR_H
 
 #include "kiln/Exec/ExecOps.h"
+#include "kiln/Runtime/ConvCall.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -32,7 +33,9 @@ struct GeneratedKernel {
   unsigned gridBlocks = 0;   ///< launch: blocks
   std::string reason;        ///< why there is no kernel (when name is empty)
   /// The library call computing the step instead ("cuBLASLt matmul, ..."),
-  /// chosen by kiln-select-impl; empty when none.
+  /// chosen by kiln-select-impl; empty when none. A cuDNN step may still
+  /// have a kernel: its bias/ReLU epilogue, run after the plain convolution
+  /// when cuDNN has no engine for the fused graph.
   std::string library;
   /// Why kiln-select-impl chose the generated kernel over a library call
   /// (matmul and convolution steps on GPU targets); empty otherwise.
@@ -76,6 +79,10 @@ void emitReductionKernel(exec::StepOp step, GeneratedKernel &kernel);
 /// The implicit-GEMM convolution kernel with its fused epilogue for `step`
 /// (a conv_epilogue region or one conv2d), or a reason.
 void emitConvKernel(exec::StepOp step, GeneratedKernel &kernel);
+
+/// The bias (+ ReLU) epilogue of a cuDNN convolution step, in place on its
+/// output (nothing when `call` has no epilogue).
+void emitLibraryEpilogueKernel(const ::kiln::rt::ConvCall &call, GeneratedKernel &kernel);
 
 /// The fused attention kernel for an attention region, or a reason.
 void emitAttentionKernel(exec::StepOp step, GeneratedKernel &kernel);

@@ -86,11 +86,13 @@ def KilnAssignBuffers : Pass<"kiln-assign-buffers", "func::FuncOp"> {
     `workspace_offset`. Sets `exec.arena_bytes` (the peak, workspaces
     included), `exec.workspace_bytes` (the workspaces' share, when there
     are any) and `exec.unshared_bytes` (the sum of all buffers, what no
-    reuse would need) on the function.
+    reuse would need) on the function. Buffers a cuBLASLt or cuDNN call
+    reads or writes, and the workspaces, are 256-byte aligned (as cudaMalloc
+    gives them), so the libraries' fastest algorithms apply.
   }];
   let options = [
     Option<"alignment", "alignment", "int64_t", /*default=*/"64",
-           "Alignment of every buffer, in bytes">,
+           "Alignment of every buffer, in bytes (library buffers: at least 256)">,
   ];
 }
 

@@ -136,6 +136,10 @@ struct SessionOptions {
   /// CUDA device: wait for every step and check it, so an asynchronous
   /// error names the step that caused it (a debugging aid; slow).
   bool syncEachStep = false;
+  /// cuda and cuda-emu: run each cuDNN convolution plain and its bias/ReLU
+  /// as the step's generated epilogue kernel, as when cuDNN offers no engine
+  /// for the fused graph (to test and measure that path).
+  bool convEpilogueKernels = false;
   /// Record each step's span (lastTimings()); off, a run takes no timing
   /// events on the GPU.
   bool stepTimings = false;
