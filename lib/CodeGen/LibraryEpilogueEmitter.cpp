@@ -81,7 +81,9 @@ void mlir::kiln::emitLibraryEpilogueKernel(const ::kiln::rt::ConvCall &call,
      << call.q << "] (NCHW).\n";
   if (!kernel.location.empty())
     os << "// from " << kernel.location << "\n";
-  std::string index = fitsInt32({count}) ? "int" : "long long";
+  // The grid-stride step is added before the bound is tested: it must not
+  // wrap either.
+  std::string index = fitsInt32({count + kMaxBlocks * kThreads}) ? "int" : "long long";
   os << "extern \"C\" __global__ void __launch_bounds__(" << kThreads << ")\n"
      << kernel.name << "(" << llvm::join(params, ", ") << ") {\n"
      << "  for (" << index << " i = blockIdx.x * blockDim.x + threadIdx.x; i < " << count
@@ -90,8 +92,9 @@ void mlir::kiln::emitLibraryEpilogueKernel(const ::kiln::rt::ConvCall &call,
   if (call.bias)
     os << "    const " << index << " channel = (i / " << pixels << ") % " << call.k << ";\n"
        << "    v += " << t.load << (*t.load ? "(bias[channel])" : "bias[channel]") << ";\n";
+  // fmaxf would turn NaN into 0; the reference (and cuDNN) keep it.
   if (call.relu)
-    os << "    v = fmaxf(v, 0.0f);\n";
+    os << "    v = (v > 0.0f || v != v) ? v : 0.0f;\n";
   os << "    y[i] = " << t.store << (*t.store ? "(v)" : "v") << ";\n"
      << "  }\n}\n";
   kernel.source = os.str();

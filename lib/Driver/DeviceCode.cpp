@@ -78,17 +78,25 @@ LogicalResult buildDeviceCode(func::FuncOp plan, const CompileOptions &options,
     step.inputs = kernel.inputArgs;
     code.kernels[kernel.step] = step;
   }
-  unsigned distinct = 0;
-  for (const mlir::kiln::GeneratedKernel &kernel : kernels)
+  // Kernels to compile: the steps' own and the cuDNN steps' epilogues.
+  unsigned distinct = 0, distinctSteps = 0, epilogues = 0;
+  for (const mlir::kiln::GeneratedKernel &kernel : kernels) {
     distinct += !kernel.name.empty() && kernel.sameAs < 0;
+    distinctSteps += !kernel.name.empty() && kernel.sameAs < 0 && kernel.library.empty();
+    epilogues += !kernel.name.empty() && !kernel.library.empty();
+  }
   llvm::errs() << "kilnc: " << generated << " of " << kernels.size() - copies
                << " steps have generated kernels";
-  if (distinct < generated)
-    llvm::errs() << " (" << distinct << " distinct)";
+  if (distinctSteps < generated)
+    llvm::errs() << " (" << distinctSteps << " distinct)";
   if (cublas)
     llvm::errs() << ", " << cublas << (cublas == 1 ? " is a cuBLASLt call" : " are cuBLASLt calls");
   if (cudnn)
     llvm::errs() << ", " << cudnn << (cudnn == 1 ? " is a cuDNN call" : " are cuDNN calls");
+  if (epilogues)
+    llvm::errs() << " (with " << epilogues
+                 << (epilogues == 1 ? " epilogue kernel" : " epilogue kernels")
+                 << " for when cuDNN has no fused engine)";
   llvm::errs() << "; the rest run on the host";
   if (copies)
     llvm::errs() << " (and " << copies << " copies between host and device)";
@@ -110,7 +118,7 @@ LogicalResult buildDeviceCode(func::FuncOp plan, const CompileOptions &options,
     clock.mark("host-compile");
     return success();
   }
-  if (generated == 0)
+  if (distinct == 0)
     return success();
   // One translation unit per architecture, all kernels in it; remember
   // where each kernel starts, to name it in NVRTC's errors.

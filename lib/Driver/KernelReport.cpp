@@ -32,7 +32,7 @@ LogicalResult reportKernels(ModuleOp module, const std::vector<std::string> &arc
         continue;
       }
       if (kernel.sameAs >= 0) {
-        os << " " << (kernel.library.empty() ? ": " : "") << kernel.name
+        os << (kernel.library.empty() ? ": " : " ") << kernel.name
            << " (the same kernel as #" << kernel.sameAs << ")\n";
         continue;
       }

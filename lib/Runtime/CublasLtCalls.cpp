@@ -91,9 +91,6 @@ cublasLtEpilogue_t epilogueOf(GemmEpilogue e) {
   }
 }
 
-
-
-
 template <typename T>
 cublasStatus_t setDesc(const CublasLtCalls::Api &api, cublasLtMatmulDesc_t desc,
                        cublasLtMatmulDescAttributes_t attr, const T &value) {

@@ -86,6 +86,13 @@ Result<std::unique_ptr<CudaDevice>> CudaDevice::create(const Program &program,
   if (!dnnCalls)
     return dnnCalls.status();
   device->dnnCalls_ = std::move(*dnnCalls);
+  for (size_t k = 0; k < program.steps.size(); ++k)
+    if (device->dnnCalls_->runsEpilogueKernel(k) && !device->kernels_[k])
+      return Status::error(stepLabel(k, program.steps[k]) + ": " +
+                           device->dnnCalls_->describe(k) + "; but the executable has no code "
+                           "this GPU (sm_" + std::to_string(device->arch_) +
+                           ") can run for the epilogue kernel; recompile with kilnc "
+                           "--target=cuda --arch=sm_" + std::to_string(device->arch_));
   return device;
 }
 
@@ -122,9 +129,15 @@ Status CudaDevice::selectGpu() {
 
 Status CudaDevice::loadCode() {
   const CudaApi &cuda = *api_;
-  bool anyKernel = false;
-  for (const StepDesc &step : program_.steps)
+  // A cuDNN step's kernel is its epilogue, needed only if cuDNN has no
+  // engine for its fused graph: code for this GPU is required only by the
+  // other steps' kernels (checkEpilogueKernels says when an epilogue needs
+  // code that is not there).
+  bool anyKernel = false, required = false;
+  for (const StepDesc &step : program_.steps) {
     anyKernel |= !step.kernel.empty();
+    required |= !step.kernel.empty() && !step.conv;
+  }
   kernels_.assign(program_.steps.size(), nullptr);
   if (!anyKernel)
     return Status::ok();
@@ -151,6 +164,8 @@ Status CudaDevice::loadCode() {
       chosenArch = codeArch;
     }
   }
+  if (!code_ && !required)
+    return Status::ok();
   // What other stacks report later as "invalid device function".
   if (!code_)
     return Status::error("this GPU (" + gpuName_ + ") is sm_" + std::to_string(arch_) +
@@ -252,10 +267,19 @@ uint8_t *CudaDevice::deviceData(uint32_t value) const {
   return nullptr;
 }
 
+Status CudaDevice::makeCurrent() const {
+  // The current GPU is per host thread: a session may run on another
+  // thread than the one that created it, or after another session chose
+  // another GPU.
+  return api_->check(api_->cudaSetDevice(options_.deviceOrdinal),
+                     "selecting GPU cuda:" + std::to_string(options_.deviceOrdinal));
+}
+
 CudaDevice::~CudaDevice() {
   if (!api_)
     return;
   const CudaApi &cuda = *api_;
+  makeCurrent();
   cuda.cudaDeviceSynchronize();
   graph_.reset();
   libraryCalls_.reset();
@@ -364,11 +388,13 @@ Status CudaDevice::enqueueStep(size_t index, cudaStream_t stream) {
     std::vector<void *> args;
     for (void *&p : pointers)
       args.push_back(&p);
+    std::string what = step.conv ? "launching its epilogue kernel " + step.kernel + " <<<"
+                                 : std::string("launching <<<");
     return cuda.check(cuda.cudaLaunchKernel(reinterpret_cast<const void *>(kernels_[index]),
                                             dim3(step.grid), dim3(step.block), args.data(), 0,
                                             stream),
-                      stepLabel(index, step) + ": launching <<<" + std::to_string(step.grid) +
-                          ", " + std::to_string(step.block) + ">>>");
+                      stepLabel(index, step) + ": " + what + std::to_string(step.grid) + ", " +
+                          std::to_string(step.block) + ">>>");
   }
   return runOnHost(index, stream);
 }
@@ -414,6 +440,8 @@ Status CudaDevice::runOnHost(size_t index, cudaStream_t stream) {
 Status CudaDevice::run(const std::vector<std::vector<uint8_t>> &inputs,
                        std::vector<StepTiming> *timings) {
   const CudaApi &cuda = *api_;
+  if (Status st = makeCurrent(); !st)
+    return st;
   cudaStream_t origin = streams_[0];
   // On an error, let what was queued finish before anyone reuses buffers.
   bool finished = false;
@@ -493,6 +521,7 @@ const uint8_t *CudaDevice::outputData(size_t index) const {
 
 std::string CudaDevice::describe() const {
   const CudaApi &cuda = *api_;
+  makeCurrent();
   int runtimeVersion = 0, driverVersion = 0;
   cuda.cudaRuntimeGetVersion(&runtimeVersion);
   cuda.cudaDriverGetVersion(&driverVersion);

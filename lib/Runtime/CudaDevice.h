@@ -13,8 +13,9 @@
 // The plan's streams are non-blocking, so nothing orders them against the
 // legacy default stream a library might use; every ordering is an event.
 // A step is a kernel launch, a cuBLASLt or cuDNN call (CublasLtCalls,
-// CudnnCalls), a device-to-device copy (a transfer), or a host step between
-// copies (the host fallback). With --cuda-graph the schedule between fork
+// CudnnCalls; a cuDNN call whose fused graph no engine takes is the plain
+// convolution followed by the step's epilogue kernel), a device-to-device
+// copy (a transfer), or a host step between copies (the host fallback). With --cuda-graph the schedule between fork
 // and join is captured once and replayed (CudaGraph). Every error names the
 // step (stepLabel): its kind, kernel or library call and model locations.
 //
@@ -49,6 +50,8 @@ private:
   CudaDevice(const Program &program, const SessionOptions &options)
       : program_(program), options_(options) {}
   Status selectGpu();
+  /// cudaSetDevice to the session's GPU, for the calling thread.
+  Status makeCurrent() const;
   Status loadCode();
   Status allocate();
   /// Where a program value lives on the GPU.

@@ -72,9 +72,6 @@ cudnnDataType_t dataType(ref::DType t) {
   }
 }
 
-
-
-
 /// The numerical note's name when it rules an engine out under `g`'s
 /// options, else null.
 const char *excludingNote(cudnnBackendNumericalNote_t note, const ConvCall &g) {
@@ -375,10 +372,12 @@ enum : int64_t { kX = 1, kW, kY, kBias, kConvOut, kBiasOut };
 
 /// The graph, plan and variant pack of one convolution step as `g`
 /// describes it (fused or plain); an error when cuDNN takes no part of it.
+/// `noEngine` says why when the error is only that cuDNN does not support
+/// the graph or offers no engine for it (what a plain graph may fix).
 static Result<std::unique_ptr<CudnnCalls::Call>>
 prepareCall(const CudnnCalls::Api &dnn, cudnnHandle_t handle, bool deviceProps, size_t index,
             const StepDesc &step, const ConvCall &g, const CudnnCalls::Address &address,
-            uint8_t *arena) {
+            uint8_t *arena, std::string &noEngine) {
   auto call = std::make_unique<CudnnCalls::Call>();
   call->api = &dnn;
   call->what = stepLabel(index, step);
@@ -451,7 +450,11 @@ prepareCall(const CudnnCalls::Api &dnn, cudnnHandle_t handle, bool deviceProps, 
   }
   b.set(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, ops.data(),
         static_cast<int64_t>(ops.size()), "graph ops");
-  b.finalize(graph, "graph (cuDNN may not support this fusion)");
+  if (b.status) {
+    b.finalize(graph, "graph (cuDNN may not support this fusion)");
+    if (!b.status)
+      noEngine = "cuDNN does not support the graph";
+  }
   cudnnBackendDescriptor_t deviceProp = nullptr;
   if (deviceProps) {
     deviceProp = b.make(CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR, "device properties");
@@ -485,6 +488,8 @@ prepareCall(const CudnnCalls::Api &dnn, cudnnHandle_t handle, bool deviceProps, 
       advice += ", without --deterministic";
     if (either("TENSOR_CORE"))
       advice += ", with --precision=tf32";
+    noEngine = "no engine: " + instant.text(g.workspaceBytes) + "; " +
+               fallback.text(g.workspaceBytes);
     return Status::error(call->what + ": cuDNN offers no engine for this convolution that the " +
                          "options allow: " + instant.text(g.workspaceBytes) + "; " +
                          fallback.text(g.workspaceBytes) + "; " + advice);
@@ -561,18 +566,21 @@ Result<std::unique_ptr<CudnnCalls>> CudnnCalls::create(const Program &program,
     bool canSplit = fused && !step.kernel.empty();
     std::string whyUnfused = "--conv-epilogue-kernels";
     if (!(canSplit && convEpilogueKernels)) {
-      auto call = prepareCall(dnn, handle, deviceProps, index, step, g, address, arena);
+      std::string noEngine;
+      auto call = prepareCall(dnn, handle, deviceProps, index, step, g, address, arena, noEngine);
       if (call) {
         calls->calls_[index] = std::move(*call);
         continue;
       }
-      if (!canSplit)
+      // Only "cuDNN takes no such graph" has a plain graph to fall back to.
+      if (!canSplit || noEngine.empty())
         return call.status();
-      whyUnfused = call.status().message();
+      whyUnfused = noEngine;
     }
     ConvCall plain = g;
     plain.bias = plain.relu = false;
-    auto call = prepareCall(dnn, handle, deviceProps, index, step, plain, address, arena);
+    std::string noEngine;
+    auto call = prepareCall(dnn, handle, deviceProps, index, step, plain, address, arena, noEngine);
     if (!call)
       return call.status();
     (*call)->epilogueKernel = true;

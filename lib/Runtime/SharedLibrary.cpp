@@ -130,10 +130,6 @@ std::string SharedLibrary::open(const std::string &what, std::initializer_list<c
                                 std::initializer_list<const char *> companions) {
   std::string lastError;
   auto tryFile = [&](const std::string &file, const std::string &folder) {
-    if (!folder.empty())
-      for (const char *companion : companions)
-        if (void *h = dlopen((folder + "/" + companion).c_str(), RTLD_NOW | RTLD_GLOBAL))
-          companions_.push_back(h);
     handle_ = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle_) {
       const char *why = dlerror();
@@ -144,9 +140,17 @@ std::string SharedLibrary::open(const std::string &what, std::initializer_list<c
         lastError = why;
       return false;
     }
+    // The library opens its companions by name later, on first use: from
+    // this folder only if they are loaded already (and of this version).
+    if (!folder.empty())
+      for (const char *companion : companions)
+        if (void *h = dlopen((folder + "/" + companion).c_str(), RTLD_NOW | RTLD_GLOBAL))
+          companions_.push_back(h);
     path_ = loadedPath(handle_, file);
     std::lock_guard<std::mutex> lock(registryMutex);
-    registry().push_back({what, path_});
+    auto entry = std::make_pair(what, path_);
+    if (std::find(registry().begin(), registry().end(), entry) == registry().end())
+      registry().push_back(entry);
     return true;
   };
   auto tryFolder = [&](const std::string &folder) {

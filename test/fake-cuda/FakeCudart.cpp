@@ -11,8 +11,11 @@
 //   - cudaEventElapsedTime needs both events recorded and timing-enabled;
 //     a plain cudaEventRecord under stream capture makes no graph node, so
 //     it records nothing on replay (cudaEventRecordExternal does).
-//   - under capture, a synchronizing call or work on the legacy default
-//     stream fails the capture; a forked stream must rejoin the origin.
+//   - under capture, a synchronizing call fails the capture, as does work
+//     on the legacy default stream (CUDA fails it only when a blocking
+//     stream captures; kiln's streams never block, so any is a mistake); a
+//     capturing stream may wait only for events recorded in the capture; a
+//     forked stream must rejoin the origin.
 // Environment:
 //   KILN_FAKE_CUDA_DEVICES=N     how many GPUs (default 1; 0 for none)
 //   KILN_FAKE_CUDA_ARCH=90       their compute capability
@@ -142,6 +145,9 @@ cudaError_t enqueue(cudaStream_t stream, const std::function<void()> &work) {
       captureGraph->nodes.push_back(work);
       return cudaSuccess;
     }
+    // Legal, but in a schedule meant for the graph it would run once, now,
+    // and never on replay: the tests look for this line.
+    log("work queued outside the capture");
   }
   work();
   return cudaSuccess;
@@ -343,6 +349,12 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
 }
 
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned flags) {
+  // A capturing stream may wait only for work inside its capture.
+  if (captureOrigin && stream && stream->capturing && !event->recordedBy) {
+    log("cudaStreamWaitEvent on an event recorded outside the capture");
+    captureError = cudaErrorStreamCaptureIsolation;
+    return captureError;
+  }
   if (captureOrigin && event->recordedBy) {
     // Waiting on a captured event joins the capture.
     if (stream && !stream->capturing) {

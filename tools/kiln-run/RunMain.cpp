@@ -132,6 +132,7 @@ std::optional<int> parse(int argc, char **argv, bool embedded, Options &o) {
     } else if (arg == "--describe") {
       o.describe = true;
     } else if (value("--device", v)) {
+      o.deviceOrdinal = 0; // the last --device wins, whole
       if (v.rfind("cuda:", 0) == 0) {
         std::optional<uint64_t> n = parseDecimal(v.substr(5));
         if (!n || *n > 1023)
@@ -352,7 +353,7 @@ std::string compareOutput(const rt::TensorSpec &spec, const uint8_t *data,
   ref::Tensor have = ref::decodeTensor(spec.dtype, spec.shape, spec.dimOrder, data);
   int64_t n = want.numElements();
   bool anyNonZero = false;
-  double worst = 0, worstError = 0;
+  double worst = 0, maxError = 0;
   int64_t worstAt = -1;
   for (int64_t k = 0; k < n; ++k) {
     double e = want.getDouble(k), a = have.getDouble(k);
@@ -364,12 +365,14 @@ std::string compareOutput(const rt::TensorSpec &spec, const uint8_t *data,
       continue;
     }
     double error = std::fabs(a - e);
-    double ratio = error / (tolerance + tolerance * std::fabs(e));
-    if (std::isinf(e) || std::isinf(a))
-      ratio = a == e ? 0 : INFINITY;
+    // Equal values are within any tolerance, 0 and infinities included.
+    double ratio = a == e ? 0 : error / (tolerance + tolerance * std::fabs(e));
+    if (std::isnan(ratio))
+      ratio = INFINITY; // inf - inf, or 0 / 0 when the tolerance is 0
+    if (a != e && !std::isinf(error))
+      maxError = std::max(maxError, error);
     if (ratio > worst || worstAt < 0) {
       worst = ratio;
-      worstError = error;
       worstAt = k;
     }
   }
@@ -377,7 +380,7 @@ std::string compareOutput(const rt::TensorSpec &spec, const uint8_t *data,
   if (n > 0 && !anyNonZero)
     return "the expected values in " + path + " are all zero: the comparison would prove nothing";
   char buf[160];
-  std::snprintf(buf, sizeof(buf), "max abs error %.3g, %.3f of the tolerance %g", worstError,
+  std::snprintf(buf, sizeof(buf), "max abs error %.3g, %.3f of the tolerance %g", maxError,
                 worst, tolerance);
   summary = buf;
   if (worst <= 1.0)

@@ -158,7 +158,8 @@ struct StepTiming {
   std::string category = {};
 };
 
-/// Runs one executable: owns the arena and the input storage.
+/// Runs one executable: owns the input storage and the device that runs
+/// the steps (which owns the arena: host memory, or the GPU's).
 class Session {
 public:
   static Result<std::unique_ptr<Session>> create(std::shared_ptr<const Executable> exe,
