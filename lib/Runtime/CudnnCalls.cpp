@@ -115,6 +115,7 @@ struct ScopedDescriptor {
 /// What one heuristics mode offered, for the error when no engine is
 /// chosen.
 struct HeuristicsReport {
+  explicit HeuristicsReport(const char *mode) : mode(mode) {}
   const char *mode; ///< "instant", "fallback"
   std::string failed; ///< why the mode gave no list
   int64_t offered = 0, excluded = 0, unsupported = 0, tooLarge = 0;
@@ -467,7 +468,7 @@ prepareCall(const CudnnCalls::Api &dnn, cudnnHandle_t handle, bool deviceProps, 
 
   // Instant heuristics first; the fallback list when they offer no engine
   // the options allow that fits the workspace.
-  HeuristicsReport instant{"instant"}, fallback{"fallback"};
+  HeuristicsReport instant("instant"), fallback("fallback");
   if (Status st = askHeuristics(dnn, *call, CUDNN_HEUR_MODE_INSTANT, graph, deviceProp,
                                 deviceProps ? nullptr : handle, g, instant);
       !st)

@@ -16,6 +16,7 @@
 //     stream captures; kiln's streams never block, so any is a mistake); a
 //     capturing stream may wait only for events recorded in the capture; a
 //     forked stream must rejoin the origin.
+// Not thread-safe: the CUDA device calls CUDA from the session's thread.
 // Environment:
 //   KILN_FAKE_CUDA_DEVICES=N     how many GPUs (default 1; 0 for none)
 //   KILN_FAKE_CUDA_ARCH=90       their compute capability
@@ -35,7 +36,6 @@
 #include <cstring>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
@@ -75,7 +75,6 @@ struct CUgraphExec_st {
 
 namespace {
 
-std::mutex mutex;
 double fakeClock = 0; ///< fake time, in ms: each operation takes 1 us
 cudaError_t pending = cudaSuccess; ///< an asynchronous error, until synchronized
 CUstream_st *captureOrigin = nullptr;
