@@ -53,6 +53,11 @@ if os.path.exists(os.path.join(fake_cuda, "libcudart.so.13")):
     config.available_features.add("fake-cuda")
     config.substitutions.append(("%fake_cuda", fake_cuda))
 
+# script(1): runs a command on a pseudo-terminal (kilnc elides literals on
+# a terminal).
+if shutil.which("script"):
+    config.available_features.add("script")
+
 # A private mount namespace (unshare -m): tests that hide this machine's
 # libraries from what they run (test/tools/gpu-bundle.test).
 if shutil.which("unshare") and subprocess.run(

@@ -114,7 +114,7 @@ std::vector<GeneratedKernel> mlir::kiln::generateKernels(func::FuncOp plan,
       kernel.reason = reason ? reason.getValue().str() : "";
       std::string error;
       if (FailureOr<::kiln::rt::ConvCall> call = convCallFromAttr(conv, error); succeeded(call))
-        emitLibraryEpilogueKernel(*call, kernel);
+        emitLibraryEpilogueKernel(step, *call, kernel);
     } else if (llvm::isa<TransferOp>(first) && !step.getKind()) {
       kernel.name.clear();
       kernel.reason = "a copy between host and device, not a kernel";

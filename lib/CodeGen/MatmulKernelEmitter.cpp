@@ -44,12 +44,23 @@ constexpr int64_t kLdA = kTileK + 8, kLdB = kTileN + 8, kLdC = kTileN + 4;
 // tile: 16 rows down A or C, 8 rows down B (TF32's k step, f32 only), 16
 // columns across B or C, 8 columns across A (TF32).
 constexpr int64_t kWmmaAlign = 32;
+// Fragments are kFragment x kFragment x K: K is kFragment for f16/bf16 and
+// kTf32FragmentK for TF32. The emitted text steps by these constants.
+constexpr int64_t kFragment = 16, kTf32FragmentK = 8;
 static_assert(kLdA % 8 == 0 && kLdB % 8 == 0 && kLdC % 4 == 0,
               "wmma ldm: a multiple of 8 halves / 4 floats");
-static_assert((16 * kLdA * 2) % kWmmaAlign == 0 && (16 * kLdC * 4) % kWmmaAlign == 0 &&
-                  (8 * kLdB * 4) % kWmmaAlign == 0 && (16 * 2) % kWmmaAlign == 0 &&
-                  (8 * 4) % kWmmaAlign == 0,
-              "wmma fragment pointers must stay 32-byte aligned");
+/// Whether every fragment pointer the kernel forms stays 32-byte aligned
+/// for inputs of `bytes` per element and a k step of `fragmentK`: A at
+/// (i * kFragment) rows and kk columns, B at kk rows and (j * kFragment)
+/// columns, C (f32) at (i * kFragment) rows and (j * kFragment) columns.
+constexpr bool fragmentsAligned(int64_t bytes, int64_t fragmentK) {
+  return (kFragment * kLdA * bytes) % kWmmaAlign == 0 && (fragmentK * bytes) % kWmmaAlign == 0 &&
+         (fragmentK * kLdB * bytes) % kWmmaAlign == 0 &&
+         (kFragment * bytes) % kWmmaAlign == 0 && (kFragment * kLdC * 4) % kWmmaAlign == 0 &&
+         (kFragment * 4) % kWmmaAlign == 0;
+}
+static_assert(fragmentsAligned(2, kFragment), "f16/bf16 fragments must stay 32-byte aligned");
+static_assert(fragmentsAligned(4, kTf32FragmentK), "TF32 fragments must stay 32-byte aligned");
 constexpr int64_t kMaxBlocks = 65535;
 
 class MatmulEmitter : public KernelEmitter {
@@ -188,7 +199,7 @@ public:
     // The wmma fragment's element type and depth: 16x16x16 for f16/bf16,
     // 16x16x8 for TF32 (two steps per 16-deep slice).
     std::string fragmentType = tf32 ? "wmma::precision::tf32" : elem;
-    int fragmentK = tf32 ? 8 : 16;
+    int64_t fragmentK = tf32 ? kTf32FragmentK : kFragment;
     unsigned threads =
         tensorCores ? kTensorCoreThreads : static_cast<unsigned>(tileM / 4 * (tileN / 4));
     os << "// C[" << m << "x" << n << "] = A" << (ta ? "^T" : "") << " B" << (tb ? "^T" : "")
@@ -230,7 +241,7 @@ public:
     os << "    const " << elem << " *a = " << aName << " + " << matrixStart(aType) << ";\n"
        << "    const " << elem << " *b = " << bName << " + " << matrixStart(bType) << ";\n";
     if (tensorCores)
-      os << "    wmma::fragment<wmma::accumulator, 16, 16, " << fragmentK << ", float> acc[2][2];\n"
+      os << "    wmma::fragment<wmma::accumulator, " << kFragment << ", " << kFragment << ", " << fragmentK << ", float> acc[2][2];\n"
          << "    for (int i = 0; i < 2; ++i)\n"
          << "      for (int j = 0; j < 2; ++j)\n"
          << "        wmma::fill_fragment(acc[i][j], 0.0f);\n";
@@ -259,17 +270,17 @@ public:
     if (tensorCores)
       os << "      for (int kk = 0; kk < " << kTileK << "; kk += " << fragmentK << ")\n"
          << "        for (int i = 0; i < 2; ++i) {\n"
-         << "          wmma::fragment<wmma::matrix_a, 16, 16, " << fragmentK << ", " << fragmentType
+         << "          wmma::fragment<wmma::matrix_a, " << kFragment << ", " << kFragment << ", " << fragmentK << ", " << fragmentType
          << ", wmma::row_major> fa;\n"
-         << "          wmma::load_matrix_sync(fa, tileA + (wm + i * 16) * " << kLdA << " + kk, "
+         << "          wmma::load_matrix_sync(fa, tileA + (wm + i * " << kFragment << ") * " << kLdA << " + kk, "
          << kLdA << ");\n"
          << (tf32 ? "          for (int t = 0; t < fa.num_elements; ++t)\n"
                     "            fa.x[t] = wmma::__float_to_tf32(fa.x[t]);\n"
                   : "")
          << "          for (int j = 0; j < 2; ++j) {\n"
-         << "            wmma::fragment<wmma::matrix_b, 16, 16, " << fragmentK << ", "
+         << "            wmma::fragment<wmma::matrix_b, " << kFragment << ", " << kFragment << ", " << fragmentK << ", "
          << fragmentType << ", wmma::row_major> fb;\n"
-         << "            wmma::load_matrix_sync(fb, tileB + kk * " << kLdB << " + wn + j * 16, "
+         << "            wmma::load_matrix_sync(fb, tileB + kk * " << kLdB << " + wn + j * " << kFragment << ", "
          << kLdB << ");\n"
          << (tf32 ? "            for (int t = 0; t < fb.num_elements; ++t)\n"
                     "              fb.x[t] = wmma::__float_to_tf32(fb.x[t]);\n"
@@ -293,7 +304,7 @@ public:
     if (tensorCores)
       os << "    for (int i = 0; i < 2; ++i)\n"
          << "      for (int j = 0; j < 2; ++j)\n"
-         << "        wmma::store_matrix_sync(tileC + (wm + i * 16) * " << kLdC << " + wn + j * 16, "
+         << "        wmma::store_matrix_sync(tileC + (wm + i * " << kFragment << ") * " << kLdC << " + wn + j * " << kFragment << ", "
          << "acc[i][j], " << kLdC << ", wmma::mem_row_major);\n"
          << "    __syncthreads();\n"
          << "    for (int e = threadIdx.x; e < " << tileM * tileN << "; e += " << threads << ") {\n"

@@ -34,8 +34,11 @@ LogicalResult Compilation::run(ModuleOp module, llvm::StringRef inputName) {
 }
 
 LogicalResult Compilation::start(ModuleOp module, llvm::StringRef inputName) {
-  // Before the first dump, so that every dump says what it is compiled for.
-  setTargetAttributes(module, options);
+  // Before the first dump, so that every dump says what it is compiled for;
+  // with -O0 nothing is compiled, and a module that says what it was
+  // compiled for keeps saying it.
+  if (options.optimize || !module->hasAttr(kTargetAttr))
+    setTargetAttributes(module, options);
   return dumps.dumpParsed(module, inputName);
 }
 

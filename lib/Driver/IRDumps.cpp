@@ -90,7 +90,7 @@ LogicalResult IRDumps::dumpParsed(ModuleOp module, llvm::StringRef inputName) {
   }
   if (options.printIrAfterAll) {
     llvm::errs() << "// -----// IR Dump After Parse (" << inputName << ") //----- //\n";
-    module->print(llvm::errs(), printingFlags(options.dumpElideLimit));
+    module->print(llvm::errs(), printingFlags(options.printElideLimit));
     llvm::errs() << "\n";
   }
   return success();
@@ -105,7 +105,7 @@ void IRDumps::instrument(PassManager &pm) {
         /*shouldPrintBeforePass=*/[](Pass *, Operation *) { return false; },
         /*shouldPrintAfterPass=*/[](Pass *, Operation *) { return true; },
         /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false,
-        /*printAfterOnlyOnFailure=*/false, llvm::errs(), printingFlags(options.dumpElideLimit));
+        /*printAfterOnlyOnFailure=*/false, llvm::errs(), printingFlags(options.printElideLimit));
   }
   if (toDirectory) {
     pm.getContext()->disableMultithreading();

@@ -10,8 +10,9 @@ namespace kiln {
 namespace driver {
 
 void setTargetAttributes(ModuleOp module, const CompileOptions &options) {
-  for (llvm::StringRef name :
-       {kTargetAttr, kArchAttr, kPrecisionAttr, kImplAttr, kDeterministicAttr, kWorkspaceLimitAttr})
+  for (llvm::StringRef name : {kTargetAttr, kArchAttr, kPrecisionAttr, kImplAttr,
+                               kDeterministicAttr, kWorkspaceLimitAttr, kTuningCacheAttr,
+                               kAutotuneAttr, kEmuSanitizeAttr})
     module->removeAttr(name);
   Builder b(module.getContext());
   module->setAttr(kTargetAttr, b.getStringAttr(stringifyTarget(options.target)));
@@ -25,6 +26,12 @@ void setTargetAttributes(ModuleOp module, const CompileOptions &options) {
     module->setAttr(kDeterministicAttr, b.getUnitAttr());
   if (options.workspaceLimit >= 0)
     module->setAttr(kWorkspaceLimitAttr, b.getI64IntegerAttr(options.workspaceLimit));
+  if (!options.tuningCache.empty())
+    module->setAttr(kTuningCacheAttr, b.getStringAttr(options.tuningCache));
+  if (options.autotune)
+    module->setAttr(kAutotuneAttr, b.getUnitAttr());
+  if (!options.emuSanitize.empty())
+    module->setAttr(kEmuSanitizeAttr, b.getStringAttr(options.emuSanitize));
 }
 
 } // namespace driver

@@ -4,6 +4,7 @@
 #include "kiln/Lowering/LibraryCalls.h"
 #include "kiln/Lowering/Passes.h"
 #include "kiln/Lowering/StepSchedule.h"
+#include "kiln/Runtime/LibraryAlignment.h"
 
 #include <map>
 
@@ -22,7 +23,7 @@ namespace {
 /// cuBLASLt and cuDNN choose (and some of their kernels need) operands and
 /// workspaces on 256-byte boundaries, as cudaMalloc gives them; XLA and
 /// TensorRT align their buffers so too.
-constexpr int64_t kLibraryAlignment = 256;
+constexpr int64_t kLibraryAlignment = ::kiln::rt::kLibraryAlignment;
 
 struct Block {
   int64_t offset, size;

@@ -2,7 +2,10 @@
 
 #include "HostDevice.h"
 
+#include "kiln/Runtime/LibraryAlignment.h"
+
 #include <cstdlib>
+#include <cstring>
 
 namespace kiln {
 namespace rt {
@@ -34,7 +37,15 @@ HostDevice::~HostDevice() { std::free(arena_); }
 
 Status HostDevice::allocate() {
   if (program_.arenaBytes > 0) {
-    arena_ = static_cast<uint8_t *>(std::calloc(1, program_.arenaBytes));
+    // Aligned as cudaMalloc aligns the GPU's arena: the plan's offsets
+    // then give every buffer the same alignment on every device.
+    size_t bytes = (program_.arenaBytes + kLibraryAlignment - 1) / kLibraryAlignment *
+                   kLibraryAlignment;
+    arena_ = bytes < program_.arenaBytes
+                 ? nullptr
+                 : static_cast<uint8_t *>(std::aligned_alloc(kLibraryAlignment, bytes));
+    if (arena_)
+      std::memset(arena_, 0, bytes);
     if (!arena_)
       return Status::error("cannot allocate the " + std::to_string(program_.arenaBytes) +
                            "-byte arena");

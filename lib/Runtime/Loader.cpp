@@ -164,7 +164,8 @@ Status ProgramBuilder::values(Program &p) {
         return Status::error(what + " at offset " + std::to_string(desc.index) + " with " +
                              std::to_string(bytes) + " bytes lies outside the " +
                              std::to_string(p.arenaBytes) + "-byte arena");
-      // The arena is 64-byte aligned; kernels read whole elements.
+      // The arena is 256-byte aligned (cudaMalloc on the GPU, an aligned
+      // allocation on the host); kernels read whole elements.
       if (desc.index % width != 0)
         return Status::error(what + " at offset " + std::to_string(desc.index) +
                              " is not aligned to its " + std::to_string(width) +

@@ -2,6 +2,8 @@
 
 #include "Program.h"
 
+#include "kiln/Runtime/LibraryAlignment.h"
+
 namespace kiln {
 namespace rt {
 
@@ -57,7 +59,7 @@ std::string stepLabel(size_t index, const StepDesc &step) {
 
 uint32_t pointerAlignment(const void *p) {
   auto address = reinterpret_cast<uintptr_t>(p);
-  uint32_t alignment = 256;
+  uint32_t alignment = kLibraryAlignment;
   while (alignment > 1 && address % alignment != 0)
     alignment /= 2;
   return alignment;

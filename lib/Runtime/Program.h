@@ -98,9 +98,9 @@ const char *stepCategory(const StepDesc &step);
 /// The model locations travel in the executable with each op.
 std::string stepLabel(size_t index, const StepDesc &step);
 
-/// The largest power of two dividing `p`, at most 256: the alignment a
-/// buffer at `p` can promise a library (cuBLASLt and cuDNN assume 256
-/// unless told).
+/// The largest power of two dividing `p`, at most kLibraryAlignment (256):
+/// the alignment a buffer at `p` can promise a library (cuBLASLt and cuDNN
+/// assume 256 unless told).
 uint32_t pointerAlignment(const void *p);
 
 /// Runs one step of `program` on the CPU: reads its inputs, computes its ops,

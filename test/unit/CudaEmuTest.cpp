@@ -17,6 +17,8 @@
 #include "gtest/gtest.h"
 
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -34,6 +36,7 @@ void sharedPastEnd(float *out);
 void shuffleAfterExit(float *out);
 void localPastEnd(float *out, int n);
 void indexOverflow(float *out, int n);
+void alignedAfterOddArray(unsigned *out);
 #ifdef KILN_TEST_HAVE_HALF
 void wmmaGemm(const __half *a, const __half *b, float *c, int m, int n, int k);
 void wmmaReadBackMissingSync(const __half *a, const __half *b, float *c);
@@ -60,6 +63,26 @@ LaunchOptions inOrder(Order order, uint64_t seed = 1) {
 }
 
 const Order kOrders[] = {Order::Forward, Order::Reverse, Order::Shuffled};
+
+/// A copy of `values` in memory aligned as cudaMalloc aligns it (256
+/// bytes): what wmma's loads and stores need of global memory.
+template <typename T> class DeviceBuffer {
+public:
+  explicit DeviceBuffer(const std::vector<T> &values)
+      : size_(values.size()),
+        data_(static_cast<T *>(std::aligned_alloc(256, (sizeof(T) * size_ + 255) / 256 * 256))) {
+    std::memcpy(data_, values.data(), sizeof(T) * size_);
+  }
+  DeviceBuffer(const DeviceBuffer &) = delete;
+  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
+  ~DeviceBuffer() { std::free(data_); }
+  T *data() { return data_; }
+  std::vector<T> values() const { return std::vector<T>(data_, data_ + size_); }
+
+private:
+  size_t size_;
+  T *data_;
+};
 
 TEST(CudaEmu, VectorAddWithGridStride) {
   const int n = 1000;
@@ -219,11 +242,13 @@ TEST(CudaEmu, WmmaGemmMatchesTheReference) {
   const int m = 32, n = 48, k = 64;
   std::vector<float> af, bf;
   auto a = randomHalves(m * k, 8, af), b = randomHalves(k * n, 9, bf);
+  DeviceBuffer<__half> da(a), db(b);
   for (Order order : kOrders) {
-    std::vector<float> c(m * n, 0.0f);
-    LaunchResult r = launchKernel(wmmaGemm, {n / 16, m / 16}, {32}, 0, inOrder(order), a.data(),
-                                  b.data(), c.data(), m, n, k);
+    DeviceBuffer<float> dc(std::vector<float>(m * n, 0.0f));
+    LaunchResult r = launchKernel(wmmaGemm, {n / 16, m / 16}, {32}, 0, inOrder(order), da.data(),
+                                  db.data(), dc.data(), m, n, k);
     ASSERT_TRUE(r.ok) << r.error;
+    std::vector<float> c = dc.values();
     for (int i = 0; i < m; ++i)
       for (int j = 0; j < n; ++j) {
         double expected = 0;
@@ -237,14 +262,44 @@ TEST(CudaEmu, WmmaGemmMatchesTheReference) {
 TEST(CudaEmu, WmmaReadBackWithoutSyncIsExposed) {
   std::vector<float> af, bf;
   auto a = randomHalves(256, 10, af), b = randomHalves(256, 11, bf);
-  std::vector<float> c(256, 0.0f);
+  DeviceBuffer<__half> da(a), db(b);
+  DeviceBuffer<float> dc(std::vector<float>(256, 0.0f));
   LaunchResult r = launchKernel(wmmaReadBackMissingSync, {1}, {32}, 0, inOrder(Order::Forward),
-                                a.data(), b.data(), c.data());
+                                da.data(), db.data(), dc.data());
   ASSERT_TRUE(r.ok) << r.error;
+  std::vector<float> c = dc.values();
   // Lane 0 reads element 1, which lane 1 has not stored yet: poison (NaN).
   EXPECT_TRUE(std::isnan(c[0]));
 }
+
+TEST(CudaEmu, WmmaOnAMisalignedPointerFailsTheLaunch) {
+  std::vector<float> af, bf;
+  auto a = randomHalves(16 * 17, 12, af), b = randomHalves(16 * 16, 13, bf);
+  DeviceBuffer<__half> da(a), db(b);
+  DeviceBuffer<float> dc(std::vector<float>(256, 0.0f));
+  // One element in: 2 bytes past a 32-byte boundary, as on a GPU it would be
+  // an undefined result.
+  LaunchResult r = launchKernel(wmmaGemm, {1, 1}, {32}, 0, LaunchOptions{}, da.data() + 1,
+                                db.data(), dc.data(), 16, 16, 16);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("wmma::load_matrix_sync on a pointer that is not 32-byte aligned (2 "
+                         "bytes past a 32-byte boundary)"),
+            std::string::npos)
+      << r.error;
+}
 #endif // KILN_TEST_HAVE_HALF
+
+TEST(CudaEmu, AlignedSharedArraysAreAlignedInEveryMode) {
+  for (bool checked : {false, true}) {
+    LaunchOptions options;
+    options.checked = checked;
+    std::vector<unsigned> misalignment(32, 99);
+    LaunchResult r = launchKernel(alignedAfterOddArray, {2}, {32}, 0, options, misalignment.data());
+    ASSERT_TRUE(r.ok) << r.error;
+    for (unsigned m : misalignment)
+      EXPECT_EQ(m, 0u) << (checked ? "checked" : "default");
+  }
+}
 
 using CudaEmuDeathTest = ::testing::Test;
 

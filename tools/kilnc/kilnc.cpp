@@ -212,15 +212,29 @@ EmitKind emitKind() {
                                                     : EmitKind::Program;
 }
 
+/// Literals longer than this print elided on a terminal.
+constexpr unsigned kTerminalElideLimit = 16;
+
+/// Whether MLIR's own --mlir-elide-elementsattrs-if-larger was given: then
+/// it decides, not the terminal default.
+bool mlirElideFlagGiven() {
+  auto &registered = cl::getRegisteredOptions();
+  auto it = registered.find("mlir-elide-elementsattrs-if-larger");
+  return it != registered.end() && it->second->getNumOccurrences() > 0;
+}
+
 /// --elide-constants: N (elide above N elements) or off (std::nullopt).
 LogicalResult parseElideConstants(std::optional<unsigned> &limit) {
   if (elideConstants == "off") {
     limit = std::nullopt;
     return success();
   }
+  // 0 would elide every literal; --dump-elide-limit's 0 meant never: take
+  // neither meaning.
   unsigned n = 0;
-  if (llvm::StringRef(elideConstants).getAsInteger(10, n)) {
-    llvm::errs() << "kilnc: error: --elide-constants takes a number of elements or 'off', got '"
+  if (llvm::StringRef(elideConstants).getAsInteger(10, n) || n == 0) {
+    llvm::errs() << "kilnc: error: --elide-constants takes a number of elements from 1, or "
+                    "'off', got '"
                  << elideConstants << "'\n";
     return failure();
   }
@@ -259,7 +273,8 @@ LogicalResult readCompileOptions(EmitKind kind, driver::CompileOptions &options)
   options.kernelReport = kernelReport;
   options.printIrAfterAll = printIrAfterAll;
   options.dumpIrDir = dumpIrDir;
-  // Dumps keep whole literals, so that they read back, unless asked.
+  // Dumps keep whole literals, so that they read back, unless asked; the
+  // IR printed to a terminal after every pass is elided like stdout's.
   if (dumpElideLimit.getNumOccurrences()) {
     if (dumpElideLimit > 0)
       options.dumpElideLimit = dumpElideLimit.getValue();
@@ -267,6 +282,10 @@ LogicalResult readCompileOptions(EmitKind kind, driver::CompileOptions &options)
              failed(parseElideConstants(options.dumpElideLimit))) {
     return failure();
   }
+  options.printElideLimit = options.dumpElideLimit;
+  if (!dumpElideLimit.getNumOccurrences() && !elideConstants.getNumOccurrences() &&
+      !mlirElideFlagGiven() && llvm::sys::Process::StandardErrIsDisplayed())
+    options.printElideLimit = kTerminalElideLimit;
   options.dumpDot = dumpDot;
   std::string problem = driver::verifyCompileOptions(options);
   if (!problem.empty()) {
@@ -282,8 +301,9 @@ LogicalResult readCompileOptions(EmitKind kind, driver::CompileOptions &options)
 LogicalResult outputElideLimit(std::optional<unsigned> &limit) {
   if (elideConstants.getNumOccurrences())
     return parseElideConstants(limit);
-  if (outputFilename == "-" && llvm::sys::Process::StandardOutIsDisplayed())
-    limit = 16;
+  if (outputFilename == "-" && !mlirElideFlagGiven() &&
+      llvm::sys::Process::StandardOutIsDisplayed())
+    limit = kTerminalElideLimit;
   return success();
 }
 

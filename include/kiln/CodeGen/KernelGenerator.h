@@ -4,7 +4,9 @@
 // NVRTC compiles for the GPU and the host compiler compiles for cuda-emu.
 // One emitter per region kind (lib/CodeGen/*KernelEmitter.cpp); a step no
 // emitter handles yet keeps a reason, and runs on the host; a step
-// kiln-select-impl gave to a library gets no kernel.
+// kiln-select-impl gave to a library gets no kernel of its own (a cuDNN
+// step with a bias or ReLU gets its epilogue kernel, for when cuDNN has no
+// engine for the fused graph).
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,7 +33,9 @@ struct GeneratedKernel {
   std::string unit;          ///< "CUDA cores" or "Tensor Cores"
   unsigned blockThreads = 0; ///< launch: threads per block
   unsigned gridBlocks = 0;   ///< launch: blocks
-  std::string reason;        ///< why there is no kernel (when name is empty)
+  /// Why there is no kernel (when name is empty); for a library step, why
+  /// the library computes it.
+  std::string reason;
   /// The library call computing the step instead ("cuBLASLt matmul, ..."),
   /// chosen by kiln-select-impl; empty when none. A cuDNN step may still
   /// have a kernel: its bias/ReLU epilogue, run after the plain convolution
@@ -80,9 +84,10 @@ void emitReductionKernel(exec::StepOp step, GeneratedKernel &kernel);
 /// (a conv_epilogue region or one conv2d), or a reason.
 void emitConvKernel(exec::StepOp step, GeneratedKernel &kernel);
 
-/// The bias (+ ReLU) epilogue of a cuDNN convolution step, in place on its
-/// output (nothing when `call` has no epilogue).
-void emitLibraryEpilogueKernel(const ::kiln::rt::ConvCall &call, GeneratedKernel &kernel);
+/// The bias (+ ReLU) epilogue of cuDNN convolution step `step` (described
+/// by `call`), in place on its output (nothing when `call` has none).
+void emitLibraryEpilogueKernel(exec::StepOp step, const ::kiln::rt::ConvCall &call,
+                               GeneratedKernel &kernel);
 
 /// The fused attention kernel for an attention region, or a reason.
 void emitAttentionKernel(exec::StepOp step, GeneratedKernel &kernel);

@@ -100,6 +100,7 @@ template <typename Use, int M, int N, int K, typename T, typename Layout>
 inline void load_matrix_sync(fragment<Use, M, N, K, T, Layout> &f,
                              const typename detail::Storage<T>::type *p, unsigned ldm) {
   KILN_WMMA_SYNC();
+  ::kiln::emu::checkWmmaMatrix(p, ldm * sizeof(*p), "load_matrix_sync");
   constexpr bool colMajor = std::is_same<Layout, col_major>::value;
   for (int r = 0; r < f.rows; ++r)
     for (int c = 0; c < f.cols; ++c)
@@ -111,6 +112,7 @@ template <int M, int N, int K, typename T>
 inline void load_matrix_sync(fragment<accumulator, M, N, K, T> &f, const T *p, unsigned ldm,
                              layout_t layout) {
   KILN_WMMA_SYNC();
+  ::kiln::emu::checkWmmaMatrix(p, ldm * sizeof(T), "load_matrix_sync");
   for (int r = 0; r < f.rows; ++r)
     for (int c = 0; c < f.cols; ++c)
       f.x[r * f.cols + c] = layout == mem_col_major ? p[c * ldm + r] : p[r * ldm + c];
@@ -120,6 +122,7 @@ template <int M, int N, int K, typename T>
 inline void store_matrix_sync(T *p, const fragment<accumulator, M, N, K, T> &f, unsigned ldm,
                               layout_t layout) {
   KILN_WMMA_SYNC();
+  ::kiln::emu::checkWmmaMatrix(p, ldm * sizeof(T), "store_matrix_sync");
   const unsigned lane = threadIdx.x % 32;
   for (int e = static_cast<int>(lane); e < f.num_elements; e += 32) {
     int r = e / f.cols, c = e % f.cols;

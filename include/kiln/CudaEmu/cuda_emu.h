@@ -69,6 +69,10 @@ void syncThreads(const char *file, int line);
 uint64_t warpCollective(Collective kind, unsigned mask, uint64_t value, int param, int width,
                         const char *file, int line);
 void *sharedArray(size_t bytes, size_t align, const char *file, int line);
+/// What the hardware requires of a wmma load or store: a 32-byte aligned
+/// pointer and a leading dimension of whole 16-byte units. A kernel that
+/// breaks it gets undefined results on a GPU; here its launch fails.
+void checkWmmaMatrix(const void *p, size_t ldmBytes, const char *call);
 void *sharedDynamic(const char *file, int line);
 
 template <typename T>
@@ -121,7 +125,8 @@ using kiln::emu::threadIdx;
       ::kiln::emu::sharedArray(sizeof(T) * (count), alignof(T), __FILE__, __LINE__))
 #define KILN_SHARED_ALIGNED(T, name, count, align)                                            \
   T *name = static_cast<T *>(                                                                  \
-      ::kiln::emu::sharedArray(sizeof(T) * (count), (align), __FILE__, __LINE__))
+      ::kiln::emu::sharedArray(sizeof(T) * (count),                                             \
+                               (align) > alignof(T) ? (align) : alignof(T), __FILE__, __LINE__))
 #define KILN_DYNAMIC_SHARED(T, name)                                                           \
   T *name = static_cast<T *>(::kiln::emu::sharedDynamic(__FILE__, __LINE__))
 

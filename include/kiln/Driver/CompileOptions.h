@@ -73,9 +73,12 @@ struct CompileOptions {
   bool printIrAfterAll = false;
   /// Where to write DIR/NN-<pass>.mlir after every pass ("" for nowhere).
   std::string dumpIrDir;
-  /// Literals with more elements than this are elided in the two dumps
-  /// above; std::nullopt keeps them whole (the dumps read back).
+  /// Literals with more elements than this are elided in the files of
+  /// dumpIrDir; std::nullopt keeps them whole (the dumps read back).
   std::optional<unsigned> dumpElideLimit;
+  /// Likewise for printIrAfterAll's stderr (kilnc elides above 16 there
+  /// when stderr is a terminal).
+  std::optional<unsigned> printElideLimit;
   /// Where to write the optimised graph as Graphviz DOT ("" for nowhere).
   std::string dumpDot;
 };

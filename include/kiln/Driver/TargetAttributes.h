@@ -7,8 +7,10 @@
 //                      kiln.precision = "tf32", kiln.target = "cuda"} {
 //
 // kiln.target is always there; the GPU facts (kiln.arch, kiln.precision,
-// kiln.impl, kiln.deterministic when set, kiln.workspace_limit when given)
-// only for --target=cuda and cuda-emu, where they change the result.
+// kiln.impl, kiln.deterministic when set, kiln.workspace_limit,
+// kiln.tuning_cache and kiln.emu_sanitize when given, kiln.autotune when
+// set) only for --target=cuda and cuda-emu, where they change the result.
+// With -O0 a module that already says what it was compiled for keeps it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +30,9 @@ constexpr llvm::StringLiteral kPrecisionAttr = "kiln.precision";
 constexpr llvm::StringLiteral kImplAttr = "kiln.impl";
 constexpr llvm::StringLiteral kDeterministicAttr = "kiln.deterministic";
 constexpr llvm::StringLiteral kWorkspaceLimitAttr = "kiln.workspace_limit";
+constexpr llvm::StringLiteral kTuningCacheAttr = "kiln.tuning_cache";
+constexpr llvm::StringLiteral kAutotuneAttr = "kiln.autotune";
+constexpr llvm::StringLiteral kEmuSanitizeAttr = "kiln.emu_sanitize";
 
 /// Replaces the module's target facts (those of an earlier compile of a
 /// .mlir input included) with those of `options`.

@@ -81,7 +81,7 @@ def KilnAssignBuffers : Pass<"kiln-assign-buffers", "func::FuncOp"> {
     be reused by a step only once its producer and all its readers are
     ordered before that step (same stream, or through events): buffers of
     concurrent branches never alias. Function results are live to the end.
-    Library calls' workspaces (a step's `gemm` descriptor) follow the
+    Library calls' workspaces (a step's `gemm` or `conv` descriptor) follow the
     buffers, one per stream sized for its largest call; such steps get
     `workspace_offset`. Sets `exec.arena_bytes` (the peak, workspaces
     included), `exec.workspace_bytes` (the workspaces' share, when there

@@ -509,16 +509,32 @@ void *sharedArray(size_t bytes, size_t align, const char *file, int line) {
     if (launch.options.poisonShared)
       std::memset(slot.data, 0xFF, bytes);
   } else {
-    size_t offset = (launch.arenaUsed + std::max<size_t>(align, 16) - 1) /
-                    std::max<size_t>(align, 16) * std::max<size_t>(align, 16);
+    // Offsets count from the arena's first 256-byte boundary (its storage
+    // is aligned only as the allocator likes), so an aligned offset is an
+    // aligned address.
+    size_t alignment = std::max<size_t>(align, 16);
+    if (alignment > 256 || (alignment & (alignment - 1)))
+      fail("the shared array at " + where(file, line) + " asks for " + std::to_string(align) +
+           "-byte alignment (a power of two up to 256)");
+    size_t offset = (launch.arenaUsed + alignment - 1) / alignment * alignment;
     if (offset + bytes > kStaticSharedLimit)
       fail("shared arrays of the block exceed " + std::to_string(kStaticSharedLimit) +
            " bytes at " + where(file, line));
-    slot.data = launch.arena.data() + offset;
+    auto base = reinterpret_cast<uintptr_t>(launch.arena.data());
+    slot.data = launch.arena.data() + ((base + 255) / 256 * 256 - base) + offset;
     launch.arenaUsed = offset + bytes;
   }
   launch.slots.push_back(slot);
   return slot.data;
+}
+
+void checkWmmaMatrix(const void *p, size_t ldmBytes, const char *call) {
+  if (reinterpret_cast<uintptr_t>(p) % 32 != 0)
+    fail(std::string("wmma::") + call + " on a pointer that is not 32-byte aligned (" +
+         std::to_string(reinterpret_cast<uintptr_t>(p) % 32) + " bytes past a 32-byte boundary)");
+  if (ldmBytes % 16 != 0)
+    fail(std::string("wmma::") + call + " with a leading dimension of " +
+         std::to_string(ldmBytes) + " bytes, not a multiple of 16");
 }
 
 void *sharedDynamic(const char *file, int line) {
@@ -555,7 +571,8 @@ LaunchResult launch(Dim3 grid, Dim3 block, size_t dynamicShared, const LaunchOpt
   launch.options = options;
   launch.body = &thread;
   launch.random.seed(options.seed);
-  launch.arena.resize(kStaticSharedLimit);
+  // Room to start at a 256-byte boundary.
+  launch.arena.resize(kStaticSharedLimit + 256);
   launch.threads.resize(block.count());
   for (unsigned k = 0; k < block.count(); ++k) {
     Thread &t = launch.threads[k];

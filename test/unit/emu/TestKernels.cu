@@ -181,3 +181,17 @@ __global__ void indexOverflow(float *out, int n) {
   int scaled = (int)threadIdx.x * n;
   out[threadIdx.x] = (float)(scaled % 7);
 }
+
+// (Defined here, not at the top, so that the lines the tests name stay put.)
+#ifndef KILN_SHARED_ALIGNED
+#define KILN_SHARED_ALIGNED(T, name, count, align) __shared__ __align__(align) T name[count]
+#endif
+
+// A 32-byte aligned tile declared after an array that ends off a 32-byte
+// boundary: each thread reports how far its address is past one.
+__global__ void alignedAfterOddArray(unsigned *out) {
+  KILN_SHARED(float, odd, 3);
+  KILN_SHARED_ALIGNED(float, tile, 64, 32);
+  odd[0] = 0.0f;
+  out[threadIdx.x] = (unsigned)(reinterpret_cast<unsigned long long>(tile) % 32);
+}
