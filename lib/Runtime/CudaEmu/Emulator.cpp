@@ -278,7 +278,17 @@ std::string describeWaits(const std::vector<const Thread *> &threads) {
 
 void yieldToScheduler() { Fiber::switchTo(*self->fiber, Fiber::current()); }
 
-/// Ends the calling thread's part in the launch with an error.
+/// Ends the calling thread's part in the launch with an error. The
+/// thread's frames are abandoned, not unwound: a caller that must not leak
+/// builds `message` without heap temporaries and calls failWith.
+[[noreturn]] void failWith(const char *message) {
+  if (active->error.empty())
+    active->error = message;
+  self->state = State::Failed;
+  yieldToScheduler();
+  std::abort();
+}
+
 [[noreturn]] void fail(const std::string &message) {
   if (active->error.empty())
     active->error = message;
@@ -529,12 +539,22 @@ void *sharedArray(size_t bytes, size_t align, const char *file, int line) {
 }
 
 void checkWmmaMatrix(const void *p, size_t ldmBytes, const char *call) {
-  if (reinterpret_cast<uintptr_t>(p) % 32 != 0)
-    fail(std::string("wmma::") + call + " on a pointer that is not 32-byte aligned (" +
-         std::to_string(reinterpret_cast<uintptr_t>(p) % 32) + " bytes past a 32-byte boundary)");
-  if (ldmBytes % 16 != 0)
-    fail(std::string("wmma::") + call + " with a leading dimension of " +
-         std::to_string(ldmBytes) + " bytes, not a multiple of 16");
+  // The message is built in a stack buffer: a failing thread's frames are
+  // abandoned, not unwound, so a std::string temporary here would leak.
+  char message[160];
+  if (reinterpret_cast<uintptr_t>(p) % 32 != 0) {
+    std::snprintf(message, sizeof(message),
+                  "wmma::%s on a pointer that is not 32-byte aligned (%zu bytes past a 32-byte "
+                  "boundary)",
+                  call, static_cast<size_t>(reinterpret_cast<uintptr_t>(p) % 32));
+    failWith(message);
+  }
+  if (ldmBytes % 16 != 0) {
+    std::snprintf(message, sizeof(message),
+                  "wmma::%s with a leading dimension of %zu bytes, not a multiple of 16", call,
+                  ldmBytes);
+    failWith(message);
+  }
 }
 
 void *sharedDynamic(const char *file, int line) {
