@@ -67,7 +67,7 @@ void mlir::kiln::emitLibraryEpilogueKernel(exec::StepOp step, const ::kiln::rt::
      << " epilogue of " << kernel.stepName
      << ",\n// run in place after the plain cuDNN convolution when cuDNN has no engine\n"
      << "// for the fused graph. y is [" << call.n << ", " << call.k << ", " << call.p << ", "
-     << call.q << "] (NCHW).\n";
+     << call.q << "] (" << (call.nhwc ? "channels last" : "NCHW") << ").\n";
   if (!kernel.location.empty())
     os << "// from " << kernel.location << "\n";
   // The grid-stride step is added before the bound is tested: it must not
@@ -79,7 +79,10 @@ void mlir::kiln::emitLibraryEpilogueKernel(exec::StepOp step, const ::kiln::rt::
      << "; i += gridDim.x * blockDim.x) {\n"
      << "    float v = " << ElementEmitter::load(yType, "y[i]") << ";\n";
   if (call.bias)
-    os << "    const " << index << " channel = (i / " << pixels << ") % " << call.k << ";\n"
+    os << "    const " << index << " channel = "
+       << (call.nhwc ? "i % " + std::to_string(call.k)
+                     : "(i / " + std::to_string(pixels) + ") % " + std::to_string(call.k))
+       << ";\n"
        << "    v += " << ElementEmitter::load(yType, "bias[channel]") << ";\n";
   // fmaxf would turn NaN into 0; the reference (and cuDNN) keep it.
   if (call.relu)

@@ -337,8 +337,12 @@ ConvMatch mlir::kiln::matchCudnnConv(exec::StepOp step, bool allowTf32) {
   if (element != wType.getElementType() || element != yType.getElementType() ||
       !(element.isF32() || element.isF16() || element.isBF16()))
     return refuseConv("cuDNN is called for f32, f16 and bf16 convolutions with one element type");
-  if (!isRowMajorType(xType) || !isRowMajorType(wType) || !isRowMajorType(yType))
-    return refuseConv("the convolution is not NCHW");
+  // Row-major (NCHW) or, as kiln-assign-layouts gives Tensor Core
+  // convolutions, all channels last (NHWC, KRSC).
+  auto channelsLast = [](RankedTensorType t) { return getEncoding(t).getLayoutString() == "nhwc"; };
+  bool nhwc = channelsLast(xType) && channelsLast(wType) && channelsLast(yType);
+  if (!nhwc && (!isRowMajorType(xType) || !isRowMajorType(wType) || !isRowMajorType(yType)))
+    return refuseConv("the convolution is neither NCHW nor NHWC throughout");
 
   ::kiln::rt::ConvCall call;
   call.n = xType.getDimSize(0), call.c = xType.getDimSize(1);
@@ -353,6 +357,7 @@ ConvMatch mlir::kiln::matchCudnnConv(exec::StepOp step, bool allowTf32) {
   call.padBottom = padding[2], call.padRight = padding[3];
   call.dilationH = dilations[0], call.dilationW = dilations[1];
   call.type = *toReferenceDType(element);
+  call.nhwc = nhwc;
   call.allowTf32 = allowTf32 && element.isF32();
   call.x = static_cast<int32_t>(x.getArgNumber());
   call.filter = static_cast<int32_t>(w.getArgNumber());
@@ -435,6 +440,7 @@ DictionaryAttr mlir::kiln::convCallToAttr(MLIRContext *context, const ::kiln::rt
       b.getNamedAttr("allow_tf32", b.getBoolAttr(g.allowTf32)),
       b.getNamedAttr("deterministic", b.getBoolAttr(g.deterministic)),
       b.getNamedAttr("workspace", i64(static_cast<int64_t>(g.workspaceBytes))),
+      b.getNamedAttr("layout", b.getStringAttr(g.nhwc ? "nhwc" : "nchw")),
   };
   return b.getDictionaryAttr(fields);
 }
@@ -459,6 +465,12 @@ FailureOr<::kiln::rt::ConvCall> mlir::kiln::convCallFromAttr(DictionaryAttr attr
   auto epilogue = attr.getAs<StringAttr>("epilogue");
   auto tf32 = attr.getAs<BoolAttr>("allow_tf32");
   auto deterministic = attr.getAs<BoolAttr>("deterministic");
+  auto layout = attr.getAs<StringAttr>("layout");
+  if (layout && layout.getValue() != "nhwc" && layout.getValue() != "nchw") {
+    error = "the conv descriptor has an unknown layout '" + layout.getValue().str() + "'";
+    return failure();
+  }
+  g.nhwc = layout && layout.getValue() == "nhwc";
   if (input.empty() || filter.empty() || output.empty() || strides.empty() ||
       dilations.empty() || padding.empty() || !groups || !x || !w || !bias || !workspace ||
       !type || !epilogue || !tf32 || !deterministic) {

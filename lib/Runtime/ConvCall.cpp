@@ -76,9 +76,19 @@ std::string checkConvCall(const ConvCall &g, const std::vector<ref::DType> &inpu
 void runConvOnHost(const ConvCall &g, const uint8_t *x, const uint8_t *w, const uint8_t *bias,
                    uint8_t *y) {
   int64_t cg = g.c / g.groups, kg = g.k / g.groups;
-  std::vector<float> filter(static_cast<size_t>(g.k * cg * g.r * g.s));
-  for (size_t i = 0; i < filter.size(); ++i)
-    filter[i] = loadElement(g.type, w, static_cast<int64_t>(i));
+  // Where logical element [a, b, c, d] of a tensor of dims [A, B, C, D]
+  // lives: row-major, or channels (b) last.
+  auto offset = [&](int64_t a, int64_t b, int64_t c, int64_t d, int64_t B, int64_t C,
+                    int64_t D) {
+    return g.nhwc ? ((a * C + c) * D + d) * B + b : ((a * B + b) * C + c) * D + d;
+  };
+  std::vector<float> filter(static_cast<size_t>(g.k * cg * g.r * g.s)); // logical KCRS
+  for (int64_t k = 0; k < g.k; ++k)
+    for (int64_t c = 0; c < cg; ++c)
+      for (int64_t r = 0; r < g.r; ++r)
+        for (int64_t s = 0; s < g.s; ++s)
+          filter[((k * cg + c) * g.r + r) * g.s + s] =
+              loadElement(g.type, w, offset(k, c, r, s, cg, g.r, g.s));
   for (int64_t n = 0; n < g.n; ++n)
     for (int64_t k = 0; k < g.k; ++k) {
       int64_t group = k / kg;
@@ -94,7 +104,7 @@ void runConvOnHost(const ConvCall &g, const uint8_t *x, const uint8_t *w, const 
                 int64_t iw = q * g.strideW - g.padLeft + s * g.dilationW;
                 if (iw < 0 || iw >= g.w)
                   continue;
-                int64_t xi = ((n * g.c + group * cg + c) * g.h + ih) * g.w + iw;
+                int64_t xi = offset(n, group * cg + c, ih, iw, g.c, g.h, g.w);
                 sum += loadElement(g.type, x, xi) * filter[((k * cg + c) * g.r + r) * g.s + s];
               }
             }
@@ -102,7 +112,7 @@ void runConvOnHost(const ConvCall &g, const uint8_t *x, const uint8_t *w, const 
             sum += loadElement(g.type, bias, k);
           if (g.relu)
             sum = std::max(sum, 0.0f);
-          storeElement(g.type, y, ((n * g.k + k) * g.p + p) * g.q + q, sum);
+          storeElement(g.type, y, offset(n, k, p, q, g.k, g.p, g.q), sum);
         }
     }
 }

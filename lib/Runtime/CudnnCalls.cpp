@@ -325,9 +325,14 @@ public:
   /// A packed NCHW tensor (or [1, K, 1, 1] bias) whose pointer is aligned
   /// to `alignment` bytes; virtual ones are f32 intermediates that never
   /// reach memory.
+  /// A tensor of logical dims [N, C, H, W], stored row-major (NCHW) or
+  /// channels last (NHWC: C varies fastest).
   cudnnBackendDescriptor_t tensor(int64_t uid, std::array<int64_t, 4> dims, cudnnDataType_t type,
-                                  bool isVirtual, int64_t alignment) {
-    std::array<int64_t, 4> strides{dims[1] * dims[2] * dims[3], dims[2] * dims[3], dims[3], 1};
+                                  bool isVirtual, int64_t alignment, bool channelsLast) {
+    std::array<int64_t, 4> strides =
+        channelsLast
+            ? std::array<int64_t, 4>{dims[1] * dims[2] * dims[3], 1, dims[3] * dims[1], dims[1]}
+            : std::array<int64_t, 4>{dims[1] * dims[2] * dims[3], dims[2] * dims[3], dims[3], 1};
     cudnnBackendDescriptor_t t = make(CUDNN_BACKEND_TENSOR_DESCRIPTOR, "tensor");
     set(t, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, &type, 1, "tensor type");
     set(t, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, dims.data(), 4, "tensor dims");
@@ -392,12 +397,15 @@ prepareCall(const CudnnCalls::Api &dnn, cudnnHandle_t handle, bool deviceProps, 
   GraphBuilder b(dnn, *call);
   cudnnDataType_t type = dataType(g.type);
   bool fused = g.bias || g.relu;
-  cudnnBackendDescriptor_t x = b.tensor(kX, {g.n, g.c, g.h, g.w}, type, false, pointerAlignment(xData));
+  cudnnBackendDescriptor_t x =
+      b.tensor(kX, {g.n, g.c, g.h, g.w}, type, false, pointerAlignment(xData), g.nhwc);
   cudnnBackendDescriptor_t w =
-      b.tensor(kW, {g.k, g.c / g.groups, g.r, g.s}, type, false, pointerAlignment(wData));
-  cudnnBackendDescriptor_t y = b.tensor(kY, {g.n, g.k, g.p, g.q}, type, false, pointerAlignment(yData));
+      b.tensor(kW, {g.k, g.c / g.groups, g.r, g.s}, type, false, pointerAlignment(wData), g.nhwc);
+  cudnnBackendDescriptor_t y =
+      b.tensor(kY, {g.n, g.k, g.p, g.q}, type, false, pointerAlignment(yData), g.nhwc);
   cudnnBackendDescriptor_t convOut =
-      fused ? b.tensor(kConvOut, {g.n, g.k, g.p, g.q}, CUDNN_DATA_FLOAT, true, virtualAlignment)
+      fused ? b.tensor(kConvOut, {g.n, g.k, g.p, g.q}, CUDNN_DATA_FLOAT, true, virtualAlignment,
+                       g.nhwc)
             : y;
 
   cudnnBackendDescriptor_t conv = b.make(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR, "convolution");
@@ -431,9 +439,10 @@ prepareCall(const CudnnCalls::Api &dnn, cudnnHandle_t handle, bool deviceProps, 
   cudnnBackendDescriptor_t last = convOut;
   if (g.bias) {
     cudnnBackendDescriptor_t bias =
-        b.tensor(kBias, {1, g.k, 1, 1}, type, false, pointerAlignment(biasData));
+        b.tensor(kBias, {1, g.k, 1, 1}, type, false, pointerAlignment(biasData), g.nhwc);
     cudnnBackendDescriptor_t out =
-        g.relu ? b.tensor(kBiasOut, {g.n, g.k, g.p, g.q}, CUDNN_DATA_FLOAT, true, virtualAlignment)
+        g.relu ? b.tensor(kBiasOut, {g.n, g.k, g.p, g.q}, CUDNN_DATA_FLOAT, true,
+                          virtualAlignment, g.nhwc)
                : y;
     ops.push_back(b.pointwise(CUDNN_POINTWISE_ADD, last, bias, out));
     last = out;

@@ -345,6 +345,7 @@ Status ProgramBuilder::steps(Program &p) {
       call.x = g->x(), call.filter = g->filter(), call.biasInput = g->bias_input();
       call.allowTf32 = g->allow_tf32(), call.deterministic = g->deterministic();
       call.workspaceBytes = g->workspace_bytes(), call.workspaceOffset = g->workspace_offset();
+      call.nhwc = g->nhwc();
       const TensorSpec &out = p.values[step.outputs[0]].type;
       std::string problem = checkConvCall(call, inputTypes, inputElements, out.dtype,
                                           out.numElements(), p.arenaBytes);

@@ -150,7 +150,8 @@ std::string Executable::describe() const {
     if (step.conv)
       s += " cuDNN conv " + std::to_string(step.conv->k) + "x" + std::to_string(step.conv->c) +
            "x" + std::to_string(step.conv->r) + "x" + std::to_string(step.conv->s) +
-           (step.conv->bias ? " +bias" : "") + (step.conv->relu ? " +relu" : "");
+           (step.conv->nhwc ? " nhwc" : "") + (step.conv->bias ? " +bias" : "") +
+           (step.conv->relu ? " +relu" : "");
     for (uint32_t out : step.outputs)
       s += " -> arena[" + std::to_string(p.values[out].index) + "] " +
            p.values[out].type.typeString();

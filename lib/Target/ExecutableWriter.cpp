@@ -6,6 +6,7 @@
 #include "kiln/IR/KilnOps.h"
 #include "kiln/IR/ReferenceConversion.h"
 #include "kiln/Lowering/LibraryCalls.h"
+#include "kiln/Reference/Tensor.h"
 #include "kiln/Runtime/ExecutableFile.h"
 #include "kiln/Runtime/ExecutableFormat_generated.h"
 
@@ -109,6 +110,19 @@ FailureOr<flatbuffers::Offset<kx::Weight>> Writer::weight(Operation *op, StringR
   } else {
     // Dense storage is the raw little-endian elements.
     std::memcpy(data, dense.getRawData().data(), static_cast<size_t>(bytes));
+  }
+  // The literal is logical (row-major); the file holds it in its type's
+  // layout, as the runtime reads every value (a KRSC filter, an NHWC
+  // weight). A splat is the same in every layout.
+  TensorEncodingAttr encoding = getEncoding(op->getResult(0).getType());
+  if (encoding && !encoding.isRowMajor() && !dense.isSplat()) {
+    std::vector<uint8_t> logical(data, data + bytes);
+    ::kiln::ref::Tensor tensor = ::kiln::ref::decodeTensor(
+        *dtype, ::kiln::ref::Shape(type.getShape().begin(), type.getShape().end()), {},
+        logical.data());
+    ::kiln::ref::encodeTensor(
+        tensor,
+        std::vector<int64_t>(encoding.getDimOrder().begin(), encoding.getDimOrder().end()), data);
   }
   return kx::CreateWeight(fbb, fbb.CreateString(name.str()), vec);
 }
@@ -226,7 +240,7 @@ FailureOr<flatbuffers::Offset<kx::ConvCall>> Writer::convCall(exec::StepOp s) {
                             g->padLeft, g->padBottom, g->padRight,
                             static_cast<kx::DType>(g->type), g->bias, g->relu, g->x, g->filter,
                             g->biasInput, g->allowTf32, g->deterministic, g->workspaceBytes,
-                            *offset);
+                            *offset, g->nhwc);
 }
 
 FailureOr<flatbuffers::Offset<kx::Step>> Writer::step(exec::StepOp s, unsigned stepIndex) {

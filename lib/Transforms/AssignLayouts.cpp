@@ -33,6 +33,77 @@ RankedTensorType rowMajor(Type type) {
       TensorEncodingAttr::get(type.getContext(), {}, e.getDeviceKind(), e.getDeviceOrdinal()));
 }
 
+/// `type` stored channels last (NHWC; a filter as KRSC), on the same device.
+RankedTensorType channelsLast(Type type) {
+  auto tensor = llvm::cast<RankedTensorType>(type);
+  TensorEncodingAttr e = getEncoding(tensor);
+  return RankedTensorType::get(tensor.getShape(), tensor.getElementType(),
+                               TensorEncodingAttr::get(type.getContext(), {0, 2, 3, 1},
+                                                       e.getDeviceKind(), e.getDeviceOrdinal()));
+}
+
+/// A weight or literal only `user` reads: its layout is chosen at compile
+/// time, with no conversion at run time.
+bool isPrivateConstant(Value value) {
+  Operation *def = value.getDefiningOp();
+  return def && llvm::isa<WeightOp, ConstantOp>(def) && value.hasOneUse();
+}
+
+/// Tensor Core convolutions (f16/bf16, ungrouped, channels in whole
+/// 16-byte groups, a filter of their own) run channels last: cuDNN's fast
+/// Tensor Core engines, and its fused conv+bias+ReLU engines, take NHWC;
+/// NCHW costs transposes inside cuDNN, or no fused engine at all.
+bool prefersChannelsLast(Conv2dOp conv) {
+  auto x = llvm::cast<RankedTensorType>(conv.getInput().getType());
+  auto w = llvm::cast<RankedTensorType>(conv.getFilter().getType());
+  Type element = x.getElementType();
+  return (element.isF16() || element.isBF16()) && conv.getGroups() == 1 &&
+         x.getDimSize(1) % 8 == 0 && w.getDimSize(0) % 8 == 0 && getEncoding(x).isRowMajor() &&
+         isPrivateConstant(conv.getFilter());
+}
+
+/// Runs `conv` channels last: its input converted (or taken from the
+/// conversion that produced it), its filter laid out KRSC, and the epilogue
+/// cuDNN fuses (a per-channel bias add of a private constant, ReLU) kept
+/// channels last too; one conversion back after it. A conversion back that
+/// only fed another such convolution's input is gone.
+void runChannelsLast(Conv2dOp conv, OpBuilder &builder) {
+  builder.setInsertionPoint(conv);
+  Value x = conv.getInput();
+  Value input;
+  if (auto back = x.getDefiningOp<RelayoutOp>();
+      back && back.getInput().getType() == channelsLast(x.getType()))
+    input = back.getInput();
+  else
+    input = builder.create<RelayoutOp>(conv.getLoc(), x, builder.getDenseI64ArrayAttr({0, 2, 3, 1}));
+  conv.getInputMutable().assign(input);
+  if (auto back = x.getDefiningOp<RelayoutOp>(); back && back->use_empty())
+    back.erase();
+  conv.getFilter().setType(channelsLast(conv.getFilter().getType()));
+  Value current = conv.getResult();
+  current.setType(channelsLast(current.getType()));
+  int64_t channels = llvm::cast<RankedTensorType>(current.getType()).getDimSize(1);
+  while (current.hasOneUse()) {
+    Operation *user = *current.getUsers().begin();
+    if (auto add = llvm::dyn_cast<AddOp>(user)) {
+      Value bias = add.getLhs() == current ? add.getRhs() : add.getLhs();
+      auto type = llvm::cast<RankedTensorType>(bias.getType());
+      if (type.getShape() != llvm::ArrayRef<int64_t>{1, channels, 1, 1} ||
+          add.getType().getShape() != llvm::cast<RankedTensorType>(current.getType()).getShape() ||
+          !isPrivateConstant(bias))
+        break;
+      bias.setType(channelsLast(type)); // the same bytes in either layout
+    } else if (!llvm::isa<ReluOp>(user)) {
+      break;
+    }
+    current = user->getResult(0);
+    current.setType(channelsLast(current.getType()));
+  }
+  builder.setInsertionPointAfterValue(current);
+  auto back = builder.create<RelayoutOp>(conv.getLoc(), current, builder.getDenseI64ArrayAttr({}));
+  current.replaceAllUsesExcept(back, back);
+}
+
 struct KilnAssignLayoutsPass
     : public ::mlir::kiln::impl::KilnAssignLayoutsBase<KilnAssignLayoutsPass> {
   using Base::Base;
@@ -90,6 +161,13 @@ struct KilnAssignLayoutsPass
       for (auto [result, type] : llvm::zip(op->getResults(), types))
         result.setType(type);
     }
+
+    // Tensor Core convolutions, channels last, in program order (so a
+    // convolution feeding another hands it channels last directly).
+    SmallVector<Conv2dOp> convs(body.getOps<Conv2dOp>());
+    for (Conv2dOp conv : convs)
+      if (prefersChannelsLast(conv))
+        runChannelsLast(conv, builder);
 
     // Model results: converted back to the declared layouts.
     auto ret = llvm::cast<func::ReturnOp>(body.getTerminator());

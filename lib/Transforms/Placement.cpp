@@ -75,9 +75,14 @@ std::string whyHost(Operation *op) {
     return allTypes(false) ? "" : "its element type has no generated kernel";
   if (auto conv = llvm::dyn_cast<Conv2dOp>(op)) {
     auto type = llvm::cast<RankedTensorType>(conv.getInput().getType());
-    // f32: a generated kernel or cuDNN; f16/bf16: cuDNN (kiln-select-impl).
-    if (!allTypes(false) || type.getElementType().isF64() || !getEncoding(type).isRowMajor())
-      return "only f32, f16 and bf16 NCHW convolutions have device code";
+    // f32: a generated kernel or cuDNN; f16/bf16: cuDNN (kiln-select-impl),
+    // NCHW, or channels last as kiln-assign-layouts gives Tensor Core ones.
+    bool narrow = type.getElementType().isF16() || type.getElementType().isBF16();
+    bool channelsLast = getEncoding(type).getLayoutString() == "nhwc" &&
+                        getEncoding(conv.getFilter().getType()).getLayoutString() == "nhwc";
+    if (!allTypes(false) || type.getElementType().isF64() ||
+        !(getEncoding(type).isRowMajor() || (narrow && channelsLast)))
+      return "only f32, f16 and bf16 NCHW and f16 and bf16 NHWC convolutions have device code";
     return "";
   }
   return "'" + op->getName().stripDialect().str() + "' has no generated kernel";

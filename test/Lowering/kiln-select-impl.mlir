@@ -151,7 +151,7 @@ func.func @refused(%x: !bx, %w: !bw, %r: !by, %b: !bb, %p: !px, %q: !pw) -> (!by
 // CHECK-LABEL: func.func @others
 // CHECK-NOT: impl = "cublaslt"
 // AUTO: impl = "generated", impl_reason = "cuDNN {{[0-9.]+}} us, generated {{[0-9.]+}} us on H100 (cost model)"
-// LIBRARY: conv = {allow_tf32 = false, bias = -1 : i64, deterministic = false, dilations = array<i64: 1, 1>, epilogue = "none", filter = array<i64: 4, 3, 3, 3>, groups = 1 : i64, input = array<i64: 1, 3, 8, 8>, output = array<i64: 1, 4, 6, 6>, padding = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, type = "f32", w = 1 : i64, workspace = 1048576 : i64, x = 0 : i64}, impl = "cudnn", impl_reason = "--impl=library; cuDNN
+// LIBRARY: conv = {allow_tf32 = false, bias = -1 : i64, deterministic = false, dilations = array<i64: 1, 1>, epilogue = "none", filter = array<i64: 4, 3, 3, 3>, groups = 1 : i64, input = array<i64: 1, 3, 8, 8>, layout = "nchw", output = array<i64: 1, 4, 6, 6>, padding = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>, type = "f32", w = 1 : i64, workspace = 1048576 : i64, x = 0 : i64}, impl = "cudnn", impl_reason = "--impl=library; cuDNN
 // GENERATED: impl = "generated", impl_reason = "--impl=generated"
 // CHECK: kiln.relu
 // CHECK-NOT: impl =

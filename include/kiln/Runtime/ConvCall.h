@@ -8,9 +8,12 @@
 //
 //   y = epilogue(conv(x, w) + bias)
 //
-// x is [N, C, H, W], w is [K, C/groups, R, S], y is [N, K, P, Q], all
-// row-major (NCHW; kiln-assign-layouts makes GPU tensors row-major); bias
-// has K elements; the epilogue's ReLU follows the bias.
+// x is [N, C, H, W], w is [K, C/groups, R, S], y is [N, K, P, Q] (the
+// logical dimensions), all row-major (NCHW), or with `nhwc` all stored
+// channels last: x as NHWC, w as KRSC, y as NPQK (kiln-assign-layouts
+// chooses that for Tensor Core convolutions, whose fast cuDNN engines
+// take channels last); bias has K elements; the epilogue's ReLU follows
+// the bias.
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +38,8 @@ struct ConvCall {
   int64_t padTop = 0, padLeft = 0, padBottom = 0, padRight = 0;
   ref::DType type = ref::DType::F32; ///< x, w, y and the bias
   bool bias = false, relu = false;
+  /// x, w and y stored channels last (see above).
+  bool nhwc = false;
   /// Step inputs (by position) holding x, w and the bias (-1: none); y is
   /// the step's only output.
   int32_t x = -1, filter = -1, biasInput = -1;

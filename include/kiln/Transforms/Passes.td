@@ -60,6 +60,13 @@ def KilnAssignLayouts : Pass<"kiln-assign-layouts", "func::FuncOp"> {
     row-major operands. A conversion at an input is a loop kernel that reads
     the old layout and writes row-major, and loop fusion may take it into
     the next elementwise kernel.
+
+    One exception: Tensor Core convolutions (f16 or bf16, ungrouped, input
+    and output channels multiples of 8, a filter weight of their own), which
+    cuDNN computes, run channels last (NHWC input and output, KRSC filter),
+    as its fast and fused engines want; the bias add and ReLU cuDNN fuses
+    after them stay channels last, and one conversion back follows. A
+    convolution that feeds another such one hands it channels last.
   }];
   let dependentDialects = ["::mlir::kiln::KilnDialect"];
 }
