@@ -7,10 +7,6 @@
 namespace kiln {
 namespace ref {
 
-namespace {
-
-/// For each logical element (row-major), its element offset in memory laid
-/// out in `dimOrder`; empty for row-major (the identity).
 std::vector<int64_t> physicalOffsets(const Shape &shape, const std::vector<int64_t> &dimOrder) {
   if (dimOrder.empty())
     return {};
@@ -31,6 +27,8 @@ std::vector<int64_t> physicalOffsets(const Shape &shape, const std::vector<int64
   }
   return offsets;
 }
+
+namespace {
 
 double loadFloat(DType dtype, const uint8_t *p) {
   switch (dtype) {

@@ -322,11 +322,10 @@ public:
       status = api.check(api.cudnnBackendFinalize(d), call.what + ": finalizing the " + what);
   }
 
-  /// A packed NCHW tensor (or [1, K, 1, 1] bias) whose pointer is aligned
-  /// to `alignment` bytes; virtual ones are f32 intermediates that never
-  /// reach memory.
-  /// A tensor of logical dims [N, C, H, W], stored row-major (NCHW) or
-  /// channels last (NHWC: C varies fastest).
+  /// A packed tensor of logical dims [N, C, H, W] (or a [1, K, 1, 1] bias),
+  /// stored row-major (NCHW) or channels last (NHWC: C varies fastest),
+  /// whose pointer is aligned to `alignment` bytes; virtual ones are f32
+  /// intermediates that never reach memory.
   cudnnBackendDescriptor_t tensor(int64_t uid, std::array<int64_t, 4> dims, cudnnDataType_t type,
                                   bool isVirtual, int64_t alignment, bool channelsLast) {
     std::array<int64_t, 4> strides =

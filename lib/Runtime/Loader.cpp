@@ -346,6 +346,23 @@ Status ProgramBuilder::steps(Program &p) {
       call.allowTf32 = g->allow_tf32(), call.deterministic = g->deterministic();
       call.workspaceBytes = g->workspace_bytes(), call.workspaceOffset = g->workspace_offset();
       call.nhwc = g->nhwc();
+      // The descriptor's layout must be the values': the CPU backend reads
+      // the values' layouts, cuDNN and cuda-emu the descriptor's.
+      const std::vector<int64_t> channelsLast = {0, 2, 3, 1};
+      for (int32_t operand : {call.x, call.filter}) {
+        if (operand < 0 || static_cast<size_t>(operand) >= step.inputs.size())
+          continue; // checkConvCall names it
+        const std::vector<int64_t> &order = p.values[step.inputs[operand]].type.dimOrder;
+        if (call.nhwc ? order != channelsLast : !order.empty())
+          return Status::error(what + ": its cuDNN call is " +
+                               (call.nhwc ? "channels last" : "row-major") +
+                               " but an operand is laid out otherwise");
+      }
+      if (call.nhwc ? p.values[step.outputs[0]].type.dimOrder != channelsLast
+                    : !p.values[step.outputs[0]].type.dimOrder.empty())
+        return Status::error(what + ": its cuDNN call is " +
+                             (call.nhwc ? "channels last" : "row-major") +
+                             " but its output is laid out otherwise");
       const TensorSpec &out = p.values[step.outputs[0]].type;
       std::string problem = checkConvCall(call, inputTypes, inputElements, out.dtype,
                                           out.numElements(), p.arenaBytes);

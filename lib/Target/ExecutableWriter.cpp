@@ -114,15 +114,16 @@ FailureOr<flatbuffers::Offset<kx::Weight>> Writer::weight(Operation *op, StringR
   // The literal is logical (row-major); the file holds it in its type's
   // layout, as the runtime reads every value (a KRSC filter, an NHWC
   // weight). A splat is the same in every layout.
+  // Moved element by element, bytes unchanged.
   TensorEncodingAttr encoding = getEncoding(op->getResult(0).getType());
   if (encoding && !encoding.isRowMajor() && !dense.isSplat()) {
     std::vector<uint8_t> logical(data, data + bytes);
-    ::kiln::ref::Tensor tensor = ::kiln::ref::decodeTensor(
-        *dtype, ::kiln::ref::Shape(type.getShape().begin(), type.getShape().end()), {},
-        logical.data());
-    ::kiln::ref::encodeTensor(
-        tensor,
-        std::vector<int64_t>(encoding.getDimOrder().begin(), encoding.getDimOrder().end()), data);
+    std::vector<int64_t> offsets = ::kiln::ref::physicalOffsets(
+        ::kiln::ref::Shape(type.getShape().begin(), type.getShape().end()),
+        std::vector<int64_t>(encoding.getDimOrder().begin(), encoding.getDimOrder().end()));
+    for (size_t k = 0; k < offsets.size(); ++k)
+      std::memcpy(data + offsets[k] * width, logical.data() + k * width,
+                  static_cast<size_t>(width));
   }
   return kx::CreateWeight(fbb, fbb.CreateString(name.str()), vec);
 }

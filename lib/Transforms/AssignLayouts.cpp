@@ -42,11 +42,29 @@ RankedTensorType channelsLast(Type type) {
                                                        e.getDeviceKind(), e.getDeviceOrdinal()));
 }
 
-/// A weight or literal only `user` reads: its layout is chosen at compile
-/// time, with no conversion at run time.
+/// A weight or literal only its one reader reads: its layout is chosen at
+/// compile time, with no conversion at run time.
 bool isPrivateConstant(Value value) {
   Operation *def = value.getDefiningOp();
   return def && llvm::isa<WeightOp, ConstantOp>(def) && value.hasOneUse();
+}
+
+/// A per-channel bias cuDNN fuses after a K-channel convolution: a private,
+/// non-splat constant of shape [1, K, 1, 1] or [K, 1, 1] (as
+/// matchCudnnConv takes it; a splat is a literal in the step, not a
+/// tensor cuDNN can read).
+bool isFusableBias(Value bias, int64_t channels) {
+  auto type = llvm::cast<RankedTensorType>(bias.getType());
+  ArrayRef<int64_t> shape = type.getShape();
+  bool perChannel = (shape == ArrayRef<int64_t>{1, channels, 1, 1}) ||
+                    (shape == ArrayRef<int64_t>{channels, 1, 1});
+  if (!perChannel || !isPrivateConstant(bias))
+    return false;
+  Operation *def = bias.getDefiningOp();
+  ElementsAttr value = llvm::isa<WeightOp>(def) ? llvm::cast<WeightOp>(def).getValue()
+                                                : llvm::cast<ConstantOp>(def).getValue();
+  auto dense = llvm::dyn_cast<DenseElementsAttr>(value);
+  return dense && !dense.isSplat();
 }
 
 /// Tensor Core convolutions (f16/bf16, ungrouped, channels in whole
@@ -62,20 +80,27 @@ bool prefersChannelsLast(Conv2dOp conv) {
          isPrivateConstant(conv.getFilter());
 }
 
-/// Runs `conv` channels last: its input converted (or taken from the
-/// conversion that produced it), its filter laid out KRSC, and the epilogue
-/// cuDNN fuses (a per-channel bias add of a private constant, ReLU) kept
-/// channels last too; one conversion back after it. A conversion back that
-/// only fed another such convolution's input is gone.
-void runChannelsLast(Conv2dOp conv, OpBuilder &builder) {
-  builder.setInsertionPoint(conv);
+/// Runs `conv` channels last: its input converted once for every such
+/// convolution reading it (`converted`), or taken from the conversion back
+/// that produced it; its filter laid out KRSC; and the epilogue cuDNN fuses
+/// after it (at most one per-channel bias, none if the convolution has its
+/// own; then ReLU) kept channels last. One conversion back follows; one
+/// that only fed another such convolution's input is gone.
+void runChannelsLast(Conv2dOp conv, OpBuilder &builder,
+                     llvm::DenseMap<Value, Value> &converted) {
   Value x = conv.getInput();
   Value input;
   if (auto back = x.getDefiningOp<RelayoutOp>();
-      back && back.getInput().getType() == channelsLast(x.getType()))
+      back && back.getInput().getType() == channelsLast(x.getType())) {
     input = back.getInput();
-  else
-    input = builder.create<RelayoutOp>(conv.getLoc(), x, builder.getDenseI64ArrayAttr({0, 2, 3, 1}));
+  } else if (auto it = converted.find(x); it != converted.end()) {
+    input = it->second;
+  } else {
+    builder.setInsertionPointAfterValue(x);
+    input = builder.create<RelayoutOp>(conv.getLoc(), x,
+                                       builder.getDenseI64ArrayAttr({0, 2, 3, 1}));
+    converted[x] = input;
+  }
   conv.getInputMutable().assign(input);
   if (auto back = x.getDefiningOp<RelayoutOp>(); back && back->use_empty())
     back.erase();
@@ -83,17 +108,21 @@ void runChannelsLast(Conv2dOp conv, OpBuilder &builder) {
   Value current = conv.getResult();
   current.setType(channelsLast(current.getType()));
   int64_t channels = llvm::cast<RankedTensorType>(current.getType()).getDimSize(1);
-  while (current.hasOneUse()) {
+  bool biased = conv.getBias() != nullptr, relu = false;
+  while (current.hasOneUse() && !relu) {
     Operation *user = *current.getUsers().begin();
     if (auto add = llvm::dyn_cast<AddOp>(user)) {
       Value bias = add.getLhs() == current ? add.getRhs() : add.getLhs();
-      auto type = llvm::cast<RankedTensorType>(bias.getType());
-      if (type.getShape() != llvm::ArrayRef<int64_t>{1, channels, 1, 1} ||
-          add.getType().getShape() != llvm::cast<RankedTensorType>(current.getType()).getShape() ||
-          !isPrivateConstant(bias))
+      if (biased || !isFusableBias(bias, channels))
         break;
-      bias.setType(channelsLast(type)); // the same bytes in either layout
-    } else if (!llvm::isa<ReluOp>(user)) {
+      // [1, K, 1, 1] is the same bytes in either layout; [K, 1, 1]
+      // broadcasts from row-major.
+      if (llvm::cast<RankedTensorType>(bias.getType()).getRank() == 4)
+        bias.setType(channelsLast(bias.getType()));
+      biased = true;
+    } else if (llvm::isa<ReluOp>(user)) {
+      relu = true;
+    } else {
       break;
     }
     current = user->getResult(0);
@@ -165,9 +194,10 @@ struct KilnAssignLayoutsPass
     // Tensor Core convolutions, channels last, in program order (so a
     // convolution feeding another hands it channels last directly).
     SmallVector<Conv2dOp> convs(body.getOps<Conv2dOp>());
+    llvm::DenseMap<Value, Value> converted;
     for (Conv2dOp conv : convs)
       if (prefersChannelsLast(conv))
-        runChannelsLast(conv, builder);
+        runChannelsLast(conv, builder, converted);
 
     // Model results: converted back to the declared layouts.
     auto ret = llvm::cast<func::ReturnOp>(body.getTerminator());

@@ -145,7 +145,10 @@ subprocess.run([kilnc, path("conv-lib.kg"), "--target=cuda-emu", "--impl=library
 for name, edit in [
         ("conv-epilogue-inputs.kx", "step('kiln_cudnn_epilogue_1')['kernel_inputs'] = [0]"),
         ("conv-epilogue-none.kx", "s = step('kiln_cudnn_epilogue_1'); s['conv']['bias'] = False; "
-                                  "s['conv']['relu'] = False; s['conv']['bias_input'] = -1")]:
+                                  "s['conv']['relu'] = False; s['conv']['bias_input'] = -1"),
+        # A descriptor that says channels last over row-major values: the
+        # CPU would read one layout and cuDNN the other.
+        ("conv-layout-mismatch.kx", "step('kiln_cudnn_epilogue_1')['conv']['nhwc'] = True")]:
     subprocess.run([sys.executable, edit_kx, path("conv-lib.kx"), path(name), edit], check=True)
 
 # --- tensors -------------------------------------------------------------

@@ -232,6 +232,36 @@ TEST(ConvCall, HostRunMatchesTheDefinition) {
   EXPECT_GT(nonzero, 50); // random inputs: the ReLU keeps about half
 }
 
+/// `v`, logical [A, B, C, D] row-major, stored channels (B) last.
+std::vector<float> channelsLast(const std::vector<float> &v, int64_t A, int64_t B, int64_t C,
+                                int64_t D) {
+  std::vector<float> out(v.size());
+  for (int64_t a = 0; a < A; ++a)
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t d = 0; d < D; ++d)
+          out[((a * C + c) * D + d) * B + b] = v[((a * B + b) * C + c) * D + d];
+  return out;
+}
+
+// Channels last (x NHWC, the filter KRSC, y NPQK) is the same convolution:
+// grouped, strided, non-square, on the same data permuted.
+TEST(ConvCall, HostRunChannelsLastIsTheSameConvolution) {
+  rt::ConvCall g = smallConv();
+  g.relu = true;
+  std::vector<float> x = randomFloats(2 * 4 * 9 * 7, 4), w = randomFloats(6 * 2 * 3 * 3, 5),
+                     b = randomFloats(6, 6), y(2 * 6 * 5 * 4), yLast(y.size());
+  rt::runConvOnHost(g, bytes(x), bytes(w), bytes(b), reinterpret_cast<uint8_t *>(y.data()));
+  std::vector<float> xLast = channelsLast(x, 2, 4, 9, 7), wLast = channelsLast(w, 6, 2, 3, 3);
+  g.nhwc = true;
+  rt::runConvOnHost(g, bytes(xLast), bytes(wLast), bytes(b),
+                    reinterpret_cast<uint8_t *>(yLast.data()));
+  std::vector<float> expected = channelsLast(y, 2, 6, 5, 4);
+  ASSERT_NE(expected, y); // the permutation moves elements: the test can fail
+  for (size_t i = 0; i < y.size(); ++i)
+    ASSERT_EQ(yLast[i], expected[i]) << i;
+}
+
 TEST(ConvCall, CheckRefusesInconsistentDescriptors) {
   std::vector<ref::DType> types = {ref::DType::F32, ref::DType::F32, ref::DType::F32};
   std::vector<int64_t> elements = {2 * 4 * 9 * 7, 6 * 2 * 3 * 3, 6};

@@ -102,6 +102,10 @@ struct Tensor {
 /// (empty: row-major) as little-endian `dtype` elements.
 Tensor decodeTensor(DType dtype, const Shape &shape,
                     const std::vector<int64_t> &dimOrder, const uint8_t *data);
+/// For each logical element (row-major), its element offset in memory laid
+/// out in `dimOrder` (the memory order of the logical dimensions, outermost
+/// first); empty for row-major (the identity).
+std::vector<int64_t> physicalOffsets(const Shape &shape, const std::vector<int64_t> &dimOrder);
 /// Writes `tensor` to memory in the given dimension order.
 void encodeTensor(const Tensor &tensor, const std::vector<int64_t> &dimOrder,
                   uint8_t *data);

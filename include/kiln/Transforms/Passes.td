@@ -62,11 +62,13 @@ def KilnAssignLayouts : Pass<"kiln-assign-layouts", "func::FuncOp"> {
     the next elementwise kernel.
 
     One exception: Tensor Core convolutions (f16 or bf16, ungrouped, input
-    and output channels multiples of 8, a filter weight of their own), which
-    cuDNN computes, run channels last (NHWC input and output, KRSC filter),
-    as its fast and fused engines want; the bias add and ReLU cuDNN fuses
-    after them stay channels last, and one conversion back follows. A
-    convolution that feeds another such one hands it channels last.
+    and output channels multiples of 8, a filter constant of their own),
+    which cuDNN computes, run channels last (NHWC input and output, KRSC
+    filter), as its fast and fused engines want; the epilogue cuDNN fuses
+    after them (one per-channel bias, then ReLU) stays channels last, and
+    one conversion back follows. Convolutions reading one value share its
+    conversion; one that feeds another such convolution hands it channels
+    last.
   }];
   let dependentDialects = ["::mlir::kiln::KilnDialect"];
 }
