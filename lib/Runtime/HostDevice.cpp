@@ -41,14 +41,12 @@ Status HostDevice::allocate() {
     // then give every buffer the same alignment on every device.
     size_t bytes = (program_.arenaBytes + kLibraryAlignment - 1) / kLibraryAlignment *
                    kLibraryAlignment;
-    arena_ = bytes < program_.arenaBytes
-                 ? nullptr
-                 : static_cast<uint8_t *>(std::aligned_alloc(kLibraryAlignment, bytes));
-    if (arena_)
-      std::memset(arena_, 0, bytes);
+    if (bytes >= program_.arenaBytes) // else the rounding wrapped
+      arena_ = static_cast<uint8_t *>(std::aligned_alloc(kLibraryAlignment, bytes));
     if (!arena_)
       return Status::error("cannot allocate the " + std::to_string(program_.arenaBytes) +
                            "-byte arena");
+    std::memset(arena_, 0, bytes);
   }
   if (program_.numStreams > 1)
     workers_ = std::make_unique<StreamWorkers>(program_.numStreams);
