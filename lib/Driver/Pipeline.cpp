@@ -17,7 +17,9 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
     // Row-major inside (what the kernels and cuBLASLt read and write),
     // then the GPU gets every op it has code for; the host the rest.
     pm.nest<func::FuncOp>().addPass(mlir::kiln::createKilnAssignLayouts());
-    pm.nest<func::FuncOp>().addPass(mlir::kiln::createKilnPlace());
+    mlir::kiln::KilnPlaceOptions place;
+    place.noHostFallback = options.noHostFallback;
+    pm.nest<func::FuncOp>().addPass(mlir::kiln::createKilnPlace(place));
   }
   if (options.fusion) {
     mlir::kiln::FusionOptions fusion;

@@ -108,6 +108,7 @@ struct KilnPlacePass : public ::mlir::kiln::impl::KilnPlaceBase<KilnPlacePass> {
     SmallVector<Operation *> ops;
     for (Operation &op : func.getBody().front())
       ops.push_back(&op);
+    bool refused = false; // with --no-host-fallback: every host op reported
     for (Operation *op : ops) {
       if (llvm::isa<func::ReturnOp>(op)) {
         // The signature keeps its devices (the host, as the frontends
@@ -126,6 +127,12 @@ struct KilnPlacePass : public ::mlir::kiln::impl::KilnPlaceBase<KilnPlacePass> {
       std::string why = llvm::isa_and_nonnull<KilnDialect>(op->getDialect())
                             ? whyHost(op)
                             : "it is not a kiln op";
+      if (!why.empty() && noHostFallback) {
+        op->emitError("'") << op->getName().getStringRef()
+                           << "' would run on the host, which --no-host-fallback refuses: " << why;
+        refused = true;
+        continue;
+      }
       if (!why.empty()) {
         for (OpOperand &operand : op->getOpOperands())
           operand.set(on(operand.get(), DeviceKind::CPU, 0, op));
@@ -139,6 +146,8 @@ struct KilnPlacePass : public ::mlir::kiln::impl::KilnPlaceBase<KilnPlacePass> {
       for (OpResult result : op->getResults())
         result.setType(retyped(result.getType(), deviceKind, ordinal));
     }
+    if (refused)
+      return signalPassFailure();
     // Constants and weights that only device ops read move there (their
     // transfers fold away); the rest stay. (Collected first: the loop
     // erases transfers, which may be in `ops`.)

@@ -167,6 +167,11 @@ static cl::opt<driver::Implementation> implementation(
                clEnumValN(driver::Implementation::Generated, "generated",
                           "generated kernels only")),
     cl::cat(kilncCategory));
+static cl::opt<bool> noHostFallback(
+    "no-host-fallback",
+    cl::desc("Refuse to compile when an op would run on the host (--target=cuda and "
+             "cuda-emu): list every such op, its location and why, and exit 1"),
+    cl::cat(kilncCategory));
 static cl::opt<bool> deterministic(
     "deterministic",
     cl::desc("Only implementations whose results are bitwise the same on every run (library "
@@ -250,6 +255,7 @@ LogicalResult readCompileOptions(EmitKind kind, driver::CompileOptions &options)
   options.precision = precision;
   options.implementation = implementation;
   options.deterministic = deterministic;
+  options.noHostFallback = noHostFallback;
   if (workspaceLimit.getNumOccurrences()) {
     std::optional<int64_t> bytes = driver::parseByteSize(workspaceLimit);
     if (!bytes) {

@@ -43,6 +43,9 @@ struct CompileOptions {
   Implementation implementation = Implementation::Auto;
   /// Only implementations with bitwise reproducible results.
   bool deterministic = false;
+  /// Refuse to compile when an op would run on the host (kiln-place's
+  /// no-host-fallback), listing every such op.
+  bool noHostFallback = false;
   /// Most bytes of workspace a library call may use; -1: the GPU's
   /// recommended size.
   int64_t workspaceLimit = -1;

@@ -85,13 +85,20 @@ def KilnPlace : Pass<"kiln-place", "func::FuncOp"> {
     between the two (one per value and direction): model inputs are copied
     to the device where device ops read them, and results back to the host
     for the function's return, so the signature stays on the host. Weights
-    and constants only device ops read move to the device.
+    and constants only device ops read move to the device. With
+    `no-host-fallback`, an op that would stay on the host is an error
+    instead, reported at every such op before the pass fails (the strict
+    mode of TensorRT's users: the whole model on the GPU, or a list of what
+    is missing).
   }];
   let options = [
     Option<"device", "device", "std::string", /*default=*/"\"cuda:0\"",
            "The device to place ops on (cuda:N)">,
     Option<"warn", "warn", "bool", /*default=*/"true",
            "Warn about every op that stays on the host">,
+    Option<"noHostFallback", "no-host-fallback", "bool", /*default=*/"false",
+           "Fail, with an error at every op that would stay on the host (each "
+           "with its reason), rather than run it there">,
   ];
   let dependentDialects = ["::mlir::kiln::KilnDialect"];
 }

@@ -1,0 +1,32 @@
+// RUN: kiln-opt %s -split-input-file -kiln-place=no-host-fallback=1 -verify-diagnostics | FileCheck %s
+
+// Every op that would stay on the host is an error at its location, all of
+// them (the whole list at once), and nothing is placed.
+!c = tensor<4x8xf32, #kiln.enc<row_major, cpu>>
+!t = tensor<8x4xf32, #kiln.enc<row_major, cpu>>
+!r = tensor<8xf32, #kiln.enc<row_major, cpu>>
+func.func @refused(%x: !c) -> (!t, !r) {
+  %0 = kiln.exp %x : (!c) -> !c
+  // expected-error @+1 {{'kiln.transpose' would run on the host, which --no-host-fallback refuses: 'transpose' has no generated kernel}}
+  %1 = kiln.transpose %0 {perm = array<i64: 1, 0>} : (!c) -> !t
+  // expected-error @+1 {{'kiln.reduce_sum' would run on the host, which --no-host-fallback refuses: it reduces over axes that are not the trailing ones}}
+  %2 = kiln.reduce_sum %x {axes = array<i64: 0>} : (!c) -> !r
+  return %1, %2 : !t, !r
+}
+
+// -----
+
+// Must not fire: a model whose every op has device code is placed as
+// without the option.
+!c = tensor<4x8xf32, #kiln.enc<row_major, cpu>>
+!w = tensor<8x8xf32, #kiln.enc<row_major, cpu>>
+// CHECK-LABEL: func.func @all_on_device
+// CHECK: kiln.matmul {{.*}} -> tensor<4x8xf32, #kiln.enc<row_major, cuda:0>>
+// CHECK: kiln.relu {{.*}} -> tensor<4x8xf32, #kiln.enc<row_major, cuda:0>>
+// CHECK: kiln.transfer {{.*}} {to = "cpu"}
+func.func @all_on_device(%x: !c) -> !c {
+  %w = kiln.weight "w" = dense<0.5> : tensor<8x8xf32> : !w
+  %m = kiln.matmul %x, %w : (!c, !w) -> !c
+  %r = kiln.relu %m : (!c) -> !c
+  return %r : !c
+}
