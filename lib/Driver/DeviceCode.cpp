@@ -7,6 +7,8 @@
 #include "kiln/CodeGen/KernelGenerator.h"
 #include "kiln/CodeGen/Nvrtc.h"
 #include "kiln/Driver/Pipeline.h"
+#include "kiln/IR/KilnOps.h"
+#include "kiln/IR/ReferenceConversion.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -57,6 +59,23 @@ void nameKernelsOfErrors(
 
 } // namespace
 
+/// The bytes the plan's transfer steps copy between host and device in one
+/// run (what crosses PCIe on a GPU).
+int64_t transferBytes(func::FuncOp plan) {
+  int64_t bytes = 0;
+  for (mlir::kiln::exec::StepOp step : plan.getBody().getOps<mlir::kiln::exec::StepOp>()) {
+    Operation &first = step.getBody().front().front();
+    if (!llvm::isa<mlir::kiln::TransferOp>(first) || step.getKind())
+      continue;
+    for (Value result : step.getResults()) {
+      auto type = llvm::cast<RankedTensorType>(result.getType());
+      std::optional<::kiln::ref::DType> dtype = mlir::kiln::toReferenceDType(type.getElementType());
+      bytes += type.getNumElements() * (dtype ? ::kiln::ref::byteWidth(*dtype) : 0);
+    }
+  }
+  return bytes;
+}
+
 LogicalResult buildDeviceCode(func::FuncOp plan, const CompileOptions &options,
                               mlir::kiln::DeviceCode &code, PhaseClock &clock) {
   std::vector<mlir::kiln::GeneratedKernel> kernels =
@@ -99,7 +118,8 @@ LogicalResult buildDeviceCode(func::FuncOp plan, const CompileOptions &options,
                  << " for when cuDNN has no fused engine)";
   llvm::errs() << "; the rest run on the host";
   if (copies)
-    llvm::errs() << " (and " << copies << " copies between host and device)";
+    llvm::errs() << " (and " << copies << " copies between host and device, "
+                 << transferBytes(plan) << " bytes a run)";
   llvm::errs() << "\n";
   if (options.target == Target::CudaEmu) {
     // Built even when empty: the library marks the executable as cuda-emu.
