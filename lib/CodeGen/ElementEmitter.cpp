@@ -144,7 +144,8 @@ bool ElementEmitter::supported(Operation *op) {
   // Every op loop fusion may put in a region (isElementwiseOp and the
   // data-free broadcast and reshape), so a region never falls back to the
   // host for one op.
-  bool ok = isElementwiseOp(op) || llvm::isa<BroadcastOp, ReshapeOp, RelayoutOp>(op);
+  bool ok = isElementwiseOp(op) ||
+            llvm::isa<BroadcastOp, ReshapeOp, RelayoutOp, TransposeOp>(op);
   if (!ok) {
     fail("'" + op->getName().stripDialect().str() + "' is not generated yet by the loop emitter");
     return false;
@@ -240,6 +241,16 @@ std::string ElementEmitter::compute(Value value, const std::vector<std::string> 
   }
   if (llvm::isa<BroadcastOp>(op))
     return operand(0);
+  if (auto transpose = llvm::dyn_cast<TransposeOp>(op)) {
+    // Result dimension k is input dimension perm[k]: index arithmetic, as
+    // for a reshape (the writes stay coalesced; the reads follow the
+    // permutation).
+    ArrayRef<int64_t> perm = transpose.getPerm();
+    std::vector<std::string> inIndex(index.size());
+    for (size_t k = 0; k < perm.size(); ++k)
+      inIndex[static_cast<size_t>(perm[k])] = index[k];
+    return valueAt(transpose.getInput(), inIndex);
+  }
   if (auto norm = llvm::dyn_cast<BatchNormOp>(op)) {
     // Per channel (dimension 1): (x - mean) * scale / sqrt(var + eps) + bias.
     std::vector<std::string> channel = {index.size() > 1 ? index[1] : "0LL"};

@@ -52,6 +52,8 @@ std::string whyHost(Operation *op) {
     return allTypes(/*allowI1=*/true) ? "" : "its element type has no generated kernel";
   if (llvm::isa<RelayoutOp>(op)) // a loop kernel reads and writes any layout
     return allTypes(/*allowI1=*/true) ? "" : "its element type has no generated kernel";
+  if (llvm::isa<TransposeOp>(op)) // a loop kernel, by index arithmetic
+    return allTypes(/*allowI1=*/true) ? "" : "its element type has no generated kernel";
   if (isRowReductionOp(op)) {
     if (!allTypes(false))
       return "its element type has no generated kernel";

@@ -30,23 +30,24 @@ func.func @on_device(%x: !c) -> !c {
 // -----
 
 !c = tensor<4x8xf32, #kiln.enc<row_major, cpu>>
+!i = tensor<8xi64, #kiln.enc<row_major, cpu>>
 !t = tensor<8x4xf32, #kiln.enc<row_major, cpu>>
 
 // An op without device code stays on the host, with a warning, and copies
-// around it: to the host before, back to the device after.
+// around it: to the host before, back to the device after. A transpose has
+// device code (a loop kernel by index arithmetic).
 // CHECK-LABEL: func.func @host_fallback
 // CHECK: %[[X:.*]] = kiln.transfer %arg0 {to = "cuda:0"}
 // CHECK: %[[E:.*]] = kiln.exp %[[X]] : {{.*}} -> tensor<4x8xf32, #kiln.enc<row_major, cuda:0>>
 // CHECK: %[[H:.*]] = kiln.transfer %[[E]] {to = "cpu"}
-// CHECK: %[[T:.*]] = kiln.transpose %[[H]] {{.*}} -> tensor<8x4xf32, #kiln.enc<row_major, cpu>>
-// CHECK: %[[D:.*]] = kiln.transfer %[[T]] {to = "cuda:0"}
-// CHECK: kiln.relu %[[D]] : {{.*}} -> tensor<8x4xf32, #kiln.enc<row_major, cuda:0>>
-func.func @host_fallback(%x: !c) -> !t {
+// CHECK: %[[A:.*]] = kiln.argmax %[[H]] {{.*}} -> tensor<8xi64, #kiln.enc<row_major, cpu>>
+// CHECK: kiln.transpose %[[E]] {{.*}} -> tensor<8x4xf32, #kiln.enc<row_major, cuda:0>>
+func.func @host_fallback(%x: !c) -> (!i, !t) {
   %0 = kiln.exp %x : (!c) -> !c
-  // expected-warning @+1 {{runs on the host: 'transpose' has no generated kernel; its operands and results are copied between host and device}}
-  %1 = kiln.transpose %0 {perm = array<i64: 1, 0>} : (!c) -> !t
-  %2 = kiln.relu %1 : (!t) -> !t
-  return %2 : !t
+  // expected-warning @+1 {{runs on the host: 'argmax' has no generated kernel; its operands and results are copied between host and device}}
+  %1 = kiln.argmax %0 {axis = 0 : i64} : (!c) -> !i
+  %2 = kiln.transpose %0 {perm = array<i64: 1, 0>} : (!c) -> !t
+  return %1, %2 : !i, !t
 }
 
 // -----

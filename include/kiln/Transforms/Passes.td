@@ -77,7 +77,7 @@ def KilnPlace : Pass<"kiln-place", "func::FuncOp"> {
   let summary = "Put each op on the target device, or on the host where it has no device code";
   let description = [{
     Moves every op that kiln can run on `device` (one that a kernel emitter
-    handles: elementwise ops, broadcasts and reshapes, trailing-axis
+    handles: elementwise ops, broadcasts, reshapes and transposes, trailing-axis
     reductions and normalisations, matmuls, NCHW f32 convolutions, in the
     dtypes the emitters generate) onto it, by giving its results that
     device. The others stay on the host, with a warning naming the op and
