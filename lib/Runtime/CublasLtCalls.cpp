@@ -209,24 +209,24 @@ Result<std::unique_ptr<CublasLtCalls>> CublasLtCalls::create(const Program &prog
       st = lt.check(setPreference(lt, preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                   workspace),
                     what + ": setting CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES");
-    uint32_t alignA = pointerAlignment(call->a), alignB = pointerAlignment(call->b),
-             alignC = pointerAlignment(call->c), alignD = pointerAlignment(call->d);
-    if (st)
-      st = lt.check(setPreference(lt, preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
-                                  alignA),
-                    what + ": setting CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES");
-    if (st)
-      st = lt.check(setPreference(lt, preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-                                  alignB),
-                    what + ": setting CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES");
-    if (st)
-      st = lt.check(setPreference(lt, preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
-                                  alignC),
-                    what + ": setting CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES");
-    if (st)
-      st = lt.check(setPreference(lt, preference, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
-                                  alignD),
-                    what + ": setting CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES");
+    // The alignment each operand really has (A, B, C, D), so algorithms
+    // that need more are not chosen.
+    const void *operands[4] = {call->a, call->b, call->c, call->d};
+    const struct {
+      cublasLtMatmulPreferenceAttributes_t attribute;
+      const char *name;
+    } alignmentPreferences[4] = {
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, "CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES"},
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, "CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES"},
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, "CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES"},
+        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, "CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES"}};
+    for (int k = 0; k < 4; ++k) {
+      call->alignment[k] = pointerAlignment(operands[k]);
+      if (st)
+        st = lt.check(setPreference(lt, preference, alignmentPreferences[k].attribute,
+                                    call->alignment[k]),
+                      what + ": setting " + alignmentPreferences[k].name);
+    }
     if (st && g.deterministic) {
       uint32_t mask = CUBLASLT_REDUCTION_SCHEME_NONE;
       st = lt.check(setPreference(lt, preference, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, mask),
@@ -247,8 +247,9 @@ Result<std::unique_ptr<CublasLtCalls>> CublasLtCalls::create(const Program &prog
       st = Status::error(
           what + ": cuBLASLt has no algorithm for this matmul within a " +
           std::to_string(g.workspaceBytes) + "-byte workspace with operands aligned to " +
-          std::to_string(alignA) + " (A), " + std::to_string(alignB) + " (B), " +
-          std::to_string(alignC) + " (C) and " + std::to_string(alignD) + " (D) bytes" +
+          std::to_string(call->alignment[0]) + " (A), " + std::to_string(call->alignment[1]) +
+          " (B), " + std::to_string(call->alignment[2]) + " (C) and " +
+          std::to_string(call->alignment[3]) + " (D) bytes" +
           (g.deterministic ? " and no split-K reduction" : "") +
           " (cublasLtMatmulAlgoGetHeuristic: " + lt.describe(heuristic) +
           "); recompile with a larger --workspace-limit or --impl=generated");
@@ -263,8 +264,6 @@ Result<std::unique_ptr<CublasLtCalls>> CublasLtCalls::create(const Program &prog
     size_t written = 0;
     lt.cublasLtMatmulAlgoConfigGetAttribute(&call->algo, CUBLASLT_ALGO_CONFIG_ID, &call->algoId,
                                             sizeof(call->algoId), &written);
-    uint32_t alignments[4] = {alignA, alignB, alignC, alignD};
-    std::copy(alignments, alignments + 4, call->alignment);
     call->alpha = g.alpha;
     call->beta = g.beta;
     call->workspace = g.workspaceBytes ? arena + g.workspaceOffset : nullptr;

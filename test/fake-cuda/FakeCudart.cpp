@@ -298,8 +298,6 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
 }
 
 cudaError_t cudaDeviceSynchronize() {
-  if (captureOrigin)
-    return synchronizing("cudaDeviceSynchronize");
   log("cudaDeviceSynchronize");
   return synchronizing("cudaDeviceSynchronize");
 }

@@ -326,6 +326,27 @@ bool writeTrace(const std::string &path, const rt::Executable &exe, const std::s
   return !out.fail();
 }
 
+/// Reads `array` (from `source`) as `spec`'s type: bfloat16 arrives as raw
+/// 16-bit words (.npy has no bfloat16; the ONNX test data stores it as
+/// UINT16) or, as --output-dir writes it, as f32 (`asFloat` then says the
+/// data is f32). "" when dtype and shape agree, else what differs.
+std::string readAs(const rt::TensorSpec &spec, npy::Array &array, const std::string &source,
+                   bool *asFloat = nullptr) {
+  if (spec.dtype == ref::DType::BF16 && array.dtype == ref::DType::U16)
+    array.dtype = ref::DType::BF16;
+  if (asFloat && spec.dtype == ref::DType::BF16 && array.dtype == ref::DType::F32) {
+    array.dtype = ref::DType::BF16;
+    *asFloat = true;
+  }
+  if (array.dtype == spec.dtype && array.shape == spec.shape)
+    return "";
+  rt::TensorSpec got = spec;
+  got.dtype = array.dtype;
+  got.shape = array.shape;
+  got.dimOrder.clear();
+  return "is " + spec.typeString() + " but " + source + " holds " + got.typeString();
+}
+
 /// Compares output `spec` (in its layout at `data`) with the row-major
 /// .npy at `path`; "" when it agrees, else what differs. `summary` gets
 /// the largest error relative to the tolerance.
@@ -335,21 +356,11 @@ std::string compareOutput(const rt::TensorSpec &spec, const uint8_t *data,
   std::string message;
   if (!npy::read(path, expected, message))
     return message;
-  // bfloat16 as --output-dir writes it (f32: .npy has no bfloat16), or as
-  // raw 16-bit words.
-  ref::DType expectedType = expected.dtype;
-  if (spec.dtype == ref::DType::BF16 && expected.dtype == ref::DType::U16)
-    expected.dtype = expectedType = ref::DType::BF16;
-  if (spec.dtype == ref::DType::BF16 && expected.dtype == ref::DType::F32)
-    expected.dtype = ref::DType::BF16;
-  if (expected.dtype != spec.dtype || expected.shape != spec.shape) {
-    rt::TensorSpec got = spec;
-    got.dtype = expected.dtype;
-    got.shape = expected.shape;
-    got.dimOrder.clear();
-    return "is " + spec.typeString() + " but " + path + " holds " + got.typeString();
-  }
-  ref::Tensor want = ref::decodeTensor(expectedType, spec.shape, {}, expected.data.data());
+  bool asFloat = false;
+  if (std::string differs = readAs(spec, expected, path, &asFloat); !differs.empty())
+    return differs;
+  ref::Tensor want = ref::decodeTensor(asFloat ? ref::DType::F32 : expected.dtype, spec.shape, {},
+                                       expected.data.data());
   ref::Tensor have = ref::decodeTensor(spec.dtype, spec.shape, spec.dimOrder, data);
   int64_t n = want.numElements();
   bool anyNonZero = false;
@@ -476,18 +487,8 @@ int runMain(int argc, char **argv, std::shared_ptr<const rt::Executable> embedde
       if (!(isProto ? onnxpb::read(source, array, protoName, message)
                     : npy::read(source, array, message)))
         return error(message);
-      // bfloat16 arrives as raw 16-bit words (.npy has no bfloat16; the ONNX
-      // test data stores it as UINT16).
-      if (spec.dtype == ref::DType::BF16 && array.dtype == ref::DType::U16)
-        array.dtype = ref::DType::BF16;
-      if (array.dtype != spec.dtype || array.shape != spec.shape) {
-        rt::TensorSpec got = spec;
-        got.dtype = array.dtype;
-        got.shape = array.shape;
-        got.dimOrder.clear();
-        return error("input '" + name + "' is " + spec.typeString() + " but " + source +
-                     " holds " + got.typeString());
-      }
+      if (std::string differs = readAs(spec, array, source); !differs.empty())
+        return error("input '" + name + "' " + differs);
       data = std::move(array.data);
       if (!spec.dimOrder.empty()) { // .npy is row-major; the input wants its layout
         ref::Tensor t = ref::decodeTensor(spec.dtype, spec.shape, {}, data.data());
