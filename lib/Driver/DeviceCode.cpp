@@ -7,8 +7,8 @@
 #include "kiln/CodeGen/KernelGenerator.h"
 #include "kiln/CodeGen/Nvrtc.h"
 #include "kiln/Driver/Pipeline.h"
+#include "kiln/Driver/Reports.h"
 #include "kiln/IR/KilnOps.h"
-#include "kiln/IR/ReferenceConversion.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -67,11 +67,8 @@ int64_t transferBytes(func::FuncOp plan) {
     Operation &first = step.getBody().front().front();
     if (!llvm::isa<mlir::kiln::TransferOp>(first) || step.getKind())
       continue;
-    for (Value result : step.getResults()) {
-      auto type = llvm::cast<RankedTensorType>(result.getType());
-      std::optional<::kiln::ref::DType> dtype = mlir::kiln::toReferenceDType(type.getElementType());
-      bytes += type.getNumElements() * (dtype ? ::kiln::ref::byteWidth(*dtype) : 0);
-    }
+    for (Value result : step.getResults())
+      bytes += tensorBytes(result.getType());
   }
   return bytes;
 }

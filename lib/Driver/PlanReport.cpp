@@ -14,14 +14,15 @@ using namespace mlir;
 namespace kiln {
 namespace driver {
 
+int64_t tensorBytes(Type type) {
+  auto tensor = llvm::cast<RankedTensorType>(type);
+  return tensor.getNumElements() * std::max<int64_t>(1, (tensor.getElementTypeBitWidth() + 7) / 8);
+}
+
 void reportPlans(ModuleOp module, llvm::raw_ostream &os) {
   for (auto func : module.getOps<func::FuncOp>()) {
     int64_t steps = 0, events = 0, moved = 0;
-    auto bytes = [](Type type) {
-      auto tensor = llvm::cast<RankedTensorType>(type);
-      return tensor.getNumElements() *
-             std::max<int64_t>(1, (tensor.getElementTypeBitWidth() + 7) / 8);
-    };
+    auto bytes = tensorBytes;
     func.walk([&](mlir::kiln::exec::StepOp step) {
       ++steps;
       events += step.getEvent().has_value();

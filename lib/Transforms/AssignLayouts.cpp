@@ -24,23 +24,21 @@ bool isRowMajor(Type type) {
   return !encoding || encoding.isRowMajor();
 }
 
-/// `type` with the identity (row-major) order, on the same device.
-RankedTensorType rowMajor(Type type) {
-  auto tensor = llvm::cast<RankedTensorType>(type);
-  TensorEncodingAttr e = getEncoding(tensor);
-  return RankedTensorType::get(
-      tensor.getShape(), tensor.getElementType(),
-      TensorEncodingAttr::get(type.getContext(), {}, e.getDeviceKind(), e.getDeviceOrdinal()));
-}
-
-/// `type` stored channels last (NHWC; a filter as KRSC), on the same device.
-RankedTensorType channelsLast(Type type) {
+/// `type` stored in `dimOrder` (empty: row-major), on the same device.
+RankedTensorType withDimOrder(Type type, ArrayRef<int64_t> dimOrder) {
   auto tensor = llvm::cast<RankedTensorType>(type);
   TensorEncodingAttr e = getEncoding(tensor);
   return RankedTensorType::get(tensor.getShape(), tensor.getElementType(),
-                               TensorEncodingAttr::get(type.getContext(), {0, 2, 3, 1},
+                               TensorEncodingAttr::get(type.getContext(), dimOrder,
                                                        e.getDeviceKind(), e.getDeviceOrdinal()));
 }
+
+RankedTensorType rowMajor(Type type) { return withDimOrder(type, {}); }
+
+/// Channels last: NHWC, and KRSC for a filter.
+constexpr int64_t kChannelsLast[] = {0, 2, 3, 1};
+
+RankedTensorType channelsLast(Type type) { return withDimOrder(type, kChannelsLast); }
 
 /// A weight or literal only its one reader reads: its layout is chosen at
 /// compile time, with no conversion at run time.
@@ -98,7 +96,7 @@ void runChannelsLast(Conv2dOp conv, OpBuilder &builder,
   } else {
     builder.setInsertionPointAfterValue(x);
     input = builder.create<RelayoutOp>(conv.getLoc(), x,
-                                       builder.getDenseI64ArrayAttr({0, 2, 3, 1}));
+                                       builder.getDenseI64ArrayAttr(kChannelsLast));
     converted[x] = input;
   }
   conv.getInputMutable().assign(input);

@@ -28,6 +28,9 @@ void reportFusion(mlir::ModuleOp module, llvm::raw_ostream &os);
 /// conversions left at the model's boundary and the bytes they move.
 void reportLayouts(mlir::ModuleOp module, llvm::raw_ostream &os);
 
+/// The bytes a tensor of `type` occupies (an i1 element takes a byte).
+int64_t tensorBytes(mlir::Type type);
+
 /// After lowering, per function: steps, streams, events, the arena
 /// against unshared buffers, library workspace and bytes moved.
 void reportPlans(mlir::ModuleOp module, llvm::raw_ostream &os);
