@@ -105,3 +105,24 @@ func.func @device_result(%x: !c) -> !g {
   %2 = kiln.neg %1 : (!g) -> !g
   return %2 : !g
 }
+
+// -----
+
+// Convolutions: channels last (as kiln-assign-layouts gives Tensor Core
+// ones) has device code in f16 (cuDNN); in f32, only NCHW has (kiln's own
+// kernel or cuDNN), so an f32 one channels last stays on the host.
+!xh = tensor<1x8x5x5xf16, #kiln.enc<nhwc, cpu>>
+!wh = tensor<8x8x1x1xf16, #kiln.enc<nhwc, cpu>>
+!xf = tensor<1x8x5x5xf32, #kiln.enc<nhwc, cpu>>
+!wf = tensor<8x8x1x1xf32, #kiln.enc<nhwc, cpu>>
+// CHECK-LABEL: func.func @convs_channels_last
+// CHECK: kiln.conv2d {{.*}} -> tensor<1x8x5x5xf16, #kiln.enc<nhwc, cuda:0>>
+// CHECK: kiln.conv2d {{.*}} -> tensor<1x8x5x5xf32, #kiln.enc<nhwc, cpu>>
+func.func @convs_channels_last(%a: !xh, %b: !xf) -> (!xh, !xf) {
+  %wh = kiln.weight "wh" = dense<0.5> : tensor<8x8x1x1xf16> : !wh
+  %wf = kiln.weight "wf" = dense<0.5> : tensor<8x8x1x1xf32> : !wf
+  %h = kiln.conv2d %a, %wh : (!xh, !wh) -> !xh
+  // expected-warning @+1 {{runs on the host: only f32, f16 and bf16 NCHW and f16 and bf16 NHWC convolutions have device code}}
+  %f = kiln.conv2d %b, %wf : (!xf, !wf) -> !xf
+  return %h, %f : !xh, !xf
+}
