@@ -191,3 +191,21 @@ func.func @half_convs(%x: !hi, %f: !hf, %b: !hb) -> (!ho, !ho) {
   }
   return %0, %3 : !ho, !ho
 }
+
+// -----
+
+// Channels last throughout (NHWC input and output, KRSC filter, as
+// kiln-assign-layouts gives f16 convolutions) is one cuDNN graph described
+// so; a convolution in mixed layouts is not.
+// CHECK-LABEL: func.func @channels_last_convs
+// AUTO: layout = "nhwc"{{.*}} impl = "cudnn"
+// AUTO: impl = "generated", impl_reason = "not one cuDNN graph: the convolution is neither NCHW nor NHWC throughout"
+!nx = tensor<1x8x5x5xf16, #kiln.enc<nhwc, cuda:0>>
+!nw = tensor<8x8x3x3xf16, #kiln.enc<nhwc, cuda:0>>
+!rw = tensor<8x8x3x3xf16, #kiln.enc<row_major, cuda:0>>
+!ny = tensor<1x8x3x3xf16, #kiln.enc<nhwc, cuda:0>>
+func.func @channels_last_convs(%x: !nx, %w: !nw, %r: !rw) -> (!ny, !ny) {
+  %0 = kiln.conv2d %x, %w : (!nx, !nw) -> !ny
+  %1 = kiln.conv2d %x, %r : (!nx, !rw) -> !ny
+  return %0, %1 : !ny, !ny
+}
