@@ -88,10 +88,12 @@ std::optional<std::string> ElementEmitter::scalarType(Type type) {
     return std::string("bool");
   if (element.isF16() || element.isBF16())
     return std::string("float"); // stored narrow, computed in f32
+  if (isInteger(type))
+    return std::string("long long"); // wrapped to its width (fresh), as the reference does
   std::string name;
   llvm::raw_string_ostream os(name);
   os << element;
-  fail("element type " + name + " is not generated yet (f32, f16, bf16, f64, i1)");
+  fail("element type " + name + " has no generated kernel");
   return std::nullopt;
 }
 
@@ -101,7 +103,37 @@ std::optional<std::string> ElementEmitter::storageType(Type type) {
     return std::string("__half");
   if (element.isBF16())
     return std::string("__nv_bfloat16");
+  if (auto integer = llvm::dyn_cast<IntegerType>(element); integer && isInteger(type)) {
+    std::string base = integer.getWidth() == 8    ? "char"
+                       : integer.getWidth() == 16 ? "short"
+                       : integer.getWidth() == 32 ? "int"
+                                                  : "long long";
+    return (integer.isUnsigned() ? "unsigned " : (base == "char" ? "signed " : "")) + base;
+  }
   return scalarType(type);
+}
+
+bool ElementEmitter::isInteger(Type type) {
+  auto integer =
+      llvm::dyn_cast<IntegerType>(llvm::cast<RankedTensorType>(type).getElementType());
+  return integer && integer.getWidth() > 1;
+}
+
+std::string ElementEmitter::zeroOf(Type type) {
+  if (isInteger(type))
+    return "0LL";
+  if (llvm::cast<RankedTensorType>(type).getElementType().isInteger(1))
+    return "false";
+  return cudaLiteral(0.0, llvm::cast<RankedTensorType>(type).getElementType().isF64());
+}
+
+std::string ElementEmitter::literalOf(Type type, double value) {
+  Type element = llvm::cast<RankedTensorType>(type).getElementType();
+  if (isInteger(type)) // the reference truncates toward zero
+    return std::to_string(static_cast<long long>(std::trunc(value))) + "LL";
+  if (element.isInteger(1))
+    return value != 0.0 ? "true" : "false";
+  return cudaLiteral(value, element.isF64());
 }
 
 std::string ElementEmitter::load(Type type, const std::string &expr) {
@@ -137,17 +169,26 @@ std::optional<double> ElementEmitter::splatOf(Value value) {
     return dense.getSplatValue<APFloat>().convertToDouble();
   if (element.isInteger(1))
     return dense.getSplatValue<bool>() ? 1.0 : 0.0;
+  if (auto integer = llvm::dyn_cast<IntegerType>(element)) {
+    // Only integers a double holds exactly become literals.
+    APInt bits = dense.getSplatValue<APInt>();
+    int64_t v = integer.isUnsigned() && integer.getWidth() < 64 ? static_cast<int64_t>(bits.getZExtValue())
+                                                                : bits.getSExtValue();
+    if (v >= -(int64_t(1) << 53) && v <= (int64_t(1) << 53))
+      return static_cast<double>(v);
+  }
   return std::nullopt;
 }
 
 bool ElementEmitter::supported(Operation *op) {
-  // Every op loop fusion may put in a region (isElementwiseOp and the
-  // data-free broadcast and reshape), so a region never falls back to the
-  // host for one op.
-  bool ok = isElementwiseOp(op) ||
-            llvm::isa<BroadcastOp, ReshapeOp, RelayoutOp, TransposeOp>(op);
-  if (!ok) {
-    fail("'" + op->getName().stripDialect().str() + "' is not generated yet by the loop emitter");
+  // The ops placement puts on the device as per-element ops (one list,
+  // kiln/IR/OpClasses.h), so a step never falls back to the host for one.
+  if (std::string why = whyNoDeviceCode(op); !why.empty()) {
+    fail(why);
+    return false;
+  }
+  if (!isPerElementOp(op)) {
+    fail("'" + op->getName().stripDialect().str() + "' is not computed one element at a time");
     return false;
   }
   // Values are computed by logical index; only a conversion may produce
@@ -170,9 +211,47 @@ std::string ElementEmitter::valueAt(Value value, const std::vector<std::string> 
 
 std::string ElementEmitter::fresh(Value value, const std::string &expr) {
   std::string name = "v" + std::to_string(next++);
+  std::string wrapped = expr;
+  // An integer narrower than 64 bits wraps to its width, as it would in
+  // memory (the reference wraps every op's result).
+  if (isInteger(value.getType()) &&
+      llvm::cast<RankedTensorType>(value.getType()).getElementType().getIntOrFloatBitWidth() < 64)
+    wrapped = "(long long)(" + *storageType(value.getType()) + ")(" + expr + ")";
   lines.push_back("const " + scalarType(value.getType()).value_or("float") + " " + name + " = " +
-                  expr + ";");
+                  wrapped + ";");
   return name;
+}
+
+std::string ElementEmitter::declare(const std::string &type, const std::string &prefix,
+                                    const std::string &init) {
+  std::string name = prefix + std::to_string(next++);
+  lines.push_back(type + " " + name + " = " + init + ";");
+  return name;
+}
+
+std::string ElementEmitter::scoped(const std::function<std::string()> &computeInside,
+                                   std::vector<std::string> &inside) {
+  // Values computed inside depend on the scope's loop variables or guard:
+  // forget them after it, keep what was known before.
+  auto known = computed;
+  std::vector<std::string> outside;
+  outside.swap(lines);
+  std::string result = computeInside();
+  inside.clear();
+  inside.swap(lines);
+  lines.swap(outside);
+  computed = std::move(known);
+  return result;
+}
+
+void ElementEmitter::emitBlock(const std::string &header, const std::vector<std::string> &inside,
+                               const std::vector<std::string> &after) {
+  lines.push_back(header + " {");
+  for (const std::string &line : inside)
+    lines.push_back("  " + line);
+  for (const std::string &line : after)
+    lines.push_back("  " + line);
+  lines.push_back("}");
 }
 
 std::vector<std::string> ElementEmitter::broadcastIndex(Value operand,
@@ -185,12 +264,17 @@ std::vector<std::string> ElementEmitter::broadcastIndex(Value operand,
   return out;
 }
 
-std::string ElementEmitter::compute(Value value, const std::vector<std::string> &index) {
+std::string ElementEmitter::compute(Value value, const std::vector<std::string> &rawIndex) {
   auto dims = llvm::cast<RankedTensorType>(value.getType()).getShape();
+  // A size-1 dimension is index 0, however the caller spelled it.
+  std::vector<std::string> index = rawIndex;
+  for (size_t d = 0; d < index.size() && d < dims.size(); ++d)
+    if (dims[d] == 1)
+      index[d] = "0LL";
   if (auto arg = llvm::dyn_cast<BlockArgument>(value)) {
     Value input = step.getInputs()[arg.getArgNumber()];
     if (std::optional<double> splat = splatOf(input))
-      return cudaLiteral(*splat, scalarType(value.getType()) == std::string("double"));
+      return literalOf(value.getType(), *splat);
     // Inputs may be in any layout (a conversion reads the old one).
     std::vector<int64_t> strides =
         physicalStrides(llvm::cast<RankedTensorType>(value.getType()));
@@ -251,6 +335,10 @@ std::string ElementEmitter::compute(Value value, const std::vector<std::string> 
       inIndex[static_cast<size_t>(perm[k])] = index[k];
     return valueAt(transpose.getInput(), inIndex);
   }
+  if (llvm::isa<SliceOp, ConcatOp, PadOp, GatherOp, GatherElementsOp>(op))
+    return moveData(value, index);
+  if (isWindowOp(op))
+    return reduceWindow(value, index);
   if (auto norm = llvm::dyn_cast<BatchNormOp>(op)) {
     // Per channel (dimension 1): (x - mean) * scale / sqrt(var + eps) + bias.
     std::vector<std::string> channel = {index.size() > 1 ? index[1] : "0LL"};
@@ -262,6 +350,10 @@ std::string ElementEmitter::compute(Value value, const std::vector<std::string> 
                             ") + " + bias);
   }
   if (llvm::isa<CastOp>(op)) {
+    Type from = op->getOperand(0).getType();
+    bool fromFloat = llvm::isa<FloatType>(llvm::cast<RankedTensorType>(from).getElementType());
+    if (isInteger(value.getType())) // fresh wraps it to the width
+      return fresh(value, fromFloat ? "kiln_f2i(" + operand(0) + ")" : "(long long)(" + operand(0) + ")");
     // A cast to f16/bf16 rounds to it, though the value stays in f32.
     std::string converted = "(" + *scalarType(value.getType()) + ")(" + operand(0) + ")";
     if (isNarrowFloat(value.getType()))
@@ -270,6 +362,8 @@ std::string ElementEmitter::compute(Value value, const std::vector<std::string> 
   }
   if (llvm::isa<SelectOp>(op))
     return fresh(value, operand(0) + " ? " + operand(1) + " : " + operand(2));
+  if (isInteger(op->getOperand(0).getType()))
+    return fresh(value, integerExpression(op, operand));
   std::string one = cudaLiteral(1.0, isDouble), zero = cudaLiteral(0.0, isDouble);
   if (op->getNumOperands() == 1) {
     std::string a = operand(0);
@@ -340,6 +434,333 @@ std::string ElementEmitter::compute(Value value, const std::vector<std::string> 
           .Case([&](GeOp) { return a + " >= " + b; })
           .Default([&](Operation *) { return std::string(); });
   return fresh(value, expr);
+}
+
+std::string
+ElementEmitter::integerExpression(Operation *op,
+                                  const std::function<std::string(unsigned)> &operand) {
+  // Computed in 64 bits with wrapping arithmetic (through unsigned, where
+  // signed overflow would be undefined), as the reference does; division
+  // and remainder by zero give 0 there and here.
+  auto wrapping = [](const std::string &a, const char *sign, const std::string &b) {
+    return "(long long)((unsigned long long)" + a + " " + sign + " (unsigned long long)" + b + ")";
+  };
+  if (op->getNumOperands() == 1) {
+    std::string a = operand(0);
+    std::string negated = "(long long)(0ULL - (unsigned long long)" + a + ")";
+    return llvm::TypeSwitch<Operation *, std::string>(op)
+        .Case([&](NegOp) { return negated; })
+        .Case([&](AbsOp) { return a + " < 0 ? " + negated + " : " + a; })
+        .Case([&](ReluOp) { return a + " > 0 ? " + a + " : 0LL"; })
+        .Case([&](NotOp) { return "!" + a; })
+        .Case([&](SignOp) { return a + " > 0 ? 1LL : (" + a + " < 0 ? -1LL : 0LL)"; })
+        .Case<FloorOp, CeilOp, RoundOp>([&](Operation *) { return a; })
+        .Default([&](Operation *other) {
+          fail("'" + other->getName().stripDialect().str() + "' has no integer kernel");
+          return a;
+        });
+  }
+  std::string a = operand(0), b = operand(1);
+  return llvm::TypeSwitch<Operation *, std::string>(op)
+      .Case([&](AddOp) { return wrapping(a, "+", b); })
+      .Case([&](SubOp) { return wrapping(a, "-", b); })
+      .Case([&](MulOp) { return wrapping(a, "*", b); })
+      .Case([&](DivOp) { return "kiln_div_i64(" + a + ", " + b + ")"; })
+      .Case([&](ModOp mod) {
+        return "kiln_mod_i64(" + a + ", " + b + ", " + (mod.getFmod() ? "false" : "true") + ")";
+      })
+      .Case([&](PowOp) { return "kiln_pow_i64(" + a + ", " + b + ")"; })
+      .Case([&](MaxOp) { return a + " > " + b + " ? " + a + " : " + b; })
+      .Case([&](MinOp) { return a + " < " + b + " ? " + a + " : " + b; })
+      .Case([&](AndOp) { return a + " && " + b; })
+      .Case([&](OrOp) { return a + " || " + b; })
+      .Case([&](EqOp) { return a + " == " + b; })
+      .Case([&](NeOp) { return a + " != " + b; })
+      .Case([&](LtOp) { return a + " < " + b; })
+      .Case([&](LeOp) { return a + " <= " + b; })
+      .Case([&](GtOp) { return a + " > " + b; })
+      .Case([&](GeOp) { return a + " >= " + b; })
+      .Case([&](SelectOp) { return a + " ? " + b + " : " + operand(2); })
+      .Default([&](Operation *other) {
+        fail("'" + other->getName().stripDialect().str() + "' has no integer kernel");
+        return a;
+      });
+}
+
+/// `axis` in [0, rank).
+static int64_t normalisedAxis(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
+
+/// "i + 3LL", "i * 2LL + 1LL": `start + index * step` as an expression.
+static std::string strided(const std::string &rawIndex, int64_t start, int64_t step) {
+  bool atomic = rawIndex.find(' ') == std::string::npos || rawIndex.front() == '(';
+  std::string index = atomic || step == 1 ? rawIndex : "(" + rawIndex + ")";
+  std::string term = step == 1 ? index : index + " * " + std::to_string(step) + "LL";
+  if (start == 0)
+    return step == 1 ? index : "(" + term + ")";
+  return "(" + term + (start < 0 ? " - " : " + ") + std::to_string(start < 0 ? -start : start) +
+         "LL)";
+}
+
+std::string ElementEmitter::moveData(Value value, const std::vector<std::string> &index) {
+  Operation *op = value.getDefiningOp();
+  auto inDims = [](Value v) { return llvm::cast<RankedTensorType>(v.getType()).getShape(); };
+  // `inner` computed only where `condition` holds; `otherwise` elsewhere
+  // (so nothing is read outside an input).
+  auto guarded = [&](const std::string &condition, const std::function<std::string()> &inner,
+                     const std::string &otherwise) {
+    std::string result =
+        declare(*scalarType(value.getType()), "v", otherwise);
+    std::vector<std::string> inside;
+    std::string x = scoped(inner, inside);
+    emitBlock("if (" + condition + ")", inside, {result + " = " + x + ";"});
+    return result;
+  };
+
+  if (auto slice = llvm::dyn_cast<SliceOp>(op)) {
+    std::vector<std::string> inIndex;
+    for (size_t d = 0; d < index.size(); ++d)
+      inIndex.push_back(strided(index[d], slice.getStarts()[d], slice.getSteps()[d]));
+    return valueAt(slice.getInput(), inIndex);
+  }
+  if (auto pad = llvm::dyn_cast<PadOp>(op)) {
+    std::vector<std::string> inIndex, inside;
+    ArrayRef<int64_t> dims = inDims(pad.getInput());
+    for (size_t d = 0; d < index.size(); ++d) {
+      int64_t low = pad.getLow()[d];
+      inIndex.push_back(strided(index[d], -low, 1));
+      if (low != 0 || pad.getHigh()[d] != 0)
+        inside.push_back(inIndex.back() + " >= 0LL && " + inIndex.back() + " < " +
+                         std::to_string(dims[d]) + "LL");
+    }
+    std::string fill = literalOf(value.getType(), pad.getValue().convertToDouble());
+    if (inside.empty())
+      return valueAt(pad.getInput(), inIndex);
+    return guarded(llvm::join(inside, " && "),
+                   [&] { return valueAt(pad.getInput(), inIndex); }, fill);
+  }
+  if (auto concat = llvm::dyn_cast<ConcatOp>(op)) {
+    size_t axis = static_cast<size_t>(normalisedAxis(concat.getAxis(), index.size()));
+    // if (i < end0) {...} else if (i < end1) {...} else {...}
+    std::string result = declare(*scalarType(value.getType()), "v", zeroOf(value.getType()));
+    int64_t start = 0;
+    std::vector<Value> parts;
+    for (Value input : concat.getInputs())
+      if (inDims(input)[axis] != 0)
+        parts.push_back(input);
+    for (auto [k, input] : llvm::enumerate(parts)) {
+      int64_t extent = inDims(input)[axis];
+      std::vector<std::string> inIndex = index, inside;
+      inIndex[axis] = strided(index[axis], -start, 1);
+      std::string x = scoped([&] { return valueAt(input, inIndex); }, inside);
+      std::string header = k + 1 == parts.size() ? (k == 0 ? "" : "else")
+                                                : std::string(k == 0 ? "" : "else ") + "if (" +
+                                                      index[axis] + " < " +
+                                                      std::to_string(start + extent) + "LL)";
+      if (header.empty()) { // one part: no branch
+        lines.insert(lines.end(), inside.begin(), inside.end());
+        lines.push_back(result + " = " + x + ";");
+      } else {
+        emitBlock(header, inside, {result + " = " + x + ";"});
+      }
+      start += extent;
+    }
+    return result;
+  }
+  // gather / gather_elements: an index read from a tensor, negative ones
+  // counted from the end; out of range reads nothing and gives 0, as the
+  // reference does.
+  Value data = op->getOperand(0), indices = op->getOperand(1);
+  int64_t axis = normalisedAxis(op->getAttrOfType<IntegerAttr>("axis").getInt(),
+                                static_cast<int64_t>(inDims(data).size()));
+  int64_t extent = inDims(data)[axis];
+  std::vector<std::string> idxIndex, inIndex;
+  size_t indexRank = inDims(indices).size();
+  if (llvm::isa<GatherOp>(op)) {
+    // result = data[:axis] ++ indices ++ data[axis+1:]
+    idxIndex.assign(index.begin() + axis, index.begin() + axis + indexRank);
+    inIndex.assign(index.begin(), index.begin() + axis);
+    inIndex.push_back("");
+    inIndex.insert(inIndex.end(), index.begin() + axis + indexRank, index.end());
+  } else {
+    idxIndex = index;
+    inIndex = index;
+  }
+  std::string raw = valueAt(indices, idxIndex);
+  std::string at = declare("const long long", "g",
+                           raw + " < 0 ? " + raw + " + " + std::to_string(extent) + "LL : " + raw);
+  inIndex[axis] = at;
+  return guarded(at + " >= 0LL && " + at + " < " + std::to_string(extent) + "LL",
+                 [&] { return valueAt(data, inIndex); }, zeroOf(value.getType()));
+}
+
+std::string ElementEmitter::reduceWindow(Value value, const std::vector<std::string> &index) {
+  Operation *op = value.getDefiningOp();
+  Value input = op->getOperand(0);
+  auto inType = llvm::cast<RankedTensorType>(input.getType());
+  ArrayRef<int64_t> inDims = inType.getShape();
+  std::string type = *scalarType(input.getType());
+  bool integer = isInteger(input.getType());
+  bool isDouble = type == "double";
+
+  if (llvm::isa<MaxPool2dOp, AvgPool2dOp>(op)) {
+    // Logical NCHW. Taps inside the input count for both; ceil mode may
+    // overhang the padding, and those count for neither (as the reference).
+    auto kernelSize = op->getAttrOfType<DenseI64ArrayAttr>("kernel").asArrayRef();
+    auto strides = op->getAttrOfType<DenseI64ArrayAttr>("strides").asArrayRef();
+    auto padding = op->getAttrOfType<DenseI64ArrayAttr>("padding").asArrayRef();
+    auto dilations = op->getAttrOfType<DenseI64ArrayAttr>("dilations").asArrayRef();
+    bool isMax = llvm::isa<MaxPool2dOp>(op);
+    bool includePad = op->getAttrOfType<BoolAttr>("count_include_pad").getValue();
+    std::string n = std::to_string(next);
+    std::string best, sum, taps;
+    if (isMax) {
+      best = declare(type, "best", "-" + cudaLiteral(INFINITY, isDouble));
+    } else {
+      sum = declare(type, "sum", cudaLiteral(0.0, isDouble));
+      taps = declare("long long", "taps", "0LL");
+    }
+    std::string ih = "ih" + n, iw = "iw" + n, kr = "kr" + n, ks = "ks" + n;
+    std::vector<std::string> inside;
+    std::string x = scoped([&] { return valueAt(input, {index[0], index[1], ih, iw}); }, inside);
+    auto L = [](int64_t v) { return std::to_string(v) + "LL"; };
+    lines.push_back("for (long long " + kr + " = 0; " + kr + " < " + L(kernelSize[0]) + "; ++" +
+                    kr + ") {");
+    lines.push_back("  const long long " + ih + " = " + strided(index[2], -padding[0], strides[0]) +
+                    " + " + strided(kr, 0, dilations[0]) + ";");
+    lines.push_back("  if (" + ih + " >= " + L(inDims[2] + padding[2]) + ") break;");
+    lines.push_back("  for (long long " + ks + " = 0; " + ks + " < " + L(kernelSize[1]) + "; ++" +
+                    ks + ") {");
+    lines.push_back("    const long long " + iw + " = " + strided(index[3], -padding[1], strides[1]) +
+                    " + " + strided(ks, 0, dilations[1]) + ";");
+    lines.push_back("    if (" + iw + " >= " + L(inDims[3] + padding[3]) + ") break;");
+    if (includePad && !isMax)
+      lines.push_back("    ++" + taps + ";");
+    lines.push_back("    if (" + ih + " < 0LL || " + ih + " >= " + L(inDims[2]) + " || " + iw +
+                    " < 0LL || " + iw + " >= " + L(inDims[3]) + ") continue;");
+    for (const std::string &line : inside)
+      lines.push_back("    " + line);
+    if (isMax)
+      lines.push_back("    " + best + " = (" + x + " > " + best + " || " + x + " != " + x + ") ? " +
+                      x + " : " + best + ";");
+    else
+      lines.push_back("    " + sum + " += " + x + ";" + (includePad ? "" : " ++" + taps + ";"));
+    lines.push_back("  }");
+    lines.push_back("}");
+    if (isMax)
+      return best;
+    return fresh(value, sum + " / (" + type + ")(" + taps + " > 0LL ? " + taps + " : 1LL)");
+  }
+
+  // Reductions and argmax: the output index names the kept dimensions;
+  // loops run over the reduced ones.
+  std::vector<int64_t> axes;
+  bool keepdims = true;
+  if (auto list = op->getAttrOfType<DenseI64ArrayAttr>("axes")) {
+    axes.assign(list.asArrayRef().begin(), list.asArrayRef().end());
+    keepdims = op->getAttrOfType<BoolAttr>("keepdims").getValue();
+  } else if (auto argmax = llvm::dyn_cast<ArgMaxOp>(op)) {
+    axes.push_back(argmax.getAxis());
+    keepdims = argmax.getKeepdims();
+  } else { // global_avg_pool: the spatial dimensions, kept
+    for (int64_t d = 2; d < static_cast<int64_t>(inDims.size()); ++d)
+      axes.push_back(d);
+  }
+  std::vector<bool> reduced(inDims.size(), false);
+  for (int64_t a : axes)
+    reduced[normalisedAxis(a, inDims.size())] = true;
+  std::vector<std::string> inIndex, loopVars;
+  std::vector<int64_t> loopExtents;
+  int64_t count = 1;
+  size_t out = 0;
+  for (size_t d = 0; d < inDims.size(); ++d) {
+    if (!reduced[d]) {
+      inIndex.push_back(index[out++]);
+      continue;
+    }
+    if (keepdims)
+      ++out;
+    std::string var = "r" + std::to_string(next++);
+    inIndex.push_back(var);
+    loopVars.push_back(var);
+    loopExtents.push_back(inDims[d]);
+    count *= inDims[d];
+  }
+
+  if (auto argmax = llvm::dyn_cast<ArgMaxOp>(op)) {
+    // The first maximum; NaN counts as the largest.
+    if (count == 0)
+      return "0LL";
+    std::vector<std::string> first = inIndex, inside;
+    first[normalisedAxis(argmax.getAxis(), inDims.size())] = "0LL";
+    std::string top = declare(type, "top", valueAt(input, first));
+    std::string best = declare("long long", "best", "0LL");
+    std::string x = scoped([&] { return valueAt(input, inIndex); }, inside);
+    std::string nan = integer ? "" : " || (" + x + " != " + x + " && " + top + " == " + top + ")";
+    emitBlock("for (long long " + loopVars[0] + " = 1; " + loopVars[0] + " < " +
+                  std::to_string(loopExtents[0]) + "LL; ++" + loopVars[0] + ")",
+              inside,
+              {"if (" + x + " > " + top + nan + ") {", "  " + top + " = " + x + ";",
+               "  " + best + " = " + loopVars[0] + ";", "}"});
+    return best;
+  }
+
+  enum { Sum, Mean, Max, Min, Prod } kind =
+      llvm::isa<ReduceSumOp>(op)                               ? Sum
+      : llvm::isa<ReduceMeanOp, GlobalAvgPoolOp>(op)           ? Mean
+      : llvm::isa<ReduceMaxOp>(op)                             ? Max
+      : llvm::isa<ReduceMinOp>(op)                             ? Min
+                                                               : Prod;
+  // The reference's start: floats from the identity, integers from 0 (1 for
+  // a product) when nothing is reduced and from the first element otherwise.
+  std::string init;
+  if (integer)
+    init = kind == Prod ? "1LL"
+           : count == 0 ? "0LL"
+           : kind == Max ? "(-0x7fffffffffffffffLL - 1)"
+           : kind == Min ? "0x7fffffffffffffffLL"
+                         : "0LL";
+  else
+    init = kind == Prod  ? cudaLiteral(1.0, isDouble)
+           : kind == Max ? "-" + cudaLiteral(INFINITY, isDouble)
+           : kind == Min ? cudaLiteral(INFINITY, isDouble)
+                         : cudaLiteral(0.0, isDouble);
+  std::string acc = declare(type, "acc", init);
+  std::vector<std::string> inside;
+  std::string x = scoped([&] { return valueAt(input, inIndex); }, inside);
+  std::string update;
+  if (integer)
+    update = kind == Max   ? acc + " = " + x + " > " + acc + " ? " + x + " : " + acc + ";"
+             : kind == Min ? acc + " = " + x + " < " + acc + " ? " + x + " : " + acc + ";"
+             : acc + " = (long long)((unsigned long long)" + acc +
+                   (kind == Prod ? " * " : " + ") + "(unsigned long long)" + x + ");";
+  else // max and min keep a NaN once seen
+    update = kind == Max   ? acc + " = (" + x + " > " + acc + " || " + x + " != " + x + ") ? " + x + " : " + acc + ";"
+             : kind == Min ? acc + " = (" + x + " < " + acc + " || " + x + " != " + x + ") ? " + x + " : " + acc + ";"
+             : kind == Prod ? acc + " *= " + x + ";"
+                            : acc + " += " + x + ";";
+  if (loopVars.empty()) {
+    lines.insert(lines.end(), inside.begin(), inside.end());
+    lines.push_back(update);
+  } else {
+    // Nested loops, outermost first; the body in the innermost.
+    std::vector<std::string> body = inside;
+    body.push_back(update);
+    for (size_t k = loopVars.size(); k-- > 0;) {
+      std::vector<std::string> wrapped;
+      wrapped.push_back("for (long long " + loopVars[k] + " = 0; " + loopVars[k] + " < " +
+                        std::to_string(loopExtents[k]) + "LL; ++" + loopVars[k] + ") {");
+      for (const std::string &line : body)
+        wrapped.push_back("  " + line);
+      wrapped.push_back("}");
+      body.swap(wrapped);
+    }
+    lines.insert(lines.end(), body.begin(), body.end());
+  }
+  if (kind != Mean)
+    return fresh(value, acc);
+  if (integer)
+    return fresh(value, count ? acc + " / " + std::to_string(count) + "LL" : acc);
+  return fresh(value, acc + " / " + cudaLiteral(static_cast<double>(count), isDouble));
 }
 
 /// Records a parameter's size and element type (its storage type known, so
@@ -422,6 +843,65 @@ std::string ElementEmitter::batchOffset(RankedTensorType operand,
       offset += (offset.empty() ? "" : " + ") + resultBatchIndex[skip + d] + " * " +
                 std::to_string(strides[d]) + "LL";
   return offset.empty() ? std::string("0LL") : offset;
+}
+
+std::string mlir::kiln::integerHelpersFor(const std::string &source) {
+  // Integer arithmetic as the reference computes it; a kernel carries the
+  // helpers it calls (guarded, so a translation unit may hold several).
+  static const std::pair<const char *, const char *> helpers[] = {
+      {"kiln_div_i64", R"(// Division by zero gives 0; the one overflowing quotient (INT64_MIN / -1)
+// wraps.
+__device__ __forceinline__ long long kiln_div_i64(long long a, long long b) {
+  if (b == 0)
+    return 0;
+  if (b == -1)
+    return (long long)(0ULL - (unsigned long long)a);
+  return a / b;
+}
+)"},
+      {"kiln_mod_i64", R"(// The remainder with the dividend's sign (fmod) or the divisor's
+// (floored); by zero it is 0.
+__device__ __forceinline__ long long kiln_mod_i64(long long a, long long b, bool floored) {
+  if (b == 0 || b == -1)
+    return 0;
+  const long long r = a % b;
+  return floored && r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
+}
+)"},
+      {"kiln_pow_i64", R"(// By squaring, wrapping; a negative exponent truncates 1/a^-b toward zero.
+__device__ __forceinline__ long long kiln_pow_i64(long long a, long long b) {
+  if (b < 0)
+    return a == 1 ? 1 : (a == -1 ? ((b % 2) ? -1 : 1) : 0);
+  unsigned long long result = 1, base = (unsigned long long)a;
+  for (long long e = b; e > 0; e >>= 1) {
+    if (e & 1)
+      result *= base;
+    base *= base;
+  }
+  return (long long)result;
+}
+)"},
+      {"kiln_f2i", R"(// Toward zero; NaN gives 0 and out-of-range values saturate to 64 bits
+// (the caller wraps to the width).
+__device__ __forceinline__ long long kiln_f2i(double x) {
+  if (x != x)
+    return 0;
+  if (x >= 9.2233720368547758e18)
+    return 0x7fffffffffffffffLL;
+  if (x <= -9.2233720368547758e18)
+    return -0x7fffffffffffffffLL - 1;
+  return (long long)x;
+}
+)"},
+  };
+  std::string text;
+  for (auto [name, definition] : helpers) {
+    if (source.find(std::string(name) + "(") == std::string::npos)
+      continue;
+    std::string guard = "KILN_HELPER_" + llvm::StringRef(name).upper();
+    text += "#ifndef " + guard + "\n#define " + guard + "\n" + definition + "#endif\n";
+  }
+  return text;
 }
 
 std::string ElementEmitter::includesFor(exec::StepOp step) {

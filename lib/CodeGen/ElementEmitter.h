@@ -15,6 +15,7 @@
 
 #include "mlir/IR/Value.h"
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -47,6 +48,11 @@ public:
   static std::string load(Type type, const std::string &expr);
   static std::string store(Type type, const std::string &expr);
   static bool isNarrowFloat(Type type);
+  /// Integers other than i1 (computed as long long).
+  static bool isInteger(Type type);
+  /// A literal of `type`'s computed type: 0, or `value` (integers truncate).
+  static std::string zeroOf(Type type);
+  static std::string literalOf(Type type, double value);
   /// "#include <cuda_fp16.h>" (and bf16) when `step` touches those types.
   static std::string includesFor(exec::StepOp step);
   /// True when the emitter can compute `op`'s elements.
@@ -77,7 +83,24 @@ public:
 
 private:
   std::string fresh(Value value, const std::string &expr);
+  /// A mutable variable `<prefix>N` of C type `type` set to `init`.
+  std::string declare(const std::string &type, const std::string &prefix, const std::string &init);
+  /// Runs `computeInside` with its statements collected in `inside` (to be
+  /// placed in a loop or branch) and its memo forgotten afterwards.
+  std::string scoped(const std::function<std::string()> &computeInside,
+                     std::vector<std::string> &inside);
+  /// "header {", the indented `inside` and `after` lines, "}".
+  void emitBlock(const std::string &header, const std::vector<std::string> &inside,
+                 const std::vector<std::string> &after);
   std::string compute(Value value, const std::vector<std::string> &index);
+  /// An integer op's expression (wrapping, as the reference computes).
+  std::string integerExpression(Operation *op,
+                                const std::function<std::string(unsigned)> &operand);
+  /// slice, pad, concat, gather, gather_elements: index arithmetic, with
+  /// reads guarded where an index may fall outside the input.
+  std::string moveData(Value value, const std::vector<std::string> &index);
+  /// Reductions, argmax and pooling: a loop over the element's window.
+  std::string reduceWindow(Value value, const std::vector<std::string> &index);
 
   exec::StepOp step;
   std::string &failure;
@@ -97,6 +120,10 @@ const char *kernelPrelude();
 /// kiln_block_reduce(v, scratch, op, identity) with ops KilnSum, KilnProd,
 /// KilnMax and KilnMin (the last two propagate NaN).
 const char *blockReduceHelpers();
+
+/// The definitions of the integer helpers (kiln_div_i64, kiln_f2i, ...)
+/// that `source` calls.
+std::string integerHelpersFor(const std::string &source);
 
 /// The kernel's parameters for `step` ("const float *__restrict__ in0",
 /// ...; splat constants are literals, not parameters), recording them in

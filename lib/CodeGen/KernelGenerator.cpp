@@ -2,6 +2,8 @@
 
 #include "kiln/CodeGen/KernelGenerator.h"
 
+#include "ElementEmitter.h"
+
 #include "kiln/IR/KilnOps.h"
 #include "kiln/IR/OpClasses.h"
 #include "kiln/Lowering/LibraryCalls.h"
@@ -87,7 +89,8 @@ std::vector<GeneratedKernel> mlir::kiln::generateKernels(func::FuncOp plan,
     kernel.kind = step.getKind() ? step.getKind()->str() : first.getName().stripDialect().str();
     std::string base = step.getKind() ? step.getKind()->str() : kernel.kind;
     kernel.name = "kiln_" + base + "_" + std::to_string(kernel.step);
-    bool oneReduction = !step.getKind() && isRowReductionOp(&first);
+    // Other reductions (integer, or over leading axes) are per-element loops.
+    bool oneReduction = !step.getKind() && hasRowReductionKernel(&first);
     bool oneMatmul = !step.getKind() && llvm::isa<MatMulOp>(first);
     bool oneConv = !step.getKind() && llvm::isa<Conv2dOp>(first);
     auto impl = step->getAttrOfType<StringAttr>(kImplAttr);
@@ -135,6 +138,8 @@ std::vector<GeneratedKernel> mlir::kiln::generateKernels(func::FuncOp plan,
       kernel.name.clear();
       kernel.reason = "'" + kernel.kind + "' kernels are not generated yet";
     }
+    if (!kernel.source.empty())
+      kernel.source = integerHelpersFor(kernel.source) + kernel.source;
     if (impl && impl.getValue() == "generated")
       if (auto reason = step->getAttrOfType<StringAttr>(kImplReasonAttr))
         kernel.whyGenerated = reason.getValue().str();

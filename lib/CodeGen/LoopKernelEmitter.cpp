@@ -15,6 +15,7 @@
 
 #include "kiln/IR/KilnOps.h"
 #include "kiln/IR/KilnTypes.h"
+#include "kiln/IR/OpClasses.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringExtras.h"
@@ -65,9 +66,12 @@ public:
     // Groups of 4 consecutive elements with 16-byte loads and stores when
     // every output is f32 and the last dimension holds whole groups (so a
     // group never straddles a row, and row-major offsets stay multiples of
-    // 4); one element per iteration otherwise.
+    // 4); one element per iteration otherwise, and where an element is a
+    // loop over a window (four copies of the loop would only add code).
+    bool windows = llvm::any_of(body.without_terminator(),
+                                [](Operation &op) { return isWindowOp(&op); });
     int64_t group = 1;
-    if (rowMajorOutputs && !shape.empty() && shape.back() % 4 == 0 &&
+    if (rowMajorOutputs && !windows && !shape.empty() && shape.back() % 4 == 0 &&
         llvm::all_of(yield.getValues(), [](Value v) {
           return llvm::cast<RankedTensorType>(v.getType()).getElementType().isF32();
         }))
@@ -154,8 +158,10 @@ public:
     os << (group > 1 ? "// One thread per group of 4 output elements (16-byte loads and stores;\n"
                        "// grid-stride); broadcasts and reshapes are index arithmetic, so only\n"
                        "// inputs and outputs touch memory.\n"
-                     : "// One thread per output element (grid-stride); broadcasts and reshapes are\n"
-                       "// index arithmetic, so only inputs and outputs touch memory.\n")
+           : windows ? "// One thread per output element (grid-stride), each a loop over its\n"
+                       "// window of the input.\n"
+                     : "// One thread per output element (grid-stride); data movement is index\n"
+                       "// arithmetic, so only inputs and outputs touch memory.\n")
        << "extern \"C\" __global__ void __launch_bounds__(" << kThreadsPerBlock << ")\n"
        << kernel.name << "(" << llvm::join(params, ",\n    ") << ") {\n"
        << "  const long long count = " << iterations << "LL;\n"

@@ -113,7 +113,8 @@ LogicalResult buildDeviceCode(func::FuncOp plan, const CompileOptions &options,
     llvm::errs() << " (with " << epilogues
                  << (epilogues == 1 ? " epilogue kernel" : " epilogue kernels")
                  << " for when cuDNN has no fused engine)";
-  llvm::errs() << "; the rest run on the host";
+  size_t onHost = kernels.size() - copies - generated - cublas - cudnn;
+  llvm::errs() << "; " << onHost << (onHost == 1 ? " runs" : " run") << " on the host";
   if (copies)
     llvm::errs() << " (and " << copies << " copies between host and device, "
                  << transferBytes(plan) << " bytes a run)";

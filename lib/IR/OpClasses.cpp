@@ -1,8 +1,13 @@
-//===- OpClasses.cpp - families of kiln ops -------------------------------===//
+//===- OpClasses.cpp - families of kiln ops and their device code ---------===//
 
 #include "kiln/IR/OpClasses.h"
 
 #include "kiln/IR/KilnOps.h"
+#include "kiln/IR/KilnTypes.h"
+#include "kiln/IR/ReferenceConversion.h"
+
+#include <algorithm>
+#include <vector>
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -23,4 +28,100 @@ bool mlir::kiln::isElementwiseOp(Operation *op) {
 bool mlir::kiln::isRowReductionOp(Operation *op) {
   return llvm::isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp, SoftmaxOp,
                    LogSoftmaxOp, LayerNormOp, GlobalAvgPoolOp>(op);
+}
+
+bool mlir::kiln::isWindowOp(Operation *op) {
+  return llvm::isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp, ArgMaxOp,
+                   MaxPool2dOp, AvgPool2dOp, GlobalAvgPoolOp>(op);
+}
+
+bool mlir::kiln::isPerElementOp(Operation *op) {
+  return isElementwiseOp(op) || isWindowOp(op) ||
+         llvm::isa<BroadcastOp, ReshapeOp, RelayoutOp, TransposeOp, SliceOp, ConcatOp, PadOp,
+                   GatherOp, GatherElementsOp>(op);
+}
+
+namespace {
+
+/// Every element type the IR has (the reference's dtypes): floats, signed
+/// and unsigned integers, bool. (Integers compute in 64 bits and wrap to
+/// their width, as the reference does.)
+bool hasKernelElementType(Type type) {
+  auto tensor = llvm::dyn_cast<RankedTensorType>(type);
+  return tensor && toReferenceDType(tensor.getElementType()).has_value();
+}
+
+bool isFloatTensor(Type type) {
+  auto tensor = llvm::dyn_cast<RankedTensorType>(type);
+  return tensor && llvm::isa<FloatType>(tensor.getElementType());
+}
+
+bool allTypes(Operation *op, bool (*predicate)(Type)) {
+  return llvm::all_of(op->getOperandTypes(), predicate) &&
+         llvm::all_of(op->getResultTypes(), predicate);
+}
+
+/// The axes `op` reduces or normalises over, sorted.
+std::vector<int64_t> reducedAxes(Operation *op, int64_t rank) {
+  std::vector<int64_t> axes;
+  if (auto list = op->getAttrOfType<DenseI64ArrayAttr>("axes")) {
+    axes.assign(list.asArrayRef().begin(), list.asArrayRef().end());
+  } else if (llvm::isa<LayerNormOp>(op)) {
+    for (int64_t d = llvm::cast<LayerNormOp>(op).getAxis(); d < rank; ++d)
+      axes.push_back(d);
+  } else if (auto axis = op->getAttrOfType<IntegerAttr>("axis")) {
+    axes.push_back(axis.getInt());
+  } else if (llvm::isa<GlobalAvgPoolOp>(op)) {
+    for (int64_t d = 2; d < rank; ++d)
+      axes.push_back(d);
+  }
+  for (int64_t &a : axes)
+    if (a < 0)
+      a += rank;
+  std::sort(axes.begin(), axes.end());
+  return axes;
+}
+
+bool trailing(const std::vector<int64_t> &axes, int64_t rank) {
+  for (size_t k = 0; k < axes.size(); ++k)
+    if (axes[k] != rank - static_cast<int64_t>(axes.size()) + static_cast<int64_t>(k))
+      return false;
+  return !axes.empty();
+}
+
+} // namespace
+
+bool mlir::kiln::hasRowReductionKernel(Operation *op) {
+  if (!isRowReductionOp(op) || !allTypes(op, isFloatTensor))
+    return false;
+  int64_t rank = llvm::cast<RankedTensorType>(op->getOperand(0).getType()).getRank();
+  return trailing(reducedAxes(op, rank), rank);
+}
+
+std::string mlir::kiln::whyNoDeviceCode(Operation *op) {
+  if (!allTypes(op, hasKernelElementType))
+    return "its element type has no generated kernel";
+  if (hasRowReductionKernel(op))
+    return "";
+  if (llvm::isa<SoftmaxOp, LogSoftmaxOp, LayerNormOp>(op))
+    return "it normalises over axes that are not the trailing ones";
+  if (llvm::isa<MaxPool2dOp, AvgPool2dOp>(op) && !allTypes(op, isFloatTensor))
+    return "only floating-point pooling has device code";
+  if (isPerElementOp(op))
+    return "";
+  if (llvm::isa<MatMulOp>(op))
+    return allTypes(op, isFloatTensor) ? "" : "only floating-point matmuls have device code";
+  if (auto conv = llvm::dyn_cast<Conv2dOp>(op)) {
+    auto type = llvm::cast<RankedTensorType>(conv.getInput().getType());
+    // f32: a generated kernel or cuDNN; f16/bf16: cuDNN (kiln-select-impl),
+    // NCHW, or channels last as kiln-assign-layouts gives Tensor Core ones.
+    bool narrow = type.getElementType().isF16() || type.getElementType().isBF16();
+    bool channelsLast = getEncoding(type).getLayoutString() == "nhwc" &&
+                        getEncoding(conv.getFilter().getType()).getLayoutString() == "nhwc";
+    if (!allTypes(op, isFloatTensor) || type.getElementType().isF64() ||
+        !(getEncoding(type).isRowMajor() || (narrow && channelsLast)))
+      return "only f32, f16 and bf16 NCHW and f16 and bf16 NHWC convolutions have device code";
+    return "";
+  }
+  return "'" + op->getName().stripDialect().str() + "' has no generated kernel";
 }

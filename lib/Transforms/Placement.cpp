@@ -1,9 +1,8 @@
 //===- Placement.cpp - ops on the device, or on the host -----------------===//
 //
 // The device is where kiln has code for an op; the host is the fallback.
-// Which ops have device code mirrors the kernel emitters (lib/CodeGen): an
-// op placed on the device that an emitter then declines still runs, on the
-// host between copies, so this pass errs towards the device.
+// Which ops have device code is whyNoDeviceCode (kiln/IR/OpClasses.h), the
+// list the kernel emitters consult too.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,68 +26,6 @@ using namespace mlir;
 using namespace mlir::kiln;
 
 namespace {
-
-bool generatedDtype(Type type, bool allowI1) {
-  auto tensor = llvm::dyn_cast<RankedTensorType>(type);
-  if (!tensor)
-    return false;
-  Type e = tensor.getElementType();
-  return e.isF32() || e.isF16() || e.isBF16() || e.isF64() || (allowI1 && e.isInteger(1));
-}
-
-/// Why `op` has no device code, or "" when it has.
-std::string whyHost(Operation *op) {
-  auto allTypes = [&](bool allowI1) {
-    for (Type t : op->getOperandTypes())
-      if (!generatedDtype(t, allowI1))
-        return false;
-    for (Type t : op->getResultTypes())
-      if (!generatedDtype(t, allowI1))
-        return false;
-    return true;
-  };
-  bool elementwise = isElementwiseOp(op) || llvm::isa<BroadcastOp, ReshapeOp>(op);
-  if (elementwise)
-    return allTypes(/*allowI1=*/true) ? "" : "its element type has no generated kernel";
-  if (llvm::isa<RelayoutOp>(op)) // a loop kernel reads and writes any layout
-    return allTypes(/*allowI1=*/true) ? "" : "its element type has no generated kernel";
-  if (llvm::isa<TransposeOp>(op)) // a loop kernel, by index arithmetic
-    return allTypes(/*allowI1=*/true) ? "" : "its element type has no generated kernel";
-  if (isRowReductionOp(op)) {
-    if (!allTypes(false))
-      return "its element type has no generated kernel";
-    auto type = llvm::cast<RankedTensorType>(op->getOperand(0).getType());
-    int64_t rank = type.getRank();
-    if (auto axes = op->getAttrOfType<DenseI64ArrayAttr>("axes")) {
-      std::vector<int64_t> sorted(axes.asArrayRef().begin(), axes.asArrayRef().end());
-      std::sort(sorted.begin(), sorted.end());
-      for (size_t k = 0; k < sorted.size(); ++k)
-        if (sorted[k] != rank - static_cast<int64_t>(sorted.size()) + static_cast<int64_t>(k))
-          return "it reduces over axes that are not the trailing ones";
-      if (sorted.empty())
-        return "it reduces over no axes";
-    }
-    if (auto axis = op->getAttrOfType<IntegerAttr>("axis"); axis && !llvm::isa<LayerNormOp>(op))
-      if (axis.getInt() != rank - 1)
-        return "it is not over the last axis";
-    return "";
-  }
-  if (llvm::isa<MatMulOp>(op))
-    return allTypes(false) ? "" : "its element type has no generated kernel";
-  if (auto conv = llvm::dyn_cast<Conv2dOp>(op)) {
-    auto type = llvm::cast<RankedTensorType>(conv.getInput().getType());
-    // f32: a generated kernel or cuDNN; f16/bf16: cuDNN (kiln-select-impl),
-    // NCHW, or channels last as kiln-assign-layouts gives Tensor Core ones.
-    bool narrow = type.getElementType().isF16() || type.getElementType().isBF16();
-    bool channelsLast = getEncoding(type).getLayoutString() == "nhwc" &&
-                        getEncoding(conv.getFilter().getType()).getLayoutString() == "nhwc";
-    if (!allTypes(false) || type.getElementType().isF64() ||
-        !(getEncoding(type).isRowMajor() || (narrow && channelsLast)))
-      return "only f32, f16 and bf16 NCHW and f16 and bf16 NHWC convolutions have device code";
-    return "";
-  }
-  return "'" + op->getName().stripDialect().str() + "' has no generated kernel";
-}
 
 struct KilnPlacePass : public ::mlir::kiln::impl::KilnPlaceBase<KilnPlacePass> {
   using Base::Base;
@@ -127,7 +64,7 @@ struct KilnPlacePass : public ::mlir::kiln::impl::KilnPlaceBase<KilnPlacePass> {
         continue;
       // Other dialects' ops (a call) read host values.
       std::string why = llvm::isa_and_nonnull<KilnDialect>(op->getDialect())
-                            ? whyHost(op)
+                            ? whyNoDeviceCode(op)
                             : "it is not a kiln op";
       if (!why.empty() && noHostFallback) {
         op->emitError("'") << op->getName().getStringRef()

@@ -30,7 +30,7 @@ func.func @on_device(%x: !c) -> !c {
 // -----
 
 !c = tensor<4x8xf32, #kiln.enc<row_major, cpu>>
-!i = tensor<8xi64, #kiln.enc<row_major, cpu>>
+!i = tensor<4x8xi64, #kiln.enc<row_major, cpu>>
 !t = tensor<8x4xf32, #kiln.enc<row_major, cpu>>
 
 // An op without device code stays on the host, with a warning, and copies
@@ -40,12 +40,12 @@ func.func @on_device(%x: !c) -> !c {
 // CHECK: %[[X:.*]] = kiln.transfer %arg0 {to = "cuda:0"}
 // CHECK: %[[E:.*]] = kiln.exp %[[X]] : {{.*}} -> tensor<4x8xf32, #kiln.enc<row_major, cuda:0>>
 // CHECK: %[[H:.*]] = kiln.transfer %[[E]] {to = "cpu"}
-// CHECK: %[[A:.*]] = kiln.argmax %[[H]] {{.*}} -> tensor<8xi64, #kiln.enc<row_major, cpu>>
+// CHECK: %[[A:.*]] = kiln.argsort %[[H]] {{.*}} -> tensor<4x8xi64, #kiln.enc<row_major, cpu>>
 // CHECK: kiln.transpose %[[E]] {{.*}} -> tensor<8x4xf32, #kiln.enc<row_major, cuda:0>>
 func.func @host_fallback(%x: !c) -> (!i, !t) {
   %0 = kiln.exp %x : (!c) -> !c
-  // expected-warning @+1 {{runs on the host: 'argmax' has no generated kernel; its operands and results are copied between host and device}}
-  %1 = kiln.argmax %0 {axis = 0 : i64} : (!c) -> !i
+  // expected-warning @+1 {{runs on the host: 'argsort' has no generated kernel; its operands and results are copied between host and device}}
+  %1 = kiln.argsort %0 {axis = 0 : i64} : (!c) -> !i
   %2 = kiln.transpose %0 {perm = array<i64: 1, 0>} : (!c) -> !t
   return %1, %2 : !i, !t
 }
@@ -55,18 +55,52 @@ func.func @host_fallback(%x: !c) -> (!i, !t) {
 !c = tensor<4x8xf32, #kiln.enc<row_major, cpu>>
 !i = tensor<4x8xi64, #kiln.enc<row_major, cpu>>
 !r = tensor<8xf32, #kiln.enc<row_major, cpu>>
+!a = tensor<8xi64, #kiln.enc<row_major, cpu>>
+!g = tensor<2x8xf32, #kiln.enc<row_major, cpu>>
+!n = tensor<2xi32, #kiln.enc<row_major, cpu>>
 
-// Element types without generated kernels, and reductions over leading
-// axes, stay on the host.
-// CHECK-LABEL: func.func @host_by_type_and_axes
-// CHECK: kiln.add %arg1, %arg1 : {{.*}} -> tensor<4x8xi64, #kiln.enc<row_major, cpu>>
-// CHECK: kiln.reduce_sum %arg0 {{.*}} -> tensor<8xf32, #kiln.enc<row_major, cpu>>
-func.func @host_by_type_and_axes(%x: !c, %n: !i) -> (!i, !r) {
-  // expected-warning @+1 {{runs on the host: its element type has no generated kernel}}
+// Integer ops, reductions and argmax over leading axes, slices, concat,
+// pad and gathers have device code (per-element loop kernels).
+// CHECK-LABEL: func.func @device_by_type_and_axes
+// CHECK: kiln.add {{.*}} -> tensor<4x8xi64, #kiln.enc<row_major, cuda:0>>
+// CHECK: kiln.reduce_sum {{.*}} -> tensor<8xf32, #kiln.enc<row_major, cuda:0>>
+// CHECK: kiln.argmax {{.*}} -> tensor<8xi64, #kiln.enc<row_major, cuda:0>>
+// CHECK: kiln.gather {{.*}} -> tensor<2x8xf32, #kiln.enc<row_major, cuda:0>>
+// CHECK: kiln.slice {{.*}} -> tensor<2x8xf32, #kiln.enc<row_major, cuda:0>>
+// CHECK: kiln.concat {{.*}} -> tensor<4x8xf32, #kiln.enc<row_major, cuda:0>>
+// CHECK: kiln.pad {{.*}} -> tensor<4x8xf32, #kiln.enc<row_major, cuda:0>>
+func.func @device_by_type_and_axes(%x: !c, %n: !i, %ids: !n) -> (!i, !r, !a, !c, !c) {
   %0 = kiln.add %n, %n : (!i, !i) -> !i
-  // expected-warning @+1 {{runs on the host: it reduces over axes that are not the trailing ones}}
   %1 = kiln.reduce_sum %x {axes = array<i64: 0>} : (!c) -> !r
-  return %0, %1 : !i, !r
+  %2 = kiln.argmax %x {axis = 0 : i64} : (!c) -> !a
+  %3 = kiln.gather %x, %ids {axis = 0 : i64} : (!c, !n) -> !g
+  %4 = kiln.slice %x {starts = array<i64: 1, 0>, ends = array<i64: 3, 8>, steps = array<i64: 1, 1>} : (!c) -> !g
+  %5 = kiln.concat %3, %4 {axis = 0 : i64} : (!g, !g) -> !c
+  %6 = kiln.pad %4 {low = array<i64: 1, 0>, high = array<i64: 1, 0>} : (!g) -> !c
+  return %0, %1, %2, %5, %6 : !i, !r, !a, !c, !c
+}
+
+// -----
+
+!c = tensor<4x8xf32, #kiln.enc<row_major, cpu>>
+!w = tensor<8x8xi32, #kiln.enc<row_major, cpu>>
+!m = tensor<4x8xi32, #kiln.enc<row_major, cpu>>
+!p = tensor<1x1x4x8xi32, #kiln.enc<row_major, cpu>>
+
+// What has no device code says why: a normalisation over a leading axis,
+// an integer matmul, integer pooling.
+// CHECK-LABEL: func.func @host_by_type_and_axes
+// CHECK: kiln.softmax {{.*}} -> tensor<4x8xf32, #kiln.enc<row_major, cpu>>
+// CHECK: kiln.matmul {{.*}} -> tensor<4x8xi32, #kiln.enc<row_major, cpu>>
+// CHECK: kiln.max_pool2d {{.*}} -> tensor<1x1x4x8xi32, #kiln.enc<row_major, cpu>>
+func.func @host_by_type_and_axes(%x: !c, %a: !m, %b: !w, %q: !p) -> (!c, !m, !p) {
+  // expected-warning @+1 {{runs on the host: it normalises over axes that are not the trailing ones}}
+  %0 = kiln.softmax %x {axis = 0 : i64} : (!c) -> !c
+  // expected-warning @+1 {{runs on the host: only floating-point matmuls have device code}}
+  %1 = kiln.matmul %a, %b : (!m, !w) -> !m
+  // expected-warning @+1 {{runs on the host: only floating-point pooling has device code}}
+  %2 = kiln.max_pool2d %q {kernel = array<i64: 1, 1>} : (!p) -> !p
+  return %0, %1, %2 : !c, !m, !p
 }
 
 // -----

@@ -1,9 +1,9 @@
-//===- OpClasses.h - families of kiln ops -----------------------*- C++ -*-===//
+//===- OpClasses.h - families of kiln ops and their device code -*- C++ -*-===//
 //
-// One definition of which ops are elementwise and which are row-wise
-// reductions, shared by fusion (what a region may hold), placement (what
-// has device code) and the kernel emitters (what they generate), so the
-// three cannot drift apart.
+// One definition of which family each op belongs to and which device code
+// computes it, shared by fusion (what a region may hold), placement (what
+// runs on the device, and why not) and the kernel emitters (what they
+// generate), so the three cannot drift apart.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +11,8 @@
 #define KILN_IR_OPCLASSES_H
 
 #include "mlir/IR/Operation.h"
+
+#include <string>
 
 namespace mlir {
 namespace kiln {
@@ -24,6 +26,25 @@ bool isElementwiseOp(Operation *op);
 /// reduce_sum/mean/max/min/prod, softmax, log_softmax, layer_norm,
 /// global_avg_pool.
 bool isRowReductionOp(Operation *op);
+
+/// A row reduction the block-per-row kernel computes: floating point, over
+/// the trailing axes. (Others that have device code are per-element ops.)
+bool hasRowReductionKernel(Operation *op);
+
+/// Reductions over any axes, argmax and pooling: each output element is a
+/// loop over its window of the input.
+bool isWindowOp(Operation *op);
+
+/// Ops whose result the element emitter computes one element at a time, by
+/// index arithmetic and small loops: the elementwise ops; data movement
+/// (broadcast, reshape, relayout, transpose, slice, concat, pad, gather,
+/// gather_elements); and windows (reductions over any axes, argmax,
+/// pooling), each output element a loop over its window.
+bool isPerElementOp(Operation *op);
+
+/// Why `op`, with its element types and attributes, has no device code
+/// (generated kernel or library call), or "" when it has.
+std::string whyNoDeviceCode(Operation *op);
 
 } // namespace kiln
 } // namespace mlir

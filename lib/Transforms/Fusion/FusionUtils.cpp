@@ -57,9 +57,7 @@ std::string whyNotDuplicated(Operation *op) {
   return "";
 }
 
-bool isReductionAnchor(Operation *op) {
-  return isRowReductionOp(op) || llvm::isa<ArgMaxOp>(op);
-}
+bool isReductionAnchor(Operation *op) { return hasRowReductionKernel(op); }
 
 bool isFusionCandidate(Operation *op) {
   return op && llvm::isa_and_nonnull<func::FuncOp>(op->getParentOp()) &&

@@ -52,7 +52,8 @@ bool isCheapToDuplicate(Operation *op);
 /// away), or "" when it may be.
 std::string whyNotDuplicated(Operation *op);
 
-/// Reductions and row-wise normalisations: the anchors of reduction regions.
+/// Reductions and row-wise normalisations the block-per-row kernel
+/// computes: the anchors of reduction regions.
 bool isReductionAnchor(Operation *op);
 
 /// A top-level graph op a fusion pass may take: a kiln op in the function
