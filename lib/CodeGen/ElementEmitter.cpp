@@ -209,12 +209,12 @@ std::string ElementEmitter::valueAt(Value value, const std::vector<std::string> 
   return result;
 }
 
-std::string ElementEmitter::fresh(Value value, const std::string &expr) {
+std::string ElementEmitter::fresh(Value value, const std::string &expr, bool wrap) {
   std::string name = "v" + std::to_string(next++);
   std::string wrapped = expr;
   // An integer narrower than 64 bits wraps to its width, as it would in
   // memory (the reference wraps every op's result).
-  if (isInteger(value.getType()) &&
+  if (wrap && isInteger(value.getType()) &&
       llvm::cast<RankedTensorType>(value.getType()).getElementType().getIntOrFloatBitWidth() < 64)
     wrapped = "(long long)(" + *storageType(value.getType()) + ")(" + expr + ")";
   lines.push_back("const " + scalarType(value.getType()).value_or("float") + " " + name + " = " +
@@ -285,8 +285,11 @@ std::string ElementEmitter::compute(Value value, const std::vector<std::string> 
       std::string term = strides[d] == 1 ? index[d] : index[d] + " * " + std::to_string(strides[d]) + "LL";
       offset += (offset.empty() ? "" : " + ") + term;
     }
-    return fresh(value, load(value.getType(), "in" + std::to_string(arg.getArgNumber()) + "[" +
-                                                  (offset.empty() ? "0" : offset) + "]"));
+    // (Loaded, a narrow integer is in range already.)
+    return fresh(value,
+                 load(value.getType(), "in" + std::to_string(arg.getArgNumber()) + "[" +
+                                           (offset.empty() ? "0" : offset) + "]"),
+                 /*wrap=*/false);
   }
   Operation *op = value.getDefiningOp();
   bool isDouble = scalarType(value.getType()) == std::string("double");

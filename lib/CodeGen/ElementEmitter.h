@@ -82,7 +82,9 @@ public:
   }
 
 private:
-  std::string fresh(Value value, const std::string &expr);
+  /// A variable holding `expr`; integers narrower than 64 bits wrapped to
+  /// their width unless `wrap` is false.
+  std::string fresh(Value value, const std::string &expr, bool wrap = true);
   /// A mutable variable `<prefix>N` of C type `type` set to `init`.
   std::string declare(const std::string &type, const std::string &prefix, const std::string &init);
   /// Runs `computeInside` with its statements collected in `inside` (to be

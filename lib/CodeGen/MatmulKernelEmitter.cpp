@@ -88,14 +88,18 @@ public:
     auto yield = llvm::cast<exec::YieldOp>(body.getTerminator());
     auto lhs = llvm::dyn_cast<BlockArgument>(matmul.getLhs());
     auto rhs = llvm::dyn_cast<BlockArgument>(matmul.getRhs());
-    if (!lhs || !rhs)
+    // The right operand may be computed in the region (a weight-only
+    // quantised weight's dequantisation): then the tile loads compute it.
+    Value rhsValue = matmul.getRhs();
+    bool rhsPrologue = !rhs;
+    if (!lhs || (rhsPrologue && llvm::cast<RankedTensorType>(rhsValue.getType()).getRank() != 2))
       return fail("a matmul operand is computed inside the region");
     // A splat operand is a literal in the text, not a pointer parameter.
     for (BlockArgument arg : {lhs, rhs})
-      if (ElementEmitter::splatOf(step.getInputs()[arg.getArgNumber()]))
+      if (arg && ElementEmitter::splatOf(step.getInputs()[arg.getArgNumber()]))
         return fail("a matmul operand is a splat constant");
     auto aType = llvm::cast<RankedTensorType>(lhs.getType());
-    auto bType = llvm::cast<RankedTensorType>(rhs.getType());
+    auto bType = llvm::cast<RankedTensorType>(rhsValue.getType());
     auto cType = llvm::cast<RankedTensorType>(matmul.getType());
     Type elementA = aType.getElementType(), elementB = bType.getElementType();
     // f16/bf16 on Tensor Cores (wmma, f32 accumulation); f32 on CUDA cores,
@@ -152,7 +156,18 @@ public:
     std::string bIndex = tb ? "gn * " + std::to_string(k) + L + " + gk"
                             : "gk * " + std::to_string(n) + L + " + gn";
     std::string aName = "in" + std::to_string(lhs.getArgNumber());
-    std::string bName = "in" + std::to_string(rhs.getArgNumber());
+    std::string bName = rhsPrologue ? "" : "in" + std::to_string(rhs.getArgNumber());
+    // The prologue: the right operand's element (gk, gn), computed in the
+    // B tile load.
+    std::string bValue;
+    std::vector<std::string> prologue;
+    if (rhsPrologue) {
+      bValue = elements.valueAt(rhsValue, tb ? std::vector<std::string>{"gn", "gk"}
+                                            : std::vector<std::string>{"gk", "gn"});
+      prologue = elements.takeLines();
+      if (!kernel.reason.empty())
+        return;
+    }
 
     // The outputs: the epilogue's result, or column ranges of it (the
     // slices of a horizontal region, one per sibling).
@@ -205,6 +220,9 @@ public:
     os << "// C[" << m << "x" << n << "] = A" << (ta ? "^T" : "") << " B" << (tb ? "^T" : "")
        << " over K=" << k << ", " << batches << " batch(es): " << tileM << "x" << tileN
        << " tiles per block, 16-deep\n";
+    if (rhsPrologue)
+      os << "// B is computed as its tiles load (" << describePrologue(rhsValue)
+         << "): a weight-only\n// quantised weight stays narrow in memory.\n";
     if (tensorCores)
       os << "// slices of A and B in shared memory; 4 warps, each 2x2 wmma 16x16x16 fragments\n"
          << "// (f32 accumulation); the accumulators go through shared memory to the\n"
@@ -238,8 +256,9 @@ public:
     for (const std::string &line : batchLines)
       os << "    " << line << "\n";
     std::string zero = tensorCores && !tf32 ? ElementEmitter::store(aType, "0.0f") : "0.0f";
-    os << "    const " << elem << " *a = " << aName << " + " << matrixStart(aType) << ";\n"
-       << "    const " << elem << " *b = " << bName << " + " << matrixStart(bType) << ";\n";
+    os << "    const " << elem << " *a = " << aName << " + " << matrixStart(aType) << ";\n";
+    if (!rhsPrologue)
+      os << "    const " << elem << " *b = " << bName << " + " << matrixStart(bType) << ";\n";
     if (tensorCores)
       os << "    wmma::fragment<wmma::accumulator, " << kFragment << ", " << kFragment << ", " << fragmentK << ", float> acc[2][2];\n"
          << "    for (int i = 0; i < 2; ++i)\n"
@@ -261,11 +280,25 @@ public:
        << ") {\n"
        << "        const " << I << " gk = k0 + e / " << tileN << ", gn = n0 + e % " << tileN
        << ";\n"
-       << "        tileB[" << (tensorCores ? "(e / " + std::to_string(tileN) + ") * " + std::to_string(kLdB) + " + e % " + std::to_string(tileN)
-                                        : std::string("e"))
-       << "] = (gk < " << k << L << " && gn < " << n << L << ") ? b[" << bIndex << "] : " << zero
-       << ";\n"
-       << "      }\n"
+       ;
+    std::string tileBAt = tensorCores ? "(e / " + std::to_string(tileN) + ") * " +
+                                            std::to_string(kLdB) + " + e % " + std::to_string(tileN)
+                                      : std::string("e");
+    if (rhsPrologue) {
+      // Dequantised as loaded: the weight stays narrow in memory.
+      os << "        " << elem << " dequantized = " << zero << ";\n"
+         << "        if (gk < " << k << L << " && gn < " << n << L << ") {\n";
+      for (const std::string &line : prologue)
+        os << "          " << line << "\n";
+      os << "          dequantized = "
+         << (tensorCores && !tf32 ? ElementEmitter::store(bType, bValue) : bValue) << ";\n"
+         << "        }\n"
+         << "        tileB[" << tileBAt << "] = dequantized;\n";
+    } else {
+      os << "        tileB[" << tileBAt << "] = (gk < " << k << L << " && gn < " << n << L
+         << ") ? b[" << bIndex << "] : " << zero << ";\n";
+    }
+    os << "      }\n"
        << "      __syncthreads();\n";
     if (tensorCores)
       os << "      for (int kk = 0; kk < " << kTileK << "; kk += " << fragmentK << ")\n"
@@ -348,6 +381,19 @@ public:
   }
 
 private:
+  /// "cast+mul": the region's ops that compute `value`, in program order.
+  std::string describePrologue(Value value) {
+    std::vector<std::string> names;
+    for (Operation &op : step.getBody().front().without_terminator()) {
+      if (&op == value.getDefiningOp()) {
+        names.push_back(op.getName().stripDialect().str());
+        break;
+      }
+      names.push_back(op.getName().stripDialect().str());
+    }
+    return llvm::join(names, "+");
+  }
+
   const CodeGenOptions &options;
 };
 

@@ -77,6 +77,10 @@ std::string verifyCompileOptions(const CompileOptions &options) {
   if (options.noHostFallback && options.target == Target::CPU)
     return "--no-host-fallback applies to --target=cuda and cuda-emu (on the CPU every op runs "
            "on the host)";
+  if (!(options.foldBudgetSeconds >= 0))
+    return "--fold-budget takes seconds, 0 or more";
+  if (options.foldBudgetBytes < 0)
+    return "--fold-budget-bytes takes bytes, 0 or more";
   if (!options.tuningCache.empty() && options.target == Target::CPU)
     return "--tuning-cache applies to --target=cuda and cuda-emu";
   if (!options.optimize) {

@@ -12,7 +12,14 @@ namespace kiln {
 namespace driver {
 
 void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
-  mlir::kiln::buildDefaultGraphPipeline(pm);
+  mlir::kiln::GraphOptions graph;
+  // Generated matmul kernels dequantise int8 weights in their tile loads.
+  graph.dequantizeInGemm = options.target != Target::CPU;
+  graph.quantizedReport = options.fusionReport;
+  graph.foldReport = true;
+  graph.foldBudgetSeconds = options.foldBudgetSeconds;
+  graph.foldBudgetBytes = options.foldBudgetBytes;
+  mlir::kiln::buildDefaultGraphPipeline(pm, graph);
   if (options.target != Target::CPU) {
     // Row-major inside (what the kernels and cuBLASLt read and write),
     // then the GPU gets every op it has code for; the host the rest.

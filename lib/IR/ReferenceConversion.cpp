@@ -111,6 +111,9 @@ FailureOr<ref::OpAttrs> mlir::kiln::toReferenceAttrs(Operation *op) {
     if (auto boolean = llvm::dyn_cast<BoolAttr>(value)) { // a BoolAttr is an IntegerAttr
       a.kind = ref::OpAttr::Bool;
       a.i = boolean.getValue();
+    } else if (llvm::isa<UnitAttr>(value)) { // a marker (kiln.dequantize_in_gemm)
+      a.kind = ref::OpAttr::Bool;
+      a.i = 1;
     } else if (auto integer = llvm::dyn_cast<IntegerAttr>(value)) {
       a.kind = ref::OpAttr::Int;
       a.i = integer.getInt();

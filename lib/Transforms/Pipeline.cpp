@@ -7,10 +7,18 @@
 
 using namespace mlir;
 
-void mlir::kiln::buildDefaultGraphPipeline(OpPassManager &pm) {
+void mlir::kiln::buildDefaultGraphPipeline(OpPassManager &pm, const GraphOptions &options) {
   OpPassManager &fn = pm.nest<func::FuncOp>();
   fn.addPass(createCanonicalizerPass());
-  fn.addPass(createKilnConstantFold());
+  KilnQuantizedWeightsOptions quantized;
+  quantized.inGemm = options.dequantizeInGemm;
+  quantized.report = options.quantizedReport;
+  fn.addPass(createKilnQuantizedWeights(quantized));
+  KilnConstantFoldOptions fold;
+  fold.budgetSeconds = options.foldBudgetSeconds;
+  fold.budgetBytes = options.foldBudgetBytes;
+  fold.report = options.foldReport;
+  fn.addPass(createKilnConstantFold(fold));
   fn.addPass(createCanonicalizerPass());
   fn.addPass(createCSEPass());
   fn.addPass(createKilnDeadCodeElimination());
@@ -36,9 +44,9 @@ void mlir::kiln::registerAllKilnPasses() {
   registerCSEPass();
   PassPipelineRegistration<>(
       "kiln-graph-pipeline",
-      "The default graph pipeline of kilnc (canonicalize, kiln-constant-fold, "
-      "canonicalize, cse, kiln-dce)",
-      buildDefaultGraphPipeline);
+      "The default graph pipeline of kilnc (canonicalize, kiln-quantized-weights, "
+      "kiln-constant-fold, canonicalize, cse, kiln-dce)",
+      [](OpPassManager &pm) { buildDefaultGraphPipeline(pm); });
   PassPipelineRegistration<>(
       "kiln-fusion-pipeline",
       "Every fusion pass in kilnc's order (kiln-fuse-attention, kiln-fuse-siblings, "

@@ -164,3 +164,47 @@ func.func @batch_norm_after_matmul(%x: !a, %w: !a, %s: !c) -> !a {
   %1 = kiln.batch_norm %0, %s, %s, %s, %s : (!a, !c, !c, !c, !c) -> !a
   return %1 : !a
 }
+
+// -----
+
+// A weight kiln-quantized-weights kept int8 for the GEMM: its cast and
+// scale join the matmul's region ahead of it (the tile loads dequantise),
+// with or without an epilogue. An unmarked cast stays out (it was left for
+// the folder).
+!a = tensor<4x16xf32, #kiln.enc<row_major, cpu>>
+!q = tensor<16x8xi8, #kiln.enc<row_major, cpu>>
+!w = tensor<16x8xf32, #kiln.enc<row_major, cpu>>
+!t = tensor<4x8xf32, #kiln.enc<row_major, cpu>>
+!v = tensor<8xf32, #kiln.enc<row_major, cpu>>
+// CHECK-LABEL: func.func @dequantizing_prologue
+// CHECK: kiln.fusion matmul_epilogue(%arg1, %arg2, %arg0, %arg3)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: kiln.cast
+// CHECK-NEXT: kiln.mul
+// CHECK-NEXT: kiln.matmul
+// CHECK-NEXT: kiln.add
+// CHECK: kiln.fusion matmul_epilogue(%arg1, %arg2, %arg0)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: kiln.cast
+// CHECK-NEXT: kiln.mul
+// CHECK-NEXT: kiln.matmul
+// CHECK-NEXT: kiln.yield
+// CHECK: %[[C:.*]] = kiln.cast %arg1 {to = f32}
+// CHECK: %[[M:.*]] = kiln.mul %[[C]], %arg2
+// CHECK: kiln.matmul %arg0, %[[M]]
+func.func @dequantizing_prologue(%x: !a, %wq: !q, %s: !v, %b: !v) -> (!t, !t, !t) {
+  %0 = kiln.cast %wq {kiln.dequantize_in_gemm, to = f32} : (!q) -> !w
+  %1 = kiln.mul %0, %s : (!w, !v) -> !w
+  %2 = kiln.matmul %x, %1 : (!a, !w) -> !t
+  // expected-remark @+1 {{matmul_epilogue region: cast, mul, matmul, add; its right operand is dequantised in its tile loads; stops because its result is a model output}}
+  %3 = kiln.add %2, %b : (!t, !v) -> !t
+  %4 = kiln.cast %wq {kiln.dequantize_in_gemm, to = f32} : (!q) -> !w
+  %5 = kiln.mul %4, %s : (!w, !v) -> !w
+  // expected-remark @+1 {{matmul_epilogue region: cast, mul, matmul; its right operand is dequantised in its tile loads; stops because its result is a model output}}
+  %6 = kiln.matmul %x, %5 : (!a, !w) -> !t
+  %7 = kiln.cast %wq {to = f32} : (!q) -> !w
+  %8 = kiln.mul %7, %s : (!w, !v) -> !w
+  // expected-remark @+1 {{epilogue fusion: 'matmul' has no epilogue: its result is a model output}}
+  %9 = kiln.matmul %x, %8 : (!a, !w) -> !t
+  return %3, %6, %9 : !t, !t, !t
+}

@@ -192,6 +192,15 @@ static cl::opt<bool> autotuneFlag(
     cl::desc("Time each matmul step as a cuBLASLt call and as a generated kernel on GPU 0, "
              "record the times in --tuning-cache, then compile with them (--target=cuda)"),
     cl::cat(kilncCategory));
+static cl::opt<double> foldBudget(
+    "fold-budget",
+    cl::desc("Seconds constant folding may take (default 60); what is left over is computed "
+             "at run time, with a warning at each such op"),
+    cl::value_desc("SECONDS"), cl::init(60.0), cl::cat(kilncCategory));
+static cl::opt<int64_t> foldBudgetBytes(
+    "fold-budget-bytes",
+    cl::desc("Bytes of constants folding may create, in all (default 4 GiB)"),
+    cl::value_desc("BYTES"), cl::init(int64_t(4) << 30), cl::cat(kilncCategory));
 static cl::opt<bool> noFusion("no-fusion",
                               cl::desc("Skip operator fusion: one kernel per graph op"),
                               cl::cat(kilncCategory));
@@ -276,6 +285,8 @@ LogicalResult readCompileOptions(EmitKind kind, driver::CompileOptions &options)
   options.schedule = schedule;
   options.maxStreams = maxStreams;
   options.fusionReport = fusionReport;
+  options.foldBudgetSeconds = foldBudget;
+  options.foldBudgetBytes = foldBudgetBytes;
   options.kernelReport = kernelReport;
   options.printIrAfterAll = printIrAfterAll;
   options.dumpIrDir = dumpIrDir;

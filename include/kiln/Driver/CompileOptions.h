@@ -60,6 +60,9 @@ struct CompileOptions {
   /// false (-O0): stop after parsing.
   bool optimize = true;
   bool fusion = true;
+  /// What constant folding may spend (kiln-constant-fold's budget).
+  double foldBudgetSeconds = 60.0;
+  int64_t foldBudgetBytes = int64_t(4) << 30;
 
   // The execution plan.
   /// Lower the optimised graph to a plan (plans, executables, kernels).

@@ -18,9 +18,24 @@ namespace kiln {
 #define GEN_PASS_REGISTRATION
 #include "kiln/Transforms/Passes.h.inc"
 
-/// The default graph pipeline of kilnc: canonicalize, constant folding,
-/// canonicalize, CSE, dead-code elimination.
-void buildDefaultGraphPipeline(OpPassManager &pm);
+/// Marks a cast that kiln-quantized-weights keeps for the GEMM's tile loads
+/// to dequantise (the constant folder leaves it alone).
+constexpr llvm::StringLiteral kDequantizeInGemmAttr = "kiln.dequantize_in_gemm";
+
+struct GraphOptions {
+  /// Matmul kernels dequantise weight-only quantised weights in their loads.
+  bool dequantizeInGemm = false;
+  /// A remark for each quantised weight's treatment (the fusion report).
+  bool quantizedReport = false;
+  /// A remark with what constant folding did against its budget.
+  bool foldReport = false;
+  double foldBudgetSeconds = 60.0;
+  int64_t foldBudgetBytes = int64_t(4) << 30;
+};
+
+/// The default graph pipeline of kilnc: canonicalize, quantised weights,
+/// constant folding, canonicalize, CSE, dead-code elimination.
+void buildDefaultGraphPipeline(OpPassManager &pm, const GraphOptions &options = {});
 
 struct FusionOptions {
   /// Explain every fusion decision as a remark.

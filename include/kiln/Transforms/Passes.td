@@ -5,27 +5,60 @@
 
 include "mlir/Pass/PassBase.td"
 
+def KilnQuantizedWeights : Pass<"kiln-quantized-weights", "func::FuncOp"> {
+  let summary = "Keep weight-only quantised weights quantised where dequantising them at compile time would grow the executable";
+  let description = [{
+    Exporters write a weight-only quantised weight as `mul(cast(Wq), scale)`:
+    an integer weight, converted and scaled by a float constant. Folding that
+    stores the weight dequantised, four times the bytes of int8. Instead:
+    - A gather (an embedding table) reads the rows it needs and dequantises
+      only those: gather(mul(cast(Wq), s), ids) -> mul(cast(gather(Wq, ids)), s)
+      when the scale does not vary along the gathered axis.
+    - With `in-gemm` (targets whose generated matmul kernels dequantise in
+      their tile loads), the right operand of matmuls whose dequantised
+      weight is at least `min-bytes` keeps Wq: the cast is marked
+      `kiln.dequantize_in_gemm`, which the constant folder leaves alone and
+      epilogue fusion moves into the matmul's region.
+    Anything else is folded as usual. With `report`, every decision is a
+    remark that gives the bytes either way.
+  }];
+  let options = [
+    Option<"inGemm", "in-gemm", "bool", /*default=*/"false",
+           "Matmul kernels dequantise their right operand in their tile loads">,
+    Option<"minBytes", "min-bytes", "int64_t", /*default=*/"1024 * 1024",
+           "Smallest dequantised matmul weight kept quantised (smaller ones are folded)">,
+    Option<"report", "report", "bool", /*default=*/"false",
+           "A remark for each quantised weight: kept, rewritten or folded, and the bytes">,
+  ];
+  let dependentDialects = ["::mlir::kiln::KilnDialect"];
+}
+
 def KilnConstantFold : Pass<"kiln-constant-fold", "func::FuncOp"> {
   let summary = "Evaluate every op whose operands are all constants or weights";
   let description = [{
     Runs the reference evaluator (the same code as the CPU backend) on every
     kiln op whose operands are all `kiln.constant` or `kiln.weight`, and
-    replaces it with a `kiln.constant`. Ops with an operand or result larger
-    than `max-result-bytes` are left alone, so folding never multiplies a
-    model's size or materialises a huge splat; so are ops whose evaluation
-    would take more than `max-flops` multiply-adds.
+    replaces it with a `kiln.constant`, whatever its size: no plan step
+    computes from weights alone. A budget bounds the compile: once folding
+    has taken `budget-seconds`, or an op's result would pass `budget-bytes`
+    of folded constants in all, the ops left are not folded, each with a
+    warning. (The one exception by design: casts marked
+    `kiln.dequantize_in_gemm` by kiln-quantized-weights.) With `report`, a
+    remark at the function says what was folded, in what time, against the
+    budget.
   }];
   let options = [
-    Option<"maxResultBytes", "max-result-bytes", "int64_t",
-           /*default=*/"16 * 1024 * 1024",
-           "Largest operand or result of a folded op, in bytes">,
-    Option<"maxFlops", "max-flops", "int64_t", /*default=*/"1000000000",
-           "Largest evaluation cost, in multiply-adds (matmul, conv2d)">,
+    Option<"budgetSeconds", "budget-seconds", "double", /*default=*/"60.0",
+           "Compile time folding may take, in seconds">,
+    Option<"budgetBytes", "budget-bytes", "int64_t", /*default=*/"int64_t(4) << 30",
+           "Bytes of constants folding may create, in all">,
+    Option<"report", "report", "bool", /*default=*/"false",
+           "A remark with the ops folded, their bytes and the time taken">,
   ];
   let statistics = [
     Statistic<"numFolded", "num-folded", "Ops replaced by constants">,
-    Statistic<"numTooLarge", "num-too-large",
-              "Ops left alone because of the size or cost limit">,
+    Statistic<"numOverBudget", "num-over-budget",
+              "Ops left alone because the folding budget was spent">,
   ];
   let dependentDialects = ["::mlir::kiln::KilnDialect"];
 }

@@ -45,6 +45,18 @@ struct KilnFuseEpiloguesPass : public ::mlir::kiln::impl::KilnFuseEpiloguesBase<
     auto shape = llvm::cast<RankedTensorType>(anchor->getResult(0).getType()).getShape();
     Group group;
     group.moved.insert(anchor);
+    // A weight kiln-quantized-weights kept quantised for this matmul: its
+    // dequantisation (cast, then the scale) runs in the GEMM's tile loads.
+    std::string prologue;
+    if (auto matmul = llvm::dyn_cast<MatMulOp>(anchor))
+      if (auto mul = matmul.getRhs().getDefiningOp<MulOp>(); mul && mul->hasOneUse())
+        for (Value factor : mul->getOperands())
+          if (auto cast = factor.getDefiningOp<CastOp>();
+              cast && cast->hasAttr(kDequantizeInGemmAttr) && cast->hasOneUse()) {
+            group.moved.insert(cast);
+            group.moved.insert(mul);
+            prologue = "; its right operand is dequantised in its tile loads";
+          }
     Operation *tail = anchor;
     std::string stop;
     while (true) {
@@ -98,6 +110,7 @@ struct KilnFuseEpiloguesPass : public ::mlir::kiln::impl::KilnFuseEpiloguesBase<
         llvm::isa<MatMulOp>(anchor) ? FusionKind::MatmulEpilogue : FusionKind::ConvEpilogue;
     FusionOp region = formRegion(group, kind);
     remark(report, region, stringifyFusionKind(kind) + " region: " + describeBody(region) +
+                               prologue +
                                (stop.empty() ? std::string() : "; stops because " + stop));
   }
 };
