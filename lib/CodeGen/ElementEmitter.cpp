@@ -264,6 +264,32 @@ std::vector<std::string> ElementEmitter::broadcastIndex(Value operand,
   return out;
 }
 
+/// `expr`, in parentheses unless it is a name, a literal or one
+/// parenthesised whole already.
+static std::string parenthesized(const std::string &expr) {
+  if (expr.find(' ') == std::string::npos)
+    return expr;
+  if (expr.front() == '(') {
+    int depth = 0;
+    for (size_t k = 0; k < expr.size(); ++k) {
+      depth += expr[k] == '(' ? 1 : expr[k] == ')' ? -1 : 0;
+      if (depth == 0)
+        return k + 1 == expr.size() ? expr : "(" + expr + ")";
+    }
+  }
+  return "(" + expr + ")";
+}
+
+/// "i + 3LL", "i * 2LL + 1LL": `start + index * step` as an expression.
+static std::string strided(const std::string &rawIndex, int64_t start, int64_t step) {
+  std::string index = step == 1 ? rawIndex : parenthesized(rawIndex);
+  std::string term = step == 1 ? index : index + " * " + std::to_string(step) + "LL";
+  if (start == 0)
+    return step == 1 ? index : "(" + term + ")";
+  return "(" + term + (start < 0 ? " - " : " + ") + std::to_string(start < 0 ? -start : start) +
+         "LL)";
+}
+
 std::string ElementEmitter::compute(Value value, const std::vector<std::string> &rawIndex) {
   auto dims = llvm::cast<RankedTensorType>(value.getType()).getShape();
   // A size-1 dimension is index 0, however the caller spelled it.
@@ -282,7 +308,9 @@ std::string ElementEmitter::compute(Value value, const std::vector<std::string> 
     for (size_t d = 0; d < dims.size(); ++d) {
       if (dims[d] == 1)
         continue;
-      std::string term = strides[d] == 1 ? index[d] : index[d] + " * " + std::to_string(strides[d]) + "LL";
+      std::string term = strides[d] == 1 ? index[d]
+                                         : parenthesized(index[d]) + " * " +
+                                               std::to_string(strides[d]) + "LL";
       offset += (offset.empty() ? "" : " + ") + term;
     }
     // (Loaded, a narrow integer is in range already.)
@@ -306,7 +334,9 @@ std::string ElementEmitter::compute(Value value, const std::vector<std::string> 
     for (size_t d = 0; d < dims.size(); ++d)
       if (dims[d] != 1)
         linear += (linear.empty() ? "" : " + ") +
-                  (strides[d] == 1 ? index[d] : index[d] + " * " + std::to_string(strides[d]) + "LL");
+                  (strides[d] == 1 ? index[d]
+                                   : parenthesized(index[d]) + " * " + std::to_string(strides[d]) +
+                                         "LL");
     if (linear.empty())
       linear = "0LL";
     auto inDims = llvm::cast<RankedTensorType>(reshape.getInput().getType()).getShape();
@@ -493,17 +523,6 @@ ElementEmitter::integerExpression(Operation *op,
 /// `axis` in [0, rank).
 static int64_t normalisedAxis(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
 
-/// "i + 3LL", "i * 2LL + 1LL": `start + index * step` as an expression.
-static std::string strided(const std::string &rawIndex, int64_t start, int64_t step) {
-  bool atomic = rawIndex.find(' ') == std::string::npos || rawIndex.front() == '(';
-  std::string index = atomic || step == 1 ? rawIndex : "(" + rawIndex + ")";
-  std::string term = step == 1 ? index : index + " * " + std::to_string(step) + "LL";
-  if (start == 0)
-    return step == 1 ? index : "(" + term + ")";
-  return "(" + term + (start < 0 ? " - " : " + ") + std::to_string(start < 0 ? -start : start) +
-         "LL)";
-}
-
 std::string ElementEmitter::moveData(Value value, const std::vector<std::string> &index) {
   Operation *op = value.getDefiningOp();
   auto inDims = [](Value v) { return llvm::cast<RankedTensorType>(v.getType()).getShape(); };
@@ -604,8 +623,170 @@ std::string ElementEmitter::reduceWindow(Value value, const std::vector<std::str
   std::string type = *scalarType(input.getType());
   bool integer = isInteger(input.getType());
   bool isDouble = type == "double";
+  auto L = [](int64_t v) { return std::to_string(v) + "LL"; };
+  // `body` (statements computing the element at the loop variables) run
+  // under `headers`, outermost first; `after` closes each iteration.
+  auto loopNest = [&](const std::vector<std::string> &headers, std::vector<std::string> body) {
+    for (size_t k = headers.size(); k-- > 0;) {
+      std::vector<std::string> wrapped{headers[k] + " {"};
+      for (const std::string &line : body)
+        wrapped.push_back("  " + line);
+      wrapped.push_back("}");
+      body.swap(wrapped);
+    }
+    lines.insert(lines.end(), body.begin(), body.end());
+  };
+  auto forLoop = [&](const std::string &var, int64_t extent) {
+    return "for (long long " + var + " = 0; " + var + " < " + L(extent) + "; ++" + var + ")";
+  };
+
+  if (llvm::isa<SoftmaxOp, LogSoftmaxOp>(op)) {
+    // Over one axis: its maximum, then the sum of exponentials, then this
+    // element (numerically stable, as the row kernel and the reference).
+    int64_t axis = normalisedAxis(op->getAttrOfType<IntegerAttr>("axis").getInt(),
+                                  static_cast<int64_t>(inDims.size()));
+    std::string f = isDouble ? "" : "f";
+    std::string r = "r" + std::to_string(next++);
+    std::vector<std::string> along = index, inside;
+    along[axis] = r;
+    std::string max = declare(type, "max", "-" + cudaLiteral(INFINITY, isDouble));
+    std::string x = scoped([&] { return valueAt(input, along); }, inside);
+    inside.push_back(max + " = (" + x + " > " + max + " || " + x + " != " + x + ") ? " + x +
+                     " : " + max + ";");
+    loopNest({forLoop(r, inDims[axis])}, inside);
+    std::string sum = declare(type, "sum", cudaLiteral(0.0, isDouble));
+    x = scoped([&] { return valueAt(input, along); }, inside);
+    inside.push_back(sum + " += exp" + f + "(" + x + " - " + max + ");");
+    loopNest({forLoop(r, inDims[axis])}, inside);
+    std::string own = valueAt(input, index);
+    if (llvm::isa<SoftmaxOp>(op))
+      return fresh(value, "exp" + f + "(" + own + " - " + max + ") / " + sum);
+    return fresh(value, own + " - " + max + " - log" + f + "(" + sum + ")");
+  }
+
+  if (auto scatter = llvm::dyn_cast<ScatterElementsOp>(op)) {
+    // The data element, then every update whose index along the axis lands
+    // here, in the reference's order (later ones win; add and mul
+    // accumulate). Only positions that share this element's other
+    // coordinates can land here: a loop along the indices' axis.
+    int64_t axis = normalisedAxis(scatter.getAxis(), static_cast<int64_t>(inDims.size()));
+    auto indexDims = llvm::cast<RankedTensorType>(scatter.getIndices().getType()).getShape();
+    std::string result = declare(*scalarType(value.getType()), "v", valueAt(input, index));
+    std::string j = "j" + std::to_string(next++);
+    std::vector<std::string> at = index, reachable, inside;
+    at[axis] = j;
+    for (size_t d = 0; d < index.size(); ++d)
+      if (static_cast<int64_t>(d) != axis && indexDims[d] < inDims[d])
+        reachable.push_back(index[d] + " < " + L(indexDims[d]));
+    if (llvm::any_of(indexDims, [](int64_t d) { return d == 0; }))
+      return result;
+    std::string update;
+    std::string target = scoped(
+        [&] {
+          std::string raw = valueAt(scatter.getIndices(), at);
+          update = valueAt(scatter.getUpdates(), at);
+          return "(" + raw + " < 0 ? " + raw + " + " + L(inDims[axis]) + " : " + raw + ")";
+        },
+        inside);
+    StringRef reduction = scatter.getReduction();
+    std::string combined =
+        reduction == "none" ? update
+        : integer ? "(long long)((unsigned long long)" + result +
+                        (reduction == "add" ? " + " : " * ") + "(unsigned long long)" + update + ")"
+                  : result + (reduction == "add" ? " + " : " * ") + update;
+    inside.push_back("if (" + target + " == " + index[axis] + ") " + result + " = " + combined + ";");
+    std::vector<std::string> headers;
+    if (!reachable.empty())
+      headers.push_back("if (" + llvm::join(reachable, " && ") + ")");
+    headers.push_back(forLoop(j, indexDims[axis]));
+    loopNest(headers, inside);
+    return fresh(value, result);
+  }
+
+  if (auto matmul = llvm::dyn_cast<MatMulOp>(op)) {
+    // An integer (wrapping) or f64 matmul: the dot product of a row and a
+    // column.
+    auto aType = matmul.getLhs().getType(), bType = matmul.getRhs().getType();
+    int64_t ra = aType.getRank(), rb = bType.getRank(), rc = index.size();
+    bool ta = matmul.getTransposeA(), tb = matmul.getTransposeB();
+    int64_t k = aType.getDimSize(ta ? ra - 2 : ra - 1);
+    std::string p = "p" + std::to_string(next++);
+    std::string row = index[rc - 2], col = index[rc - 1];
+    std::vector<std::string> batch(index.begin(), index.end() - 2);
+    auto operandIndex = [&](int64_t rank, ArrayRef<int64_t> dims, std::string first,
+                            std::string second) {
+      std::vector<std::string> at;
+      for (int64_t d = 0; d + 2 < rank; ++d) // batch dimensions, broadcast
+        at.push_back(dims[d] == 1 ? "0LL" : batch[batch.size() - (rank - 2) + d]);
+      at.push_back(first);
+      at.push_back(second);
+      return at;
+    };
+    std::vector<std::string> aAt = ta ? operandIndex(ra, aType.getShape(), p, row)
+                                      : operandIndex(ra, aType.getShape(), row, p);
+    std::vector<std::string> bAt = tb ? operandIndex(rb, bType.getShape(), col, p)
+                                      : operandIndex(rb, bType.getShape(), p, col);
+    std::string acc = declare(integer ? "long long" : type, "acc", zeroOf(value.getType()));
+    std::vector<std::string> inside;
+    std::string product = scoped(
+        [&] {
+          std::string a = valueAt(matmul.getLhs(), aAt), b = valueAt(matmul.getRhs(), bAt);
+          return integer ? "(unsigned long long)" + a + " * (unsigned long long)" + b
+                         : a + " * " + b;
+        },
+        inside);
+    inside.push_back(integer ? acc + " = (long long)((unsigned long long)" + acc + " + " +
+                                   product + ");"
+                             : acc + " += " + product + ";");
+    loopNest({forLoop(p, k)}, inside);
+    return fresh(value, acc);
+  }
+
+  if (auto conv = llvm::dyn_cast<Conv2dOp>(op)) {
+    // An integer or f64 convolution, logical NCHW: accumulated in double
+    // and converted as the reference does (exact for 8- and 16-bit data).
+    auto filterDims = conv.getFilter().getType().getShape();
+    auto strides = conv.getStrides(), padding = conv.getPadding(), dilations = conv.getDilations();
+    int64_t groupC = filterDims[1], perGroup = filterDims[0] / conv.getGroups();
+    std::string n = std::to_string(next++);
+    std::string c = "c" + n, kr = "kr" + n, ks = "ks" + n, ih = "ih" + n, iw = "iw" + n;
+    std::string acc = declare("double", "acc",
+                              conv.getBias() ? "(double)" + valueAt(conv.getBias(), {index[1]})
+                                             : "0.0");
+    std::string channel =
+        "((" + index[1] + " / " + L(perGroup) + ") * " + L(groupC) + " + " + c + ")";
+    std::vector<std::string> inside;
+    std::string product = scoped(
+        [&] {
+          std::string x = valueAt(input, {index[0], channel, ih, iw});
+          std::string w = valueAt(conv.getFilter(), {index[1], c, kr, ks});
+          return "(double)" + x + " * (double)" + w;
+        },
+        inside);
+    std::vector<std::string> body = {
+        "const long long " + iw + " = " + strided(index[3], -padding[1], strides[1]) + " + " +
+            strided(ks, 0, dilations[1]) + ";",
+        "if (" + iw + " < 0LL || " + iw + " >= " + L(inDims[3]) + ") continue;"};
+    body.insert(body.end(), inside.begin(), inside.end());
+    body.push_back(acc + " += " + product + ";");
+    std::vector<std::string> rows = {
+        "const long long " + ih + " = " + strided(index[2], -padding[0], strides[0]) + " + " +
+            strided(kr, 0, dilations[0]) + ";",
+        "if (" + ih + " < 0LL || " + ih + " >= " + L(inDims[2]) + ") continue;",
+        forLoop(ks, filterDims[3]) + " {"};
+    for (const std::string &line : body)
+      rows.push_back("  " + line);
+    rows.push_back("}");
+    loopNest({forLoop(c, groupC), forLoop(kr, filterDims[2])}, rows);
+    return fresh(value, integer ? "kiln_f2i(" + acc + ")" : acc);
+  }
 
   if (llvm::isa<MaxPool2dOp, AvgPool2dOp>(op)) {
+    // Integers pool in double and convert as the reference does.
+    if (integer) {
+      type = "double";
+      isDouble = true;
+    }
     // Logical NCHW. Taps inside the input count for both; ceil mode may
     // overhang the padding, and those count for neither (as the reference).
     auto kernelSize = op->getAttrOfType<DenseI64ArrayAttr>("kernel").asArrayRef();
@@ -625,7 +806,6 @@ std::string ElementEmitter::reduceWindow(Value value, const std::vector<std::str
     std::string ih = "ih" + n, iw = "iw" + n, kr = "kr" + n, ks = "ks" + n;
     std::vector<std::string> inside;
     std::string x = scoped([&] { return valueAt(input, {index[0], index[1], ih, iw}); }, inside);
-    auto L = [](int64_t v) { return std::to_string(v) + "LL"; };
     lines.push_back("for (long long " + kr + " = 0; " + kr + " < " + L(kernelSize[0]) + "; ++" +
                     kr + ") {");
     lines.push_back("  const long long " + ih + " = " + strided(index[2], -padding[0], strides[0]) +
@@ -649,9 +829,9 @@ std::string ElementEmitter::reduceWindow(Value value, const std::vector<std::str
       lines.push_back("    " + sum + " += " + x + ";" + (includePad ? "" : " ++" + taps + ";"));
     lines.push_back("  }");
     lines.push_back("}");
-    if (isMax)
-      return best;
-    return fresh(value, sum + " / (" + type + ")(" + taps + " > 0LL ? " + taps + " : 1LL)");
+    std::string pooled =
+        isMax ? best : sum + " / (" + type + ")(" + taps + " > 0LL ? " + taps + " : 1LL)";
+    return fresh(value, integer ? "kiln_f2i(" + pooled + ")" : pooled);
   }
 
   // Reductions and argmax: the output index names the kept dimensions;

@@ -91,8 +91,9 @@ std::vector<GeneratedKernel> mlir::kiln::generateKernels(func::FuncOp plan,
     kernel.name = "kiln_" + base + "_" + std::to_string(kernel.step);
     // Other reductions (integer, or over leading axes) are per-element loops.
     bool oneReduction = !step.getKind() && hasRowReductionKernel(&first);
-    bool oneMatmul = !step.getKind() && llvm::isa<MatMulOp>(first);
-    bool oneConv = !step.getKind() && llvm::isa<Conv2dOp>(first);
+    // Integer matmuls and convolutions are per-element loops (isWindowOp).
+    bool oneMatmul = !step.getKind() && llvm::isa<MatMulOp>(first) && !isWindowOp(&first);
+    bool oneConv = !step.getKind() && llvm::isa<Conv2dOp>(first) && !isWindowOp(&first);
     auto impl = step->getAttrOfType<StringAttr>(kImplAttr);
     auto gemm = step->getAttrOfType<DictionaryAttr>(kGemmAttr);
     if (impl && impl.getValue() == "cublaslt" && gemm) {

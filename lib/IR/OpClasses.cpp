@@ -31,8 +31,19 @@ bool mlir::kiln::isRowReductionOp(Operation *op) {
 }
 
 bool mlir::kiln::isWindowOp(Operation *op) {
-  return llvm::isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp, ArgMaxOp,
-                   MaxPool2dOp, AvgPool2dOp, GlobalAvgPoolOp>(op);
+  // Integer and f64 matmuls and convolutions too: a loop over the
+  // contraction per output element (f32, f16 and bf16 ones are tiled
+  // kernels or library calls).
+  auto tiled = [](Type type) {
+    Type e = llvm::cast<RankedTensorType>(type).getElementType();
+    return e.isF32() || e.isF16() || e.isBF16();
+  };
+  bool loopContraction =
+      llvm::isa<MatMulOp, Conv2dOp>(op) && !tiled(op->getResult(0).getType());
+  return loopContraction ||
+         llvm::isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp, ArgMaxOp,
+                   MaxPool2dOp, AvgPool2dOp, GlobalAvgPoolOp, SoftmaxOp, LogSoftmaxOp,
+                   ScatterElementsOp>(op);
 }
 
 bool mlir::kiln::isPerElementOp(Operation *op) {
@@ -101,16 +112,10 @@ bool mlir::kiln::hasRowReductionKernel(Operation *op) {
 std::string mlir::kiln::whyNoDeviceCode(Operation *op) {
   if (!allTypes(op, hasKernelElementType))
     return "its element type has no generated kernel";
-  if (hasRowReductionKernel(op))
+  if (hasRowReductionKernel(op) || isPerElementOp(op))
     return "";
-  if (llvm::isa<SoftmaxOp, LogSoftmaxOp, LayerNormOp>(op))
-    return "it normalises over axes that are not the trailing ones";
-  if (llvm::isa<MaxPool2dOp, AvgPool2dOp>(op) && !allTypes(op, isFloatTensor))
-    return "only floating-point pooling has device code";
-  if (isPerElementOp(op))
+  if (llvm::isa<MatMulOp>(op)) // f32, f16, bf16: tiled kernels or cuBLASLt
     return "";
-  if (llvm::isa<MatMulOp>(op))
-    return allTypes(op, isFloatTensor) ? "" : "only floating-point matmuls have device code";
   if (auto conv = llvm::dyn_cast<Conv2dOp>(op)) {
     auto type = llvm::cast<RankedTensorType>(conv.getInput().getType());
     // f32: a generated kernel or cuDNN; f16/bf16: cuDNN (kiln-select-impl),
@@ -118,9 +123,8 @@ std::string mlir::kiln::whyNoDeviceCode(Operation *op) {
     bool narrow = type.getElementType().isF16() || type.getElementType().isBF16();
     bool channelsLast = getEncoding(type).getLayoutString() == "nhwc" &&
                         getEncoding(conv.getFilter().getType()).getLayoutString() == "nhwc";
-    if (!allTypes(op, isFloatTensor) || type.getElementType().isF64() ||
-        !(getEncoding(type).isRowMajor() || (narrow && channelsLast)))
-      return "only f32, f16 and bf16 NCHW and f16 and bf16 NHWC convolutions have device code";
+    if (!(getEncoding(type).isRowMajor() || (narrow && channelsLast)))
+      return "only NCHW and f16 and bf16 NHWC convolutions have device code";
     return "";
   }
   return "'" + op->getName().stripDialect().str() + "' has no generated kernel";

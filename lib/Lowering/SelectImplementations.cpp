@@ -1,6 +1,7 @@
 //===- SelectImplementations.cpp - library call or generated kernel -------===//
 
 #include "kiln/IR/KilnOps.h"
+#include "kiln/IR/OpClasses.h"
 #include "kiln/Lowering/CostModel.h"
 #include "kiln/Lowering/LibraryCalls.h"
 #include "kiln/Lowering/Passes.h"
@@ -42,10 +43,11 @@ StepClass classify(exec::StepOp step) {
       return StepClass::Conv;
     return StepClass::Other;
   }
+  // Integer matmuls and convolutions are per-element loops (isWindowOp).
   Operation &first = step.getBody().front().front();
-  if (llvm::isa<MatMulOp>(first))
+  if (llvm::isa<MatMulOp>(first) && !isWindowOp(&first))
     return StepClass::Matmul;
-  if (llvm::isa<Conv2dOp>(first))
+  if (llvm::isa<Conv2dOp>(first) && !isWindowOp(&first))
     return StepClass::Conv;
   return StepClass::Other;
 }

@@ -86,21 +86,29 @@ func.func @device_by_type_and_axes(%x: !c, %n: !i, %ids: !n) -> (!i, !r, !a, !c,
 !w = tensor<8x8xi32, #kiln.enc<row_major, cpu>>
 !m = tensor<4x8xi32, #kiln.enc<row_major, cpu>>
 !p = tensor<1x1x4x8xi32, #kiln.enc<row_major, cpu>>
+!i = tensor<4x8xi64, #kiln.enc<row_major, cpu>>
+!x = tensor<1x8x6x6xf32, #kiln.enc<nhwc, cpu>>
+!f = tensor<8x8x3x3xf32, #kiln.enc<nhwc, cpu>>
+!y = tensor<1x8x4x4xf32, #kiln.enc<nhwc, cpu>>
 
-// What has no device code says why: a normalisation over a leading axis,
-// an integer matmul, integer pooling.
+// Per-element loops cover a softmax over a leading axis, an integer matmul
+// and integer pooling; what has no device code says why: an argsort, an
+// f32 convolution channels last (kiln-assign-layouts makes those NCHW).
 // CHECK-LABEL: func.func @host_by_type_and_axes
-// CHECK: kiln.softmax {{.*}} -> tensor<4x8xf32, #kiln.enc<row_major, cpu>>
-// CHECK: kiln.matmul {{.*}} -> tensor<4x8xi32, #kiln.enc<row_major, cpu>>
-// CHECK: kiln.max_pool2d {{.*}} -> tensor<1x1x4x8xi32, #kiln.enc<row_major, cpu>>
-func.func @host_by_type_and_axes(%x: !c, %a: !m, %b: !w, %q: !p) -> (!c, !m, !p) {
-  // expected-warning @+1 {{runs on the host: it normalises over axes that are not the trailing ones}}
+// CHECK: kiln.softmax {{.*}} -> tensor<4x8xf32, #kiln.enc<row_major, cuda:0>>
+// CHECK: kiln.matmul {{.*}} -> tensor<4x8xi32, #kiln.enc<row_major, cuda:0>>
+// CHECK: kiln.max_pool2d {{.*}} -> tensor<1x1x4x8xi32, #kiln.enc<row_major, cuda:0>>
+// CHECK: kiln.argsort {{.*}} -> tensor<4x8xi64, #kiln.enc<row_major, cpu>>
+// CHECK: kiln.conv2d {{.*}} -> tensor<1x8x4x4xf32, #kiln.enc<nhwc, cpu>>
+func.func @host_by_type_and_axes(%x: !c, %a: !m, %b: !w, %q: !p, %img: !x, %filter: !f) -> (!c, !m, !p, !i, !y) {
   %0 = kiln.softmax %x {axis = 0 : i64} : (!c) -> !c
-  // expected-warning @+1 {{runs on the host: only floating-point matmuls have device code}}
   %1 = kiln.matmul %a, %b : (!m, !w) -> !m
-  // expected-warning @+1 {{runs on the host: only floating-point pooling has device code}}
   %2 = kiln.max_pool2d %q {kernel = array<i64: 1, 1>} : (!p) -> !p
-  return %0, %1, %2 : !c, !m, !p
+  // expected-warning @+1 {{runs on the host: 'argsort' has no generated kernel}}
+  %3 = kiln.argsort %x {axis = 1 : i64} : (!c) -> !i
+  // expected-warning @+1 {{runs on the host: only NCHW and f16 and bf16 NHWC convolutions have device code}}
+  %4 = kiln.conv2d %img, %filter : (!x, !f) -> !y
+  return %0, %1, %2, %3, %4 : !c, !m, !p, !i, !y
 }
 
 // -----
@@ -156,7 +164,7 @@ func.func @convs_channels_last(%a: !xh, %b: !xf) -> (!xh, !xf) {
   %wh = kiln.weight "wh" = dense<0.5> : tensor<8x8x1x1xf16> : !wh
   %wf = kiln.weight "wf" = dense<0.5> : tensor<8x8x1x1xf32> : !wf
   %h = kiln.conv2d %a, %wh : (!xh, !wh) -> !xh
-  // expected-warning @+1 {{runs on the host: only f32, f16 and bf16 NCHW and f16 and bf16 NHWC convolutions have device code}}
+  // expected-warning @+1 {{runs on the host: only NCHW and f16 and bf16 NHWC convolutions have device code}}
   %f = kiln.conv2d %b, %wf : (!xf, !wf) -> !xf
   return %h, %f : !xh, !xf
 }

@@ -31,15 +31,16 @@ bool isRowReductionOp(Operation *op);
 /// the trailing axes. (Others that have device code are per-element ops.)
 bool hasRowReductionKernel(Operation *op);
 
-/// Reductions over any axes, argmax and pooling: each output element is a
-/// loop over its window of the input.
+/// Reductions over any axes, argmax, pooling, softmax and log_softmax over
+/// any axis, scatter_elements, integer and f64 matmuls and convolutions: each output
+/// element is a loop over its window of the input.
 bool isWindowOp(Operation *op);
 
 /// Ops whose result the element emitter computes one element at a time, by
 /// index arithmetic and small loops: the elementwise ops; data movement
 /// (broadcast, reshape, relayout, transpose, slice, concat, pad, gather,
-/// gather_elements); and windows (reductions over any axes, argmax,
-/// pooling), each output element a loop over its window.
+/// gather_elements); and windows (isWindowOp), each output element a loop
+/// over its window.
 bool isPerElementOp(Operation *op);
 
 /// Why `op`, with its element types and attributes, has no device code

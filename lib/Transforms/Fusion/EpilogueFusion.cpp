@@ -10,6 +10,8 @@
 
 #include "FusionUtils.h"
 
+#include "kiln/IR/OpClasses.h"
+
 #include "kiln/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -34,7 +36,7 @@ struct KilnFuseEpiloguesPass : public ::mlir::kiln::impl::KilnFuseEpiloguesBase<
     Limits limits{maxOps, maxInputs, maxLive};
     SmallVector<Operation *> anchors;
     for (Operation &op : getOperation().getBody().front())
-      if (isFusionCandidate(&op) && llvm::isa<MatMulOp, Conv2dOp>(op))
+      if (isFusionCandidate(&op) && llvm::isa<MatMulOp, Conv2dOp>(op) && !isWindowOp(&op))
         anchors.push_back(&op);
     for (Operation *anchor : anchors)
       fuseEpilogue(anchor, limits);

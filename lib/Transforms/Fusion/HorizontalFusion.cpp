@@ -12,6 +12,8 @@
 
 #include "FusionUtils.h"
 
+#include "kiln/IR/OpClasses.h"
+
 #include "kiln/IR/ReferenceConversion.h"
 #include "kiln/IR/KilnTypes.h"
 #include "kiln/Transforms/Passes.h"
@@ -118,7 +120,9 @@ struct KilnFuseSiblingsPass : public ::mlir::kiln::impl::KilnFuseSiblingsBase<Ki
     llvm::sort(users, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
     for (Operation *user : users) {
       auto mm = llvm::dyn_cast<MatMulOp>(user);
-      if (!mm || !isFusionCandidate(mm) || mm.getLhs() != source || llvm::is_contained(siblings, mm))
+      // (An integer matmul is a per-element loop, not a tiled kernel.)
+      if (!mm || !isFusionCandidate(mm) || mm.getLhs() != source ||
+          llvm::is_contained(siblings, mm) || isWindowOp(mm))
         continue;
       auto rhs = llvm::cast<RankedTensorType>(mm.getRhs().getType());
       if (!literalOf(mm.getRhs()) || rhs.getRank() != 2 || mm.getTransposeB() ||
