@@ -133,8 +133,10 @@ std::vector<GeneratedKernel> mlir::kiln::generateKernels(func::FuncOp plan,
     } else if ((step.getKind() && *step.getKind() == "reduction") || oneReduction) {
       emitReductionKernel(step, kernel);
     } else if (!step.getKind() || *step.getKind() == "loop") {
-      // An unfused elementwise op is a one-op loop.
-      emitLoopKernel(step, kernel);
+      // An unfused elementwise op is a one-op loop; a transpose that moves
+      // the last dimension goes through shared memory.
+      if (!emitTiledTransposeKernel(step, kernel))
+        emitLoopKernel(step, kernel);
     } else {
       kernel.name.clear();
       kernel.reason = "'" + kernel.kind + "' kernels are not generated yet";

@@ -76,6 +76,11 @@ std::vector<GeneratedKernel> generateKernels(func::FuncOp plan,
 /// The elementwise loop kernel for `step`, or a reason in `kernel.reason`.
 void emitLoopKernel(exec::StepOp step, GeneratedKernel &kernel);
 
+/// The tiled (shared-memory) transpose kernel when `step` is one transpose
+/// that moves the input's last dimension; false (and nothing filled in)
+/// for any other step.
+bool emitTiledTransposeKernel(exec::StepOp step, GeneratedKernel &kernel);
+
 /// The row-wise reduction kernel for `step` (a reduction region or one
 /// reduction op), or a reason in `kernel.reason`.
 void emitReductionKernel(exec::StepOp step, GeneratedKernel &kernel);
