@@ -2,16 +2,21 @@
 //
 // The device is where kiln has code for an op; the host is the fallback.
 // Which ops have device code is whyNoDeviceCode (kiln/IR/OpClasses.h), the
-// list the kernel emitters consult too.
+// list the kernel emitters consult too. A cost model keeps small ops that
+// continue a host chain on the host (hostIsCheaper).
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/IR/KilnOps.h"
 #include "kiln/IR/KilnTypes.h"
 #include "kiln/IR/OpClasses.h"
+#include "kiln/Transforms/OpEvaluator.h"
 #include "kiln/Transforms/Passes.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+
+#include <cstdio>
 
 #include <map>
 
@@ -26,6 +31,60 @@ using namespace mlir;
 using namespace mlir::kiln;
 
 namespace {
+
+// The cost model's constants: a conservative PCIe link and kernel launch,
+// and a host core's throughput on the reference kernels.
+constexpr double kLaunchSeconds = 5e-6;
+constexpr double kCopyLatencySeconds = 10e-6;
+constexpr double kCopyBytesPerSecond = 25e9;
+constexpr double kHostSecondsPerElement = 1e-9;
+constexpr double kHostSecondsPerMultiplyAdd = 1e-10;
+
+int64_t bytesOf(Type type) {
+  auto tensor = llvm::cast<RankedTensorType>(type);
+  int64_t width = std::max<int64_t>(1, tensor.getElementTypeBitWidth() / 8);
+  return tensor.getNumElements() * width;
+}
+
+/// Why `op`, which has device code, is cheaper on the host, or "": when it
+/// continues a host chain (`onHost` says which values are host results)
+/// and its host time beats a launch plus the copies the device would need.
+std::string hostIsCheaper(Operation *op, const llvm::DenseSet<Value> &onHost) {
+  if (op->getNumResults() != 1 || op->getNumRegions() != 0)
+    return "";
+  bool continuesHostChain = false;
+  double copies = 0.0;
+  for (Value operand : op->getOperands()) {
+    bool literal = llvm::isa_and_nonnull<ConstantOp, WeightOp>(operand.getDefiningOp());
+    bool hostResult = onHost.contains(operand);
+    if (!literal && !hostResult && !llvm::isa<BlockArgument>(operand))
+      return ""; // a device op's result: never between two device ops
+    continuesHostChain |= hostResult;
+    if (!literal) // a copy in on the device
+      copies += kCopyLatencySeconds + bytesOf(operand.getType()) / kCopyBytesPerSecond;
+  }
+  if (!continuesHostChain)
+    return "";
+  Value result = op->getResult(0);
+  if (llvm::any_of(result.getUsers(), [&](Operation *user) {
+        return llvm::isa<func::ReturnOp>(user) || !whyNoDeviceCode(user).empty();
+      }))
+    copies += kCopyLatencySeconds + bytesOf(result.getType()) / kCopyBytesPerSecond;
+  double device = kLaunchSeconds + copies;
+  // The host touches every element it reads or writes; a matmul or a
+  // convolution does its multiply-adds.
+  double host = static_cast<double>(estimateEvaluationCost(op)) *
+                (llvm::isa<MatMulOp, Conv2dOp>(op) ? kHostSecondsPerMultiplyAdd
+                                                   : kHostSecondsPerElement);
+  if (host >= device)
+    return "";
+  char text[160];
+  std::snprintf(text, sizeof(text),
+                "it continues a host chain and the cost model puts it there (%.1f us on the "
+                "host, %.1f us on the device with its copies)",
+                host * 1e6, device * 1e6);
+  return text;
+}
 
 struct KilnPlacePass : public ::mlir::kiln::impl::KilnPlaceBase<KilnPlacePass> {
   using Base::Base;
@@ -48,6 +107,7 @@ struct KilnPlacePass : public ::mlir::kiln::impl::KilnPlaceBase<KilnPlacePass> {
     for (Operation &op : func.getBody().front())
       ops.push_back(&op);
     bool refused = false; // with --no-host-fallback: every host op reported
+    llvm::DenseSet<Value> onHost; // results of ops placed on the host
     for (Operation *op : ops) {
       if (llvm::isa<func::ReturnOp>(op)) {
         // The signature keeps its devices (the host, as the frontends
@@ -66,6 +126,8 @@ struct KilnPlacePass : public ::mlir::kiln::impl::KilnPlaceBase<KilnPlacePass> {
       std::string why = llvm::isa_and_nonnull<KilnDialect>(op->getDialect())
                             ? whyNoDeviceCode(op)
                             : "it is not a kiln op";
+      if (why.empty() && !noHostFallback)
+        why = hostIsCheaper(op, onHost);
       if (!why.empty() && noHostFallback) {
         op->emitError("'") << op->getName().getStringRef()
                            << "' would run on the host, which --no-host-fallback refuses: " << why;
@@ -75,6 +137,8 @@ struct KilnPlacePass : public ::mlir::kiln::impl::KilnPlaceBase<KilnPlacePass> {
       if (!why.empty()) {
         for (OpOperand &operand : op->getOpOperands())
           operand.set(on(operand.get(), DeviceKind::CPU, 0, op));
+        for (Value result : op->getResults())
+          onHost.insert(result);
         if (warn)
           op->emitWarning("runs on the host: ") << why << "; its operands and results are "
                                                    "copied between host and device";

@@ -168,3 +168,39 @@ func.func @convs_channels_last(%a: !xh, %b: !xf) -> (!xh, !xf) {
   %f = kiln.conv2d %b, %wf : (!xf, !wf) -> !xf
   return %h, %f : !xh, !xf
 }
+
+// -----
+
+!c = tensor<4x8xf32, #kiln.enc<row_major, cpu>>
+!i = tensor<4x8xi64, #kiln.enc<row_major, cpu>>
+!s = tensor<4x2xi64, #kiln.enc<row_major, cpu>>
+!n = tensor<4x2xi32, #kiln.enc<row_major, cpu>>
+!bi = tensor<256x1024xi64, #kiln.enc<row_major, cpu>>
+!bc = tensor<256x1024xf32, #kiln.enc<row_major, cpu>>
+
+// The cost model: small ops that continue a host chain (after an op without
+// device code) stay on the host rather than pay a launch and two copies.
+// Must not fire: a large op after a host op (the device is cheaper with its
+// copies), an op after a device op, an op that reads only model inputs.
+// CHECK-LABEL: func.func @cost_model
+// CHECK: kiln.argsort {{.*}} -> tensor<4x8xi64, #kiln.enc<row_major, cpu>>
+// CHECK: kiln.slice {{.*}} -> tensor<4x2xi64, #kiln.enc<row_major, cpu>>
+// CHECK: kiln.cast {{.*}} -> tensor<4x2xi32, #kiln.enc<row_major, cpu>>
+// CHECK: kiln.argsort {{.*}} -> tensor<256x1024xi64, #kiln.enc<row_major, cpu>>
+// CHECK: kiln.add {{.*}} -> tensor<256x1024xi64, #kiln.enc<row_major, cuda:0>>
+// CHECK: kiln.exp {{.*}} -> tensor<4x8xf32, #kiln.enc<row_major, cuda:0>>
+// CHECK: kiln.relu {{.*}} -> tensor<4x8xf32, #kiln.enc<row_major, cuda:0>>
+func.func @cost_model(%x: !c, %big: !bc) -> (!n, !bi, !c) {
+  // expected-warning @+1 {{runs on the host: 'argsort' has no generated kernel}}
+  %0 = kiln.argsort %x {axis = 1 : i64} : (!c) -> !i
+  // expected-warning @+1 {{runs on the host: it continues a host chain and the cost model puts it there (0.0 us on the host, 15.0 us on the device with its copies)}}
+  %1 = kiln.slice %0 {starts = array<i64: 0, 0>, ends = array<i64: 4, 2>, steps = array<i64: 1, 1>} : (!i) -> !s
+  // expected-warning @+1 {{runs on the host: it continues a host chain and the cost model puts it there}}
+  %2 = kiln.cast %1 {to = i32} : (!s) -> !n
+  // expected-warning @+1 {{runs on the host: 'argsort' has no generated kernel}}
+  %3 = kiln.argsort %big {axis = 1 : i64} : (!bc) -> !bi
+  %4 = kiln.add %3, %3 : (!bi, !bi) -> !bi
+  %5 = kiln.exp %x : (!c) -> !c
+  %6 = kiln.relu %5 : (!c) -> !c
+  return %2, %4, %6 : !n, !bi, !c
+}

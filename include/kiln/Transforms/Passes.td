@@ -107,22 +107,27 @@ def KilnAssignLayouts : Pass<"kiln-assign-layouts", "func::FuncOp"> {
 }
 
 def KilnPlace : Pass<"kiln-place", "func::FuncOp"> {
-  let summary = "Put each op on the target device, or on the host where it has no device code";
+  let summary = "Put each op on the target device, or on the host where it has no device code or the host is cheaper";
   let description = [{
-    Moves every op that kiln can run on `device` (one that a kernel emitter
-    handles: elementwise ops, broadcasts, reshapes and transposes, trailing-axis
-    reductions and normalisations, matmuls, NCHW f32 convolutions, in the
-    dtypes the emitters generate) onto it, by giving its results that
-    device. The others stay on the host, with a warning naming the op and
-    its location. `kiln.transfer` ops are inserted wherever a value crosses
-    between the two (one per value and direction): model inputs are copied
-    to the device where device ops read them, and results back to the host
-    for the function's return, so the signature stays on the host. Weights
-    and constants only device ops read move to the device. With
-    `no-host-fallback`, an op that would stay on the host is an error
-    instead, reported at every such op before the pass fails (the strict
-    mode of TensorRT's users: the whole model on the GPU, or a list of what
-    is missing).
+    Moves every op that kiln has device code for (whyNoDeviceCode in
+    kiln/IR/OpClasses.h, the list the kernel emitters consult) onto
+    `device`, by giving its results that device. An op without device code
+    stays on the host, with a warning naming the op, its location and why.
+    One cost model may keep an op with device code on the host too: when it
+    continues a host chain (every operand is a model input, a literal or a
+    host op's result, and at least one is a host op's), and its host time
+    (1 ns an element, 0.1 ns a multiply-add) is less than what the device
+    would cost (a launch, 5 us; per copy in or out, 10 us plus its bytes at
+    25 GB/s). So a small shape computation after a host op stays there,
+    never a single op between two device ops. `kiln.transfer` ops are
+    inserted wherever a value crosses between the two (one per value and
+    direction): model inputs are copied to the device where device ops
+    read them, and results back to the host for the function's return, so
+    the signature stays on the host. Weights and constants only device ops
+    read move to the device. With `no-host-fallback`, the cost model is off
+    and an op that would stay on the host is an error instead, reported at
+    every such op before the pass fails (the strict mode of TensorRT's
+    users: the whole model on the GPU, or a list of what is missing).
   }];
   let options = [
     Option<"device", "device", "std::string", /*default=*/"\"cuda:0\"",
