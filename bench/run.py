@@ -9,6 +9,11 @@ Sections:
   runtime   the CPU backend against ONNX Runtime on the same ONNX models,
             the same thread count, medians after warm-up;
   fusion    kernels launched and bytes moved per model, unfused vs fused;
+  placement per model compiled for the GPU (cuda-emu makes the same
+            choices): steps on the host, and bytes crossing between host
+            and device per run against the model's own inputs and outputs
+            (1.00x: copies only at the boundary); for the int8 encoder, the
+            executable's weight bytes against the CPU's, which folds them;
   emulator  cuda-emu against the CPU backend on the same executables.
 
 Writes bench/results/<date>-<commit>.md and .csv and prints the table.
@@ -179,6 +184,55 @@ class Bench:
             self.row("fusion", name, "bytes moved", f"{bf}", "B", peer=f"{bu} unfused",
                      ratio=f"{bf / bu:.2f}x")
 
+    # ------------------------------------------------------------ placement
+
+    def describe_bytes(self, exe):
+        """(bytes of the inputs and outputs, bytes of the weights) of `exe`."""
+        widths = {"f64": 8, "i64": 8, "u64": 8, "f32": 4, "i32": 4, "u32": 4, "f16": 2,
+                  "bf16": 2, "i16": 2, "u16": 2, "i8": 1, "u8": 1, "i1": 1}
+        text = subprocess.run([self.run, exe, "--describe"], capture_output=True, text=True,
+                              env=self.env).stdout
+        boundary = 0
+        for dtype, dims in re.findall(r"^  (?:input|output) +\S+: (\w+)\[([^\]]*)\]", text, re.M):
+            boundary += widths[dtype] * math.prod(int(d) for d in dims.split(",") if d.strip())
+        weights = int(re.search(r"weights: \d+ \((\d+) bytes\)", text).group(1))
+        return boundary, weights
+
+    def bench_placement(self, quick):
+        print("placement: steps on the host and bytes crossing, GPU compiles", flush=True)
+        sys.path.insert(0, os.path.join(ROOT, "test", "e2e", "Inputs"))
+        import exporter_models  # noqa: E402
+        exporter_models.encoder(os.path.join(self.work, "encoder.onnx"), quantised=False)
+        exporter_models.encoder(os.path.join(self.work, "encoder_int8.onnx"), quantised=True,
+                                hidden=256, ffn=1024)
+        exporter_models.cnn_nhwc(os.path.join(self.work, "cnn_nhwc.onnx"))
+        seq = ["--input-shape", "input_ids=1x64", "--input-shape", "attention_mask=1x64"]
+        cases = [(os.path.join(ROOT, "examples", f), []) for f in
+                 ("mlp.kg", "resnet_block.kg", "transformer_block.kg")]
+        cases += [(os.path.join(self.work, "encoder.onnx"), seq),
+                  (os.path.join(self.work, "encoder_int8.onnx"), seq),
+                  (os.path.join(self.work, "cnn_nhwc.onnx"), ["--input-shape", "input_1=1x32x32x3"])]
+        for model, flags in cases:
+            name = os.path.basename(model)
+            exe = os.path.join(self.work, name + ".gpu.kx")
+            _, _, _, log = self.compile(model, exe, "--target=cuda-emu", *flags)
+            m = re.search(r"(\d+) run on the host(?: \(and (\d+) copies between host and device, "
+                          r"(\d+) bytes a run\))?", log)
+            steps = re.search(r"plan @\S+: (\d+) steps", log)
+            host, crossing = int(m.group(1)), int(m.group(3) or 0)
+            boundary, weights = self.describe_bytes(exe)
+            self.row("placement", name, "steps on the host", f"{host}", "",
+                     peer=f"{steps.group(1)} steps", target="0", status="met" if host == 0 else "")
+            self.row("placement", name, "bytes crossing a run", f"{crossing}", "B",
+                     peer=f"{boundary} in+out", ratio=f"{crossing / boundary:.2f}x",
+                     target="1.00x", status="met" if crossing == boundary else "")
+            if "int8" in name:
+                cpu = os.path.join(self.work, name + ".cpu.kx")
+                self.compile(model, cpu, *flags)
+                _, folded = self.describe_bytes(cpu)
+                self.row("placement", name, "weight bytes", f"{weights}", "B",
+                         peer=f"{folded} folded", ratio=f"{weights / folded:.2f}x")
+
     # ------------------------------------------------------------- emulator
 
     def bench_emulator(self, quick):
@@ -235,11 +289,11 @@ def main():
     parser.add_argument("--quick", action="store_true",
                         help="small sizes only (a smoke test of the benchmark itself)")
     parser.add_argument("--no-peer", action="store_true", help="skip ONNX Runtime")
-    parser.add_argument("--only", choices=["compile", "runtime", "fusion", "emulator"],
+    parser.add_argument("--only", choices=["compile", "runtime", "fusion", "placement", "emulator"],
                         action="append")
     args = parser.parse_args()
     bench = Bench(args.build, args.out, args.threads)
-    sections = args.only or ["compile", "runtime", "fusion", "emulator"]
+    sections = args.only or ["compile", "runtime", "fusion", "placement", "emulator"]
     try:
         if "compile" in sections:
             bench.bench_compile(args.quick)
@@ -247,6 +301,8 @@ def main():
             bench.bench_runtime(args.quick, not args.no_peer)
         if "fusion" in sections:
             bench.bench_fusion(args.quick)
+        if "placement" in sections:
+            bench.bench_placement(args.quick)
         if "emulator" in sections:
             bench.bench_emulator(args.quick)
     finally:
