@@ -7,8 +7,9 @@ Each model is compiled twice: for the CPU, and for cuda-emu with
 generate is generated, and built with AddressSanitizer and UBSan). Both run
 on the same random inputs, the emulator in checked mode (guard pages around
 every kernel parameter and shared array); every output must agree with
-the CPU within the tolerance of its type (f32: rtol 1e-4, atol 1e-5; f16
-and bf16, rounded at every stored step: those of cuda-emu-tensor-cores.test).
+the CPU within the tolerance of its type (f32: rtol 1e-4, atol 1e-5; f64:
+rtol 1e-12; f16 and bf16, rounded at every stored step: those of
+cuda-emu-tensor-cores.test; integers and bool exactly).
 A sanitizer report aborts kiln-run, which fails the run. Prints one line per
 model.
 """
@@ -19,7 +20,8 @@ import sys
 import numpy as np
 
 # (rtol, atol) per output element type.
-TOLERANCES = {"f32": (1e-4, 1e-5), "f16": (2e-3, 2e-3), "bf16": (1e-2, 2e-2)}
+TOLERANCES = {"f32": (1e-4, 1e-5), "f64": (1e-12, 0.0), "f16": (2e-3, 2e-3),
+              "bf16": (1e-2, 2e-2)}
 
 
 def run(args):
@@ -48,9 +50,14 @@ def main():
              "--output-dir", os.path.join(work, name + "-emu")])
         worst = 0.0
         for out, dtype in outputs:
+            want = np.load(os.path.join(work, name + "-cpu", out + ".npy"))
+            got = np.load(os.path.join(work, name + "-emu", out + ".npy"))
+            if dtype not in TOLERANCES:  # integers and bool: exactly
+                if want.shape != got.shape or not np.array_equal(got, want):
+                    sys.exit(f"FAIL: {name}: output {out} differs from the CPU")
+                continue
             rtol, atol = TOLERANCES[dtype]
-            want = np.load(os.path.join(work, name + "-cpu", out + ".npy")).astype(np.float64)
-            got = np.load(os.path.join(work, name + "-emu", out + ".npy")).astype(np.float64)
+            want, got = want.astype(np.float64), got.astype(np.float64)
             if want.shape != got.shape or not np.allclose(got, want, rtol=rtol, atol=atol):
                 sys.exit(f"FAIL: {name}: output {out} differs from the CPU "
                          f"(max abs difference {np.max(np.abs(got - want)) if want.shape == got.shape else 'shape'})")
