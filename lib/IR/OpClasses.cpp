@@ -1,4 +1,9 @@
 //===- OpClasses.cpp - families of kiln ops and their device code ---------===//
+//
+// The families are op traits (KilnTraits.td), declared with each op; what
+// depends on an op's types and attributes is decided here.
+//
+//===----------------------------------------------------------------------===//
 
 #include "kiln/IR/OpClasses.h"
 
@@ -13,21 +18,11 @@ using namespace mlir;
 using namespace mlir::kiln;
 
 bool mlir::kiln::isElementwiseOp(Operation *op) {
-  return llvm::isa<
-      // unary
-      NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, SigmoidOp, ReluOp, GeluOp, ErfOp,
-      NotOp, FloorOp, CeilOp, RoundOp, SinOp, CosOp, TanOp, AsinOp, AcosOp, AtanOp, SinhOp,
-      CoshOp, AsinhOp, AcoshOp, AtanhOp, SignOp,
-      // binary, comparisons, select, cast
-      AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, AndOp, OrOp, ModOp, EqOp, NeOp, LtOp,
-      LeOp, GtOp, GeOp, SelectOp, CastOp,
-      // a per-channel affine map at inference
-      BatchNormOp>(op);
+  return op->hasTrait<OpTrait::kiln::ElementwiseFamily>();
 }
 
 bool mlir::kiln::isRowReductionOp(Operation *op) {
-  return llvm::isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp, SoftmaxOp,
-                   LogSoftmaxOp, LayerNormOp, GlobalAvgPoolOp>(op);
+  return op->hasTrait<OpTrait::kiln::RowReductionFamily>();
 }
 
 bool mlir::kiln::isWindowOp(Operation *op) {
@@ -40,16 +35,12 @@ bool mlir::kiln::isWindowOp(Operation *op) {
   };
   bool loopContraction =
       llvm::isa<MatMulOp, Conv2dOp>(op) && !tiled(op->getResult(0).getType());
-  return loopContraction ||
-         llvm::isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp, ArgMaxOp,
-                   MaxPool2dOp, AvgPool2dOp, GlobalAvgPoolOp, SoftmaxOp, LogSoftmaxOp,
-                   ScatterElementsOp>(op);
+  return loopContraction || op->hasTrait<OpTrait::kiln::WindowFamily>();
 }
 
 bool mlir::kiln::isPerElementOp(Operation *op) {
   return isElementwiseOp(op) || isWindowOp(op) ||
-         llvm::isa<BroadcastOp, ReshapeOp, RelayoutOp, TransposeOp, SliceOp, ConcatOp, PadOp,
-                   GatherOp, GatherElementsOp>(op);
+         op->hasTrait<OpTrait::kiln::DataMovementFamily>();
 }
 
 namespace {

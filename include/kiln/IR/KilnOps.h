@@ -5,6 +5,7 @@
 
 #include "kiln/IR/KilnAttrs.h"
 #include "kiln/IR/KilnDialect.h"
+#include "kiln/IR/KilnTraits.h"
 #include "kiln/IR/KilnTypes.h"
 
 #include "mlir/IR/Builders.h"

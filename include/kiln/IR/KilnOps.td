@@ -11,6 +11,7 @@
 
 include "kiln/IR/KilnBase.td"
 include "kiln/IR/KilnAttrs.td"
+include "kiln/IR/KilnTraits.td"
 include "mlir/IR/OpBase.td"
 include "mlir/IR/CommonAttrConstraints.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
@@ -61,7 +62,7 @@ def Kiln_WeightOp : Kiln_Op<"weight",
 
 class Kiln_UnaryOp<string mnemonic, Type operandType, string desc,
                    list<Trait> traits = []>
-    : Kiln_InferredOp<mnemonic, traits> {
+    : Kiln_InferredOp<mnemonic, !listconcat([Kiln_ElementwiseFamily], traits)> {
   let summary = desc;
   let arguments = (ins operandType:$input);
   let results = (outs Kiln_Tensor:$result);
@@ -101,7 +102,7 @@ def Kiln_SignOp : Kiln_UnaryOp<"sign", Kiln_Tensor, "Elementwise -1, 0 or 1 by t
 
 class Kiln_BinaryOp<string mnemonic, Type operandType, string desc,
                     list<Trait> traits = []>
-    : Kiln_InferredOp<mnemonic, traits> {
+    : Kiln_InferredOp<mnemonic, !listconcat([Kiln_ElementwiseFamily], traits)> {
   let summary = desc;
   let description = [{
     Operands broadcast NumPy-style to a common shape; both must have the same
@@ -137,14 +138,14 @@ def Kiln_LeOp : Kiln_CompareOp<"le", "Elementwise <=, i1 result">;
 def Kiln_GtOp : Kiln_CompareOp<"gt", "Elementwise >, i1 result">;
 def Kiln_GeOp : Kiln_CompareOp<"ge", "Elementwise >=, i1 result">;
 
-def Kiln_SelectOp : Kiln_InferredOp<"select"> {
+def Kiln_SelectOp : Kiln_InferredOp<"select", [Kiln_ElementwiseFamily]> {
   let summary = "Elementwise cond ? lhs : rhs (ONNX Where), broadcasting";
   let arguments = (ins Kiln_BoolTensor:$cond, Kiln_Tensor:$lhs, Kiln_Tensor:$rhs);
   let results = (outs Kiln_Tensor:$result);
   let hasFolder = 1;
 }
 
-def Kiln_CastOp : Kiln_InferredOp<"cast"> {
+def Kiln_CastOp : Kiln_InferredOp<"cast", [Kiln_ElementwiseFamily]> {
   let summary = "Elementwise conversion to another element type";
   let description = [{
     Float to integer truncates toward zero; float to i1 and integer to i1 test
@@ -159,28 +160,28 @@ def Kiln_CastOp : Kiln_InferredOp<"cast"> {
 // Data movement
 //===----------------------------------------------------------------------===//
 
-def Kiln_ReshapeOp : Kiln_InferredOp<"reshape"> {
+def Kiln_ReshapeOp : Kiln_InferredOp<"reshape", [Kiln_DataMovementFamily]> {
   let summary = "Same elements, new shape (one dimension may be -1)";
   let arguments = (ins Kiln_Tensor:$input, DenseI64ArrayAttr:$shape);
   let results = (outs Kiln_Tensor:$result);
   let hasFolder = 1;
 }
 
-def Kiln_TransposeOp : Kiln_InferredOp<"transpose"> {
+def Kiln_TransposeOp : Kiln_InferredOp<"transpose", [Kiln_DataMovementFamily]> {
   let summary = "Permute dimensions: result dim i is input dim perm[i]";
   let arguments = (ins Kiln_Tensor:$input, DenseI64ArrayAttr:$perm);
   let results = (outs Kiln_Tensor:$result);
   let hasFolder = 1;
 }
 
-def Kiln_BroadcastOp : Kiln_InferredOp<"broadcast"> {
+def Kiln_BroadcastOp : Kiln_InferredOp<"broadcast", [Kiln_DataMovementFamily]> {
   let summary = "Broadcast NumPy-style to a larger shape";
   let arguments = (ins Kiln_Tensor:$input, DenseI64ArrayAttr:$shape);
   let results = (outs Kiln_Tensor:$result);
   let hasFolder = 1;
 }
 
-def Kiln_SliceOp : Kiln_InferredOp<"slice"> {
+def Kiln_SliceOp : Kiln_InferredOp<"slice", [Kiln_DataMovementFamily]> {
   let summary = "Strided slice, one (start, end, step) per dimension";
   let description = [{
     For each dimension d the result holds input[start[d] + k*step[d]] for
@@ -193,14 +194,14 @@ def Kiln_SliceOp : Kiln_InferredOp<"slice"> {
   let hasFolder = 1;
 }
 
-def Kiln_ConcatOp : Kiln_InferredOp<"concat"> {
+def Kiln_ConcatOp : Kiln_InferredOp<"concat", [Kiln_DataMovementFamily]> {
   let summary = "Concatenate along an axis";
   let arguments = (ins Variadic<Kiln_Tensor>:$inputs, I64Attr:$axis);
   let results = (outs Kiln_Tensor:$result);
   let hasFolder = 1;
 }
 
-def Kiln_PadOp : Kiln_InferredOp<"pad"> {
+def Kiln_PadOp : Kiln_InferredOp<"pad", [Kiln_DataMovementFamily]> {
   let summary = "Constant padding before and after each dimension";
   let arguments = (ins Kiln_Tensor:$input, DenseI64ArrayAttr:$low,
                        DenseI64ArrayAttr:$high,
@@ -209,13 +210,13 @@ def Kiln_PadOp : Kiln_InferredOp<"pad"> {
   let hasFolder = 1;
 }
 
-def Kiln_GatherOp : Kiln_InferredOp<"gather"> {
+def Kiln_GatherOp : Kiln_InferredOp<"gather", [Kiln_DataMovementFamily]> {
   let summary = "Take slices of data along axis at the given indices (ONNX Gather)";
   let arguments = (ins Kiln_Tensor:$data, Kiln_IndexTensor:$indices, I64Attr:$axis);
   let results = (outs Kiln_Tensor:$result);
 }
 
-def Kiln_GatherElementsOp : Kiln_InferredOp<"gather_elements"> {
+def Kiln_GatherElementsOp : Kiln_InferredOp<"gather_elements", [Kiln_DataMovementFamily]> {
   let summary = "Pick data elements along an axis with per-element indices (ONNX GatherElements)";
   let description = [{
     result[i...] = data[i... with coordinate `axis` replaced by
@@ -226,7 +227,7 @@ def Kiln_GatherElementsOp : Kiln_InferredOp<"gather_elements"> {
   let results = (outs Kiln_Tensor:$result);
 }
 
-def Kiln_ScatterElementsOp : Kiln_InferredOp<"scatter_elements"> {
+def Kiln_ScatterElementsOp : Kiln_InferredOp<"scatter_elements", [Kiln_WindowFamily]> {
   let summary = "Write updates into a copy of data at per-element indices (ONNX ScatterElements)";
   let description = [{
     result = data, then for every position p of `indices`:
@@ -262,7 +263,7 @@ def Kiln_TransferOp : Kiln_InferredOp<"transfer"> {
   let hasFolder = 1;
 }
 
-def Kiln_RelayoutOp : Kiln_InferredOp<"relayout"> {
+def Kiln_RelayoutOp : Kiln_InferredOp<"relayout", [Kiln_DataMovementFamily]> {
   let summary = "Same logical tensor, another physical dimension order";
   let arguments = (ins Kiln_Tensor:$input,
                        DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$dim_order);
@@ -274,7 +275,8 @@ def Kiln_RelayoutOp : Kiln_InferredOp<"relayout"> {
 // Reductions and normalisations
 //===----------------------------------------------------------------------===//
 
-class Kiln_ReduceOp<string mnemonic, string desc> : Kiln_InferredOp<mnemonic> {
+class Kiln_ReduceOp<string mnemonic, string desc>
+    : Kiln_InferredOp<mnemonic, [Kiln_WindowFamily, Kiln_RowReductionFamily]> {
   let summary = desc;
   let arguments = (ins Kiln_Tensor:$input, DenseI64ArrayAttr:$axes,
                        DefaultValuedAttr<BoolAttr, "false">:$keepdims);
@@ -287,26 +289,26 @@ def Kiln_ReduceMaxOp  : Kiln_ReduceOp<"reduce_max", "Maximum over axes">;
 def Kiln_ReduceMinOp  : Kiln_ReduceOp<"reduce_min", "Minimum over axes">;
 def Kiln_ReduceProdOp : Kiln_ReduceOp<"reduce_prod", "Product over axes">;
 
-def Kiln_ArgMaxOp : Kiln_InferredOp<"argmax"> {
+def Kiln_ArgMaxOp : Kiln_InferredOp<"argmax", [Kiln_WindowFamily]> {
   let summary = "Index (i64) of the first maximum along an axis";
   let arguments = (ins Kiln_Tensor:$input, I64Attr:$axis,
                        DefaultValuedAttr<BoolAttr, "false">:$keepdims);
   let results = (outs Kiln_Tensor:$result);
 }
 
-def Kiln_SoftmaxOp : Kiln_InferredOp<"softmax"> {
+def Kiln_SoftmaxOp : Kiln_InferredOp<"softmax", [Kiln_WindowFamily, Kiln_RowReductionFamily]> {
   let summary = "exp(x - max) / sum(exp(x - max)) along an axis";
   let arguments = (ins Kiln_FloatTensor:$input, I64Attr:$axis);
   let results = (outs Kiln_FloatTensor:$result);
 }
 
-def Kiln_LogSoftmaxOp : Kiln_InferredOp<"log_softmax"> {
+def Kiln_LogSoftmaxOp : Kiln_InferredOp<"log_softmax", [Kiln_WindowFamily, Kiln_RowReductionFamily]> {
   let summary = "log(softmax(x)) along an axis, computed stably";
   let arguments = (ins Kiln_FloatTensor:$input, I64Attr:$axis);
   let results = (outs Kiln_FloatTensor:$result);
 }
 
-def Kiln_BatchNormOp : Kiln_InferredOp<"batch_norm"> {
+def Kiln_BatchNormOp : Kiln_InferredOp<"batch_norm", [Kiln_ElementwiseFamily]> {
   let summary = "Inference batch normalisation over dimension 1";
   let arguments = (ins Kiln_FloatTensor:$input, Kiln_FloatTensor:$scale,
                        Kiln_FloatTensor:$bias, Kiln_FloatTensor:$mean,
@@ -315,7 +317,7 @@ def Kiln_BatchNormOp : Kiln_InferredOp<"batch_norm"> {
   let results = (outs Kiln_FloatTensor:$result);
 }
 
-def Kiln_LayerNormOp : Kiln_InferredOp<"layer_norm"> {
+def Kiln_LayerNormOp : Kiln_InferredOp<"layer_norm", [Kiln_RowReductionFamily]> {
   let summary = "Normalise over dimensions [axis, rank), then scale and shift";
   let arguments = (ins Kiln_FloatTensor:$input, Kiln_FloatTensor:$scale,
                        Optional<Kiln_FloatTensor>:$bias, I64Attr:$axis,
@@ -358,7 +360,8 @@ def Kiln_Conv2dOp : Kiln_InferredOp<"conv2d"> {
   let results = (outs Kiln_Tensor:$result);
 }
 
-class Kiln_Pool2dOp<string mnemonic, string desc> : Kiln_InferredOp<mnemonic> {
+class Kiln_Pool2dOp<string mnemonic, string desc>
+    : Kiln_InferredOp<mnemonic, [Kiln_WindowFamily]> {
   let summary = desc;
   let arguments = (ins Kiln_Tensor:$input, DenseI64ArrayAttr:$kernel,
                        DefaultValuedAttr<DenseI64ArrayAttr, "{1, 1}">:$strides,
@@ -372,7 +375,7 @@ class Kiln_Pool2dOp<string mnemonic, string desc> : Kiln_InferredOp<mnemonic> {
 def Kiln_MaxPool2dOp : Kiln_Pool2dOp<"max_pool2d", "2-D max pooling, logical NCHW">;
 def Kiln_AvgPool2dOp : Kiln_Pool2dOp<"avg_pool2d", "2-D average pooling, logical NCHW">;
 
-def Kiln_GlobalAvgPoolOp : Kiln_InferredOp<"global_avg_pool"> {
+def Kiln_GlobalAvgPoolOp : Kiln_InferredOp<"global_avg_pool", [Kiln_WindowFamily, Kiln_RowReductionFamily]> {
   let summary = "Mean over all spatial dimensions, [N, C, ...] -> [N, C, 1, ...]";
   let arguments = (ins Kiln_FloatTensor:$input);
   let results = (outs Kiln_FloatTensor:$result);

@@ -3,7 +3,9 @@
 // One definition of which family each op belongs to and which device code
 // computes it, shared by fusion (what a region may hold), placement (what
 // runs on the device, and why not) and the kernel emitters (what they
-// generate), so the three cannot drift apart.
+// generate), so the three cannot drift apart. The families are op traits
+// declared with the ops (KilnTraits.td); these functions add what depends
+// on an op's types and attributes.
 //
 //===----------------------------------------------------------------------===//
 
