@@ -5,6 +5,7 @@
 #include "ElementEmitter.h"
 
 #include "kiln/IR/KilnOps.h"
+#include "kiln/IR/KilnTypes.h"
 #include "kiln/IR/OpClasses.h"
 #include "kiln/Lowering/LibraryCalls.h"
 
@@ -30,6 +31,13 @@ std::string nameOf(exec::StepOp step) {
     ops.push_back(op.getName().stripDialect().str());
   std::string joined = llvm::join(ops, "+");
   return step.getKind() ? step.getKind()->str() + "(" + joined + ")" : joined;
+}
+
+bool resultsOn(exec::StepOp step, DeviceKind kind) {
+  return llvm::any_of(step.getResults(), [&](Value v) {
+    auto encoding = getEncoding(v.getType());
+    return encoding && encoding.getDeviceKind() == kind;
+  });
 }
 
 /// The kernel's text without what differs between identical kernels: its
@@ -80,6 +88,7 @@ std::vector<GeneratedKernel> mlir::kiln::generateKernels(func::FuncOp plan,
                                                          const CodeGenOptions &options) {
   std::vector<GeneratedKernel> kernels;
   unsigned index = 0;
+
   for (exec::StepOp step : plan.getBody().getOps<exec::StepOp>()) {
     GeneratedKernel kernel;
     kernel.step = index++;
@@ -122,6 +131,11 @@ std::vector<GeneratedKernel> mlir::kiln::generateKernels(func::FuncOp plan,
     } else if (llvm::isa<TransferOp>(first) && !step.getKind()) {
       kernel.name.clear();
       kernel.reason = "a copy between host and device, not a kernel";
+    } else if (options.placed && resultsOn(step, DeviceKind::CPU)) {
+      kernel.name.clear();
+      kernel.reason = "kiln-place put it on the host (its warning says why)";
+    } else if (!step.getKind() && llvm::isa<ArgSortOp>(first)) {
+      emitArgSortKernel(step, kernel);
     } else if (step.getKind() && *step.getKind() == "attention") {
       emitAttentionKernel(step, kernel);
     } else if ((step.getKind() && *step.getKind() == "conv_epilogue") || oneConv) {

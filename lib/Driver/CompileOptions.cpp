@@ -74,6 +74,9 @@ std::string verifyCompileOptions(const CompileOptions &options) {
     if (!problem.empty())
       return "--emu-sanitize: " + problem;
   }
+  if (!options.hostOps.empty() && options.target == Target::CPU)
+    return "--host-ops applies to --target=cuda and cuda-emu (on the CPU every op runs on the "
+           "host)";
   if (options.noHostFallback && options.target == Target::CPU)
     return "--no-host-fallback applies to --target=cuda and cuda-emu (on the CPU every op runs "
            "on the host)";

@@ -26,6 +26,7 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
     pm.nest<func::FuncOp>().addPass(mlir::kiln::createKilnAssignLayouts());
     mlir::kiln::KilnPlaceOptions place;
     place.noHostFallback = options.noHostFallback;
+    place.hostOps = options.hostOps;
     pm.nest<func::FuncOp>().addPass(mlir::kiln::createKilnPlace(place));
   }
   if (options.fusion) {
@@ -60,6 +61,7 @@ void buildPlanPipeline(OpPassManager &pm, const CompileOptions &options) {
 mlir::kiln::CodeGenOptions codeGenOptions(const CompileOptions &options) {
   mlir::kiln::CodeGenOptions codeGen;
   codeGen.allowTf32 = options.precision == Precision::Tf32;
+  codeGen.placed = options.target != Target::CPU;
   return codeGen;
 }
 

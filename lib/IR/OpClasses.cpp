@@ -107,6 +107,8 @@ std::string mlir::kiln::whyNoDeviceCode(Operation *op) {
     return "";
   if (llvm::isa<MatMulOp>(op)) // f32, f16, bf16: tiled kernels or cuBLASLt
     return "";
+  if (llvm::isa<ArgSortOp>(op)) // a rank sort
+    return "";
   if (auto conv = llvm::dyn_cast<Conv2dOp>(op)) {
     auto type = llvm::cast<RankedTensorType>(conv.getInput().getType());
     // f32: a generated kernel or cuDNN; f16/bf16: cuDNN (kiln-select-impl),

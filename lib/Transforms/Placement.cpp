@@ -102,6 +102,11 @@ struct KilnPlacePass : public ::mlir::kiln::impl::KilnPlaceBase<KilnPlacePass> {
     }
     deviceKind = parsed->first;
     ordinal = parsed->second;
+    for (const std::string &name : hostOps)
+      if (!RegisteredOperationName::lookup("kiln." + name, &getContext())) {
+        func.emitError("kiln-place: host-ops names '") << name << "', which is not a kiln op";
+        return signalPassFailure();
+      }
 
     SmallVector<Operation *> ops;
     for (Operation &op : func.getBody().front())
@@ -126,6 +131,8 @@ struct KilnPlacePass : public ::mlir::kiln::impl::KilnPlaceBase<KilnPlacePass> {
       std::string why = llvm::isa_and_nonnull<KilnDialect>(op->getDialect())
                             ? whyNoDeviceCode(op)
                             : "it is not a kiln op";
+      if (why.empty() && llvm::is_contained(hostOps, op->getName().stripDialect().str()))
+        why = "--host-ops keeps it there";
       if (why.empty() && !noHostFallback)
         why = hostIsCheaper(op, onHost);
       if (!why.empty() && noHostFallback) {

@@ -1,6 +1,14 @@
-// RUN: kiln-opt %s -split-input-file -kiln-place -verify-diagnostics | FileCheck %s
+// Every op here has device code but the f32 NHWC convolution; host-ops
+// keeps the argsorts on the host, the ops these tests place there.
+// RUN: kiln-opt %s -split-input-file -kiln-place=host-ops=argsort -verify-diagnostics | FileCheck %s
 // RUN: not kiln-opt %s -split-input-file -kiln-place=device=cpu 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: error: kiln-place: device must be cuda:N, got 'cpu'
+// RUN: not kiln-opt %s -split-input-file -kiln-place=host-ops=softmx 2>&1 | FileCheck %s --check-prefix=BADOP
+// BADOP: error: kiln-place: host-ops names 'softmx', which is not a kiln op
+// Without host-ops, an argsort has device code (a rank sort).
+// RUN: kiln-opt %s -split-input-file -kiln-place=warn=0 | FileCheck %s --check-prefix=SORT
+// SORT-LABEL: func.func @host_fallback
+// SORT: kiln.argsort {{.*}} -> tensor<4x8xi64, #kiln.enc<row_major, cuda:0>>
 
 !c = tensor<4x8xf32, #kiln.enc<row_major, cpu>>
 !w = tensor<8x8xf32, #kiln.enc<row_major, cpu>>
@@ -33,7 +41,7 @@ func.func @on_device(%x: !c) -> !c {
 !i = tensor<4x8xi64, #kiln.enc<row_major, cpu>>
 !t = tensor<8x4xf32, #kiln.enc<row_major, cpu>>
 
-// An op without device code stays on the host, with a warning, and copies
+// An op kept on the host stays there, with a warning, and copies
 // around it: to the host before, back to the device after. A transpose has
 // device code (a loop kernel by index arithmetic).
 // CHECK-LABEL: func.func @host_fallback
@@ -44,7 +52,7 @@ func.func @on_device(%x: !c) -> !c {
 // CHECK: kiln.transpose %[[E]] {{.*}} -> tensor<8x4xf32, #kiln.enc<row_major, cuda:0>>
 func.func @host_fallback(%x: !c) -> (!i, !t) {
   %0 = kiln.exp %x : (!c) -> !c
-  // expected-warning @+1 {{runs on the host: 'argsort' has no generated kernel; its operands and results are copied between host and device}}
+  // expected-warning @+1 {{runs on the host: --host-ops keeps it there; its operands and results are copied between host and device}}
   %1 = kiln.argsort %0 {axis = 0 : i64} : (!c) -> !i
   %2 = kiln.transpose %0 {perm = array<i64: 1, 0>} : (!c) -> !t
   return %1, %2 : !i, !t
@@ -92,8 +100,9 @@ func.func @device_by_type_and_axes(%x: !c, %n: !i, %ids: !n) -> (!i, !r, !a, !c,
 !y = tensor<1x8x4x4xf32, #kiln.enc<nhwc, cpu>>
 
 // Per-element loops cover a softmax over a leading axis, an integer matmul
-// and integer pooling; what has no device code says why: an argsort, an
-// f32 convolution channels last (kiln-assign-layouts makes those NCHW).
+// and integer pooling; what stays on the host says why: an argsort
+// (host-ops), an f32 convolution channels last (kiln-assign-layouts makes
+// those NCHW).
 // CHECK-LABEL: func.func @host_by_type_and_axes
 // CHECK: kiln.softmax {{.*}} -> tensor<4x8xf32, #kiln.enc<row_major, cuda:0>>
 // CHECK: kiln.matmul {{.*}} -> tensor<4x8xi32, #kiln.enc<row_major, cuda:0>>
@@ -104,7 +113,7 @@ func.func @host_by_type_and_axes(%x: !c, %a: !m, %b: !w, %q: !p, %img: !x, %filt
   %0 = kiln.softmax %x {axis = 0 : i64} : (!c) -> !c
   %1 = kiln.matmul %a, %b : (!m, !w) -> !m
   %2 = kiln.max_pool2d %q {kernel = array<i64: 1, 1>} : (!p) -> !p
-  // expected-warning @+1 {{runs on the host: 'argsort' has no generated kernel}}
+  // expected-warning @+1 {{runs on the host: --host-ops keeps it there}}
   %3 = kiln.argsort %x {axis = 1 : i64} : (!c) -> !i
   // expected-warning @+1 {{runs on the host: only NCHW and f16 and bf16 NHWC convolutions have device code}}
   %4 = kiln.conv2d %img, %filter : (!x, !f) -> !y
@@ -178,8 +187,8 @@ func.func @convs_channels_last(%a: !xh, %b: !xf) -> (!xh, !xf) {
 !bi = tensor<256x1024xi64, #kiln.enc<row_major, cpu>>
 !bc = tensor<256x1024xf32, #kiln.enc<row_major, cpu>>
 
-// The cost model: small ops that continue a host chain (after an op without
-// device code) stay on the host rather than pay a launch and two copies.
+// The cost model: small ops that continue a host chain (after a host op)
+// stay on the host rather than pay a launch and two copies.
 // Must not fire: a large op after a host op (the device is cheaper with its
 // copies), an op after a device op, an op that reads only model inputs.
 // CHECK-LABEL: func.func @cost_model
@@ -191,13 +200,13 @@ func.func @convs_channels_last(%a: !xh, %b: !xf) -> (!xh, !xf) {
 // CHECK: kiln.exp {{.*}} -> tensor<4x8xf32, #kiln.enc<row_major, cuda:0>>
 // CHECK: kiln.relu {{.*}} -> tensor<4x8xf32, #kiln.enc<row_major, cuda:0>>
 func.func @cost_model(%x: !c, %big: !bc) -> (!n, !bi, !c) {
-  // expected-warning @+1 {{runs on the host: 'argsort' has no generated kernel}}
+  // expected-warning @+1 {{runs on the host: --host-ops keeps it there}}
   %0 = kiln.argsort %x {axis = 1 : i64} : (!c) -> !i
   // expected-warning @+1 {{runs on the host: it continues a host chain and the cost model puts it there (0.0 us on the host, 15.0 us on the device with its copies)}}
   %1 = kiln.slice %0 {starts = array<i64: 0, 0>, ends = array<i64: 4, 2>, steps = array<i64: 1, 1>} : (!i) -> !s
   // expected-warning @+1 {{runs on the host: it continues a host chain and the cost model puts it there}}
   %2 = kiln.cast %1 {to = i32} : (!s) -> !n
-  // expected-warning @+1 {{runs on the host: 'argsort' has no generated kernel}}
+  // expected-warning @+1 {{runs on the host: --host-ops keeps it there}}
   %3 = kiln.argsort %big {axis = 1 : i64} : (!bc) -> !bi
   %4 = kiln.add %3, %3 : (!bi, !bi) -> !bi
   %5 = kiln.exp %x : (!c) -> !c

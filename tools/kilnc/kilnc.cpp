@@ -172,6 +172,12 @@ static cl::opt<bool> noHostFallback(
     cl::desc("Refuse to compile when an op would run on the host (--target=cuda and "
              "cuda-emu): list every such op, its location and why, and exit 1"),
     cl::cat(kilncCategory));
+static cl::list<std::string> hostOps(
+    "host-ops",
+    cl::desc("Keep these ops (comma-separated names, e.g. softmax,argsort) on the host "
+             "whatever their device code: the reference's answer for them, to tell one "
+             "kernel's error from the rest of a model's (--target=cuda and cuda-emu)"),
+    cl::value_desc("OPS"), cl::CommaSeparated, cl::cat(kilncCategory));
 static cl::opt<bool> deterministic(
     "deterministic",
     cl::desc("Only implementations whose results are bitwise the same on every run (library "
@@ -265,6 +271,7 @@ LogicalResult readCompileOptions(EmitKind kind, driver::CompileOptions &options)
   options.implementation = implementation;
   options.deterministic = deterministic;
   options.noHostFallback = noHostFallback;
+  options.hostOps.assign(hostOps.begin(), hostOps.end());
   if (workspaceLimit.getNumOccurrences()) {
     std::optional<int64_t> bytes = driver::parseByteSize(workspaceLimit);
     if (!bytes) {

@@ -67,6 +67,10 @@ struct CodeGenOptions {
   /// mantissa; --precision=tf32). Off by default: kiln does not trade
   /// precision for speed without being asked.
   bool allowTf32 = false;
+  /// The plan was placed for a GPU (kiln-place ran): a step it left on the
+  /// host gets no kernel. (A CPU plan's kernels are generated for the
+  /// reports and --emit=cuda.)
+  bool placed = false;
 };
 
 /// A kernel (or a reason) for every step of `plan`.
@@ -80,6 +84,9 @@ void emitLoopKernel(exec::StepOp step, GeneratedKernel &kernel);
 /// that moves the input's last dimension; false (and nothing filled in)
 /// for any other step.
 bool emitTiledTransposeKernel(exec::StepOp step, GeneratedKernel &kernel);
+
+/// The argsort kernel (a rank sort) for a step of one argsort, or a reason.
+void emitArgSortKernel(exec::StepOp step, GeneratedKernel &kernel);
 
 /// The row-wise reduction kernel for `step` (a reduction region or one
 /// reduction op), or a reason in `kernel.reason`.

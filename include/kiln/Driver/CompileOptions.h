@@ -46,6 +46,9 @@ struct CompileOptions {
   /// Refuse to compile when an op would run on the host (kiln-place's
   /// no-host-fallback), listing every such op.
   bool noHostFallback = false;
+  /// Ops (by name, e.g. "softmax") kept on the host whatever their device
+  /// code (kiln-place's host-ops).
+  std::vector<std::string> hostOps;
   /// Most bytes of workspace a library call may use; -1: the GPU's
   /// recommended size.
   int64_t workspaceLimit = -1;

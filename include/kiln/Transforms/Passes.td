@@ -119,7 +119,9 @@ def KilnPlace : Pass<"kiln-place", "func::FuncOp"> {
     (1 ns an element, 0.1 ns a multiply-add) is less than what the device
     would cost (a launch, 5 us; per copy in or out, 10 us plus its bytes at
     25 GB/s). So a small shape computation after a host op stays there,
-    never a single op between two device ops. `kiln.transfer` ops are
+    never a single op between two device ops. `host-ops` keeps the named
+    ops on the host whatever their device code (to compare one op's kernel
+    against the reference). `kiln.transfer` ops are
     inserted wherever a value crosses between the two (one per value and
     direction): model inputs are copied to the device where device ops
     read them, and results back to the host for the function's return, so
@@ -137,6 +139,10 @@ def KilnPlace : Pass<"kiln-place", "func::FuncOp"> {
     Option<"noHostFallback", "no-host-fallback", "bool", /*default=*/"false",
            "Fail, with an error at every op that would stay on the host (each "
            "with its reason), rather than run it there">,
+    ListOption<"hostOps", "host-ops", "std::string",
+               "Ops (names without the dialect, e.g. softmax) to keep on the host "
+               "whatever their device code: the reference's answer for one op, to "
+               "tell a kernel's error from the rest of a model's">,
   ];
   let dependentDialects = ["::mlir::kiln::KilnDialect"];
 }
