@@ -138,9 +138,12 @@ struct KilnQuantizedWeightsPass
     Location loc = gather.getLoc();
     Value scale = d.scale;
     if (keep != scaleType.getRank()) {
-      auto literal = llvm::cast<DenseElementsAttr>(
-          d.scale.getDefiningOp<ConstantOp>() ? d.scale.getDefiningOp<ConstantOp>().getValue()
-                                              : d.scale.getDefiningOp<WeightOp>().getValue());
+      ElementsAttr value = d.scale.getDefiningOp<ConstantOp>()
+                               ? d.scale.getDefiningOp<ConstantOp>().getValue()
+                               : d.scale.getDefiningOp<WeightOp>().getValue();
+      auto literal = llvm::dyn_cast<DenseElementsAttr>(value);
+      if (!literal) // (a resource-backed weight: left to the folder)
+        return false;
       SmallVector<int64_t> dims(scaleDims.end() - keep, scaleDims.end());
       auto logical = RankedTensorType::get(dims, scaleType.getElementType());
       scale = builder.create<ConstantOp>(
