@@ -3,7 +3,8 @@
 // TopK is an argsort and a slice. Each thread takes one element, counts the
 // elements of its row that sort before it (smaller, or larger when
 // descending; equal ones with a lower index: a stable order, the
-// reference's) and writes its index at that rank. No two elements share a
+// reference's; NaN last ascending, first descending) and writes its index
+// at that rank. No two elements share a
 // rank, so the writes never collide, and the result does not depend on
 // thread order. O(n) per element, O(n^2) per row: right for the short rows
 // TopK and sorting heads see; a bitonic sort in shared memory would be
@@ -41,6 +42,8 @@ public:
     std::vector<std::string> params = kernelParameters(step, elements, kernel);
     if (!kernel.reason.empty())
       return;
+    if (kernel.inputArgs.empty()) // a splat input: a literal, not a buffer
+      return fail("the argsort's input is a splat constant");
     auto type = llvm::cast<RankedTensorType>(sort.getInput().getType());
     ArrayRef<int64_t> dims = type.getShape();
     int64_t axis = sort.getAxis() < 0 ? sort.getAxis() + type.getRank() : sort.getAxis();
@@ -48,7 +51,17 @@ public:
     for (int64_t d = axis + 1; d < type.getRank(); ++d)
       inner *= dims[d];
     std::string key = *elements.scalarType(type);
-    std::string before = sort.getDescending() ? ">" : "<";
+    // A total order, so every element gets a rank of its own: NaN sorts
+    // after every number ascending and before them descending (where the
+    // reference's comparator leaves it unspecified), NaNs among themselves
+    // by index.
+    bool floating = llvm::isa<FloatType>(type.getElementType());
+    std::string before =
+        sort.getDescending()
+            ? (floating ? "other > mine || (other != other && mine == mine)" : "other > mine")
+            : (floating ? "other < mine || (mine != mine && other == other)" : "other < mine");
+    std::string same = floating ? "(other == mine || (other != other && mine != mine))"
+                                : "other == mine";
     std::string in = "in" + std::to_string(kernel.inputArgs.front());
     auto L = [](int64_t v) { return std::to_string(v) + "LL"; };
 
@@ -72,7 +85,7 @@ public:
        << "    for (long long k = 0; k < " << L(extent) << "; ++k) {\n"
        << "      const " << key << " other = "
        << ElementEmitter::load(type, in + "[row + k * " + L(inner) + "]") << ";\n"
-       << "      rank += (other " << before << " mine) || (other == mine && k < j);\n"
+       << "      rank += (" << before << ") || (" << same << " && k < j);\n"
        << "    }\n"
        << "    out0[row + rank * " << L(inner) << "] = j;\n"
        << "  }\n"

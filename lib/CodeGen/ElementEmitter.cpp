@@ -621,7 +621,10 @@ std::string ElementEmitter::reduceWindow(Value value, const std::vector<std::str
   auto inType = llvm::cast<RankedTensorType>(input.getType());
   ArrayRef<int64_t> inDims = inType.getShape();
   std::string type = *scalarType(input.getType());
-  bool integer = isInteger(input.getType());
+  // Booleans reduce as the integers 0 and 1 (as the reference holds them).
+  bool integer = isInteger(input.getType()) || inType.getElementType().isInteger(1);
+  if (integer)
+    type = "long long";
   bool isDouble = type == "double";
   auto L = [](int64_t v) { return std::to_string(v) + "LL"; };
   // `body` (statements computing the element at the loop variables) run
@@ -694,6 +697,8 @@ std::string ElementEmitter::reduceWindow(Value value, const std::vector<std::str
         : integer ? "(long long)((unsigned long long)" + result +
                         (reduction == "add" ? " + " : " * ") + "(unsigned long long)" + update + ")"
                   : result + (reduction == "add" ? " + " : " * ") + update;
+    if (reduction != "none" && isNarrowFloat(value.getType())) // rounded at every update
+      combined = load(value.getType(), store(value.getType(), combined));
     inside.push_back("if (" + target + " == " + index[axis] + ") " + result + " = " + combined + ";");
     std::vector<std::string> headers;
     if (!reachable.empty())

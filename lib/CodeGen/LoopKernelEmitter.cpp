@@ -162,7 +162,13 @@ public:
                        "// window of the input.\n"
                      : "// One thread per output element (grid-stride); data movement is index\n"
                        "// arithmetic, so only inputs and outputs touch memory.\n")
-       << "extern \"C\" __global__ void __launch_bounds__(" << kThreadsPerBlock << ")\n"
+       // A window's loop (f64 math especially) needs more registers than
+       // ptxas targets given only the block size: a minimum of resident
+       // blocks sets the target instead, as for the tiled kernels.
+       << "extern \"C\" __global__ void "
+       << (windows ? tiledLaunchBounds(kThreadsPerBlock)
+                   : "__launch_bounds__(" + std::to_string(kThreadsPerBlock) + ")")
+       << "\n"
        << kernel.name << "(" << llvm::join(params, ",\n    ") << ") {\n"
        << "  const long long count = " << iterations << "LL;\n"
        << "  for (long long " << var << " = (long long)blockIdx.x * blockDim.x + threadIdx.x; "

@@ -62,6 +62,8 @@ public:
     if (dims[a] <= 1 || dims[b] <= 1 || inType.getNumElements() == 0)
       return false;
 
+    if (ElementEmitter::splatOf(step.getInputs().front()))
+      return false; // a literal, not a buffer: the loop kernel fills the output
     std::vector<std::string> params = kernelParameters(step, elements, kernel);
     if (!kernel.reason.empty())
       return true;

@@ -13,8 +13,9 @@ namespace driver {
 
 void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
   mlir::kiln::GraphOptions graph;
-  // Generated matmul kernels dequantise int8 weights in their tile loads.
-  graph.dequantizeInGemm = options.target != Target::CPU;
+  // Generated matmul kernels dequantise int8 weights in their tile loads
+  // (once epilogue fusion has put the dequantisation in the matmul's region).
+  graph.dequantizeInGemm = options.target != Target::CPU && options.fusion;
   graph.quantizedReport = options.fusionReport;
   graph.foldReport = true;
   graph.foldBudgetSeconds = options.foldBudgetSeconds;

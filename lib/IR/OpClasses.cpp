@@ -17,32 +17,6 @@
 using namespace mlir;
 using namespace mlir::kiln;
 
-bool mlir::kiln::isElementwiseOp(Operation *op) {
-  return op->hasTrait<OpTrait::kiln::ElementwiseFamily>();
-}
-
-bool mlir::kiln::isRowReductionOp(Operation *op) {
-  return op->hasTrait<OpTrait::kiln::RowReductionFamily>();
-}
-
-bool mlir::kiln::isWindowOp(Operation *op) {
-  // Integer and f64 matmuls and convolutions too: a loop over the
-  // contraction per output element (f32, f16 and bf16 ones are tiled
-  // kernels or library calls).
-  auto tiled = [](Type type) {
-    Type e = llvm::cast<RankedTensorType>(type).getElementType();
-    return e.isF32() || e.isF16() || e.isBF16();
-  };
-  bool loopContraction =
-      llvm::isa<MatMulOp, Conv2dOp>(op) && !tiled(op->getResult(0).getType());
-  return loopContraction || op->hasTrait<OpTrait::kiln::WindowFamily>();
-}
-
-bool mlir::kiln::isPerElementOp(Operation *op) {
-  return isElementwiseOp(op) || isWindowOp(op) ||
-         op->hasTrait<OpTrait::kiln::DataMovementFamily>();
-}
-
 namespace {
 
 /// Every element type the IR has (the reference's dtypes): floats, signed
@@ -53,9 +27,14 @@ bool hasKernelElementType(Type type) {
   return tensor && toReferenceDType(tensor.getElementType()).has_value();
 }
 
-bool isFloatTensor(Type type) {
+/// f32, f16 or bf16: what tiled kernels, block reductions and the
+/// libraries compute.
+bool isTiledFloat(Type type) {
   auto tensor = llvm::dyn_cast<RankedTensorType>(type);
-  return tensor && llvm::isa<FloatType>(tensor.getElementType());
+  if (!tensor)
+    return false;
+  Type e = tensor.getElementType();
+  return e.isF32() || e.isF16() || e.isBF16();
 }
 
 bool allTypes(Operation *op, bool (*predicate)(Type)) {
@@ -93,11 +72,36 @@ bool trailing(const std::vector<int64_t> &axes, int64_t rank) {
 
 } // namespace
 
+bool mlir::kiln::isElementwiseOp(Operation *op) {
+  return op->hasTrait<OpTrait::kiln::ElementwiseFamily>();
+}
+
+bool mlir::kiln::isRowReductionOp(Operation *op) {
+  return op->hasTrait<OpTrait::kiln::RowReductionFamily>();
+}
+
+bool mlir::kiln::isWindowOp(Operation *op) {
+  // Integer and f64 matmuls and convolutions too: a loop over the
+  // contraction per output element (f32, f16 and bf16 ones are tiled
+  // kernels or library calls).
+  bool loopContraction =
+      llvm::isa<MatMulOp, Conv2dOp>(op) && !isTiledFloat(op->getResult(0).getType());
+  return loopContraction || op->hasTrait<OpTrait::kiln::WindowFamily>();
+}
+
+bool mlir::kiln::isPerElementOp(Operation *op) {
+  return isElementwiseOp(op) || isWindowOp(op) ||
+         op->hasTrait<OpTrait::kiln::DataMovementFamily>();
+}
+
+
 bool mlir::kiln::hasRowReductionKernel(Operation *op) {
-  if (!isRowReductionOp(op) || !allTypes(op, isFloatTensor))
+  // f32, f16 and bf16 (the block reduction is in f32), non-empty rows.
+  if (!isRowReductionOp(op) || !allTypes(op, isTiledFloat))
     return false;
-  int64_t rank = llvm::cast<RankedTensorType>(op->getOperand(0).getType()).getRank();
-  return trailing(reducedAxes(op, rank), rank);
+  auto input = llvm::cast<RankedTensorType>(op->getOperand(0).getType());
+  int64_t rank = input.getRank();
+  return input.getNumElements() > 0 && trailing(reducedAxes(op, rank), rank);
 }
 
 std::string mlir::kiln::whyNoDeviceCode(Operation *op) {
@@ -105,6 +109,8 @@ std::string mlir::kiln::whyNoDeviceCode(Operation *op) {
     return "its element type has no generated kernel";
   if (hasRowReductionKernel(op) || isPerElementOp(op))
     return "";
+  if (llvm::isa<LayerNormOp>(op)) // (row reductions but layer_norm are windows too)
+    return "only f32, f16 and bf16 layer_norm over non-empty rows has device code";
   if (llvm::isa<MatMulOp>(op)) // f32, f16, bf16: tiled kernels or cuBLASLt
     return "";
   if (llvm::isa<ArgSortOp>(op)) // a rank sort

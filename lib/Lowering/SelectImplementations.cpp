@@ -1,6 +1,7 @@
 //===- SelectImplementations.cpp - library call or generated kernel -------===//
 
 #include "kiln/IR/KilnOps.h"
+#include "kiln/IR/KilnTypes.h"
 #include "kiln/IR/OpClasses.h"
 #include "kiln/Lowering/CostModel.h"
 #include "kiln/Lowering/LibraryCalls.h"
@@ -35,7 +36,18 @@ std::string microseconds(double us) {
 /// convolution, the two ops vendor libraries cover.
 enum class StepClass { Other, Matmul, Conv };
 
-StepClass classify(exec::StepOp step) {
+bool resultsOn(exec::StepOp step, DeviceKind kind) {
+  return llvm::any_of(step.getResults(), [&](Value v) {
+    auto encoding = getEncoding(v.getType());
+    return encoding && encoding.getDeviceKind() == kind;
+  });
+}
+
+/// `placed`: kiln-place ran (some step is on a GPU); then a step it left on
+/// the host runs there, the reference, never a library call.
+StepClass classify(exec::StepOp step, bool placed) {
+  if (placed && resultsOn(step, DeviceKind::CPU))
+    return StepClass::Other;
   if (std::optional<StringRef> kind = step.getKind()) {
     if (*kind == "matmul_epilogue" || *kind == "horizontal")
       return StepClass::Matmul;
@@ -88,8 +100,10 @@ struct KilnSelectImplementationsPass
       }
     }
     Builder b(&getContext());
+    bool placed = false;
+    func.walk([&](exec::StepOp step) { placed |= resultsOn(step, DeviceKind::CUDA); });
     func.walk([&](exec::StepOp step) {
-      StepClass cls = classify(step);
+      StepClass cls = classify(step, placed);
       if (cls == StepClass::Other)
         return;
       auto decide = [&](StringRef choice, const std::string &reason) {

@@ -3,6 +3,7 @@
 #include "kiln/Reference/Kernels.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace kiln {
 namespace ref {
@@ -243,8 +244,12 @@ Tensor argsort(const Tensor &x, int64_t axis, bool descending) {
       auto at = [&](int64_t e) { return x.getDouble((o * extent + e) * inner + in); };
       for (int64_t e = 0; e < extent; ++e)
         order[e] = e;
+      // A total order (std::stable_sort needs one): NaN after every number
+      // ascending, before them descending, as argmax counts it the largest.
       std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-        return descending ? at(a) > at(b) : at(a) < at(b);
+        double x = at(a), y = at(b);
+        return descending ? x > y || (std::isnan(x) && !std::isnan(y))
+                          : x < y || (std::isnan(y) && !std::isnan(x));
       });
       for (int64_t e = 0; e < extent; ++e)
         out.i[(o * extent + e) * inner + in] = order[e];

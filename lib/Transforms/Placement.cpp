@@ -65,17 +65,23 @@ std::string hostIsCheaper(Operation *op, const llvm::DenseSet<Value> &onHost) {
   }
   if (!continuesHostChain)
     return "";
+  // The result crosses once either way: to the host users when computed on
+  // the device, to the device users when computed on the host.
   Value result = op->getResult(0);
-  if (llvm::any_of(result.getUsers(), [&](Operation *user) {
-        return llvm::isa<func::ReturnOp>(user) || !whyNoDeviceCode(user).empty();
-      }))
-    copies += kCopyLatencySeconds + bytesOf(result.getType()) / kCopyBytesPerSecond;
+  double resultCopy = kCopyLatencySeconds + bytesOf(result.getType()) / kCopyBytesPerSecond;
+  auto hostUser = [](Operation *user) {
+    return llvm::isa<func::ReturnOp>(user) || !whyNoDeviceCode(user).empty();
+  };
+  if (llvm::any_of(result.getUsers(), hostUser))
+    copies += resultCopy;
   double device = kLaunchSeconds + copies;
   // The host touches every element it reads or writes; a matmul or a
   // convolution does its multiply-adds.
   double host = static_cast<double>(estimateEvaluationCost(op)) *
                 (llvm::isa<MatMulOp, Conv2dOp>(op) ? kHostSecondsPerMultiplyAdd
                                                    : kHostSecondsPerElement);
+  if (!llvm::all_of(result.getUsers(), hostUser))
+    host += resultCopy;
   if (host >= device)
     return "";
   char text[160];

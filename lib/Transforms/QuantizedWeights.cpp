@@ -97,9 +97,15 @@ struct KilnQuantizedWeightsPass
               << " bytes quantised; its scale varies along the gathered rows)";
         continue;
       }
+      // The right operand of matmuls the tiled kernel computes: a 2-D
+      // weight, an f32, f16 or bf16 result.
       bool rhsOnly = !dequantized.use_empty() &&
                      llvm::all_of(dequantized.getUses(), [](OpOperand &use) {
-                       return llvm::isa<MatMulOp>(use.getOwner()) && use.getOperandNumber() == 1;
+                       auto matmul = llvm::dyn_cast<MatMulOp>(use.getOwner());
+                       Type result = matmul ? matmul.getType().getElementType() : Type();
+                       return matmul && use.getOperandNumber() == 1 &&
+                              matmul.getRhs().getType().getRank() == 2 &&
+                              (result.isF32() || result.isF16() || result.isBF16());
                      });
       if (rhsOnly && inGemm && foldedBytes >= minBytes && d.cast->hasOneUse() &&
           dequantized.hasOneUse()) {
@@ -113,7 +119,7 @@ struct KilnQuantizedWeightsPass
       if (report)
         d.mul->emitRemark("quantised weight: folded to ")
             << foldedBytes << " bytes of float weight (" << quantizedBytes << " bytes quantised; "
-            << (!rhsOnly   ? "its users are not all gathers or matmul right operands"
+            << (!rhsOnly   ? "its users are not all gathers or right operands of 2-D float matmuls"
                 : !inGemm ? "the target's matmuls do not dequantise in their loads"
                           : "below the size worth keeping quantised")
             << ")";

@@ -49,7 +49,7 @@ func.func @not_rewritten(%ids: !ids) -> (!r, !r, tensor<f32, #kiln.enc<row_major
   %2 = kiln.gather %1, %ids {axis = 0 : i64} : (!f, !ids) -> !r
   %c = kiln.constant dense<0.5> : tensor<1x4xf32> : tensor<1x4xf32, #kiln.enc<row_major, cpu>>
   %3 = kiln.cast %w {to = f32} : (!q) -> !f
-  // expected-remark @+1 {{quantised weight: folded to 160 bytes of float weight (40 bytes quantised; its users are not all gathers or matmul right operands)}}
+  // expected-remark @+1 {{quantised weight: folded to 160 bytes of float weight (40 bytes quantised; its users are not all gathers or right operands of 2-D float matmuls)}}
   %4 = kiln.mul %3, %c : (!f, tensor<1x4xf32, #kiln.enc<row_major, cpu>>) -> !f
   %5 = kiln.gather %4, %ids {axis = 0 : i64} : (!f, !ids) -> !r
   %6 = kiln.reduce_sum %4 {axes = array<i64: 0, 1>} : (!f) -> tensor<f32, #kiln.enc<row_major, cpu>>

@@ -245,7 +245,8 @@ def Kiln_ArgSortOp : Kiln_InferredOp<"argsort"> {
   let summary = "Indices (i64) that sort along an axis, stably";
   let description = [{
     Ascending, or descending with `descending`; equal elements keep their
-    order (the lower index first), so TopK is a slice of it.
+    order (the lower index first), so TopK is a slice of it. NaN sorts after
+    every number ascending and before them descending.
   }];
   let arguments = (ins Kiln_Tensor:$input, I64Attr:$axis,
                        DefaultValuedAttr<BoolAttr, "false">:$descending);

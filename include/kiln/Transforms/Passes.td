@@ -40,16 +40,18 @@ def KilnConstantFold : Pass<"kiln-constant-fold", "func::FuncOp"> {
     kiln op whose operands are all `kiln.constant` or `kiln.weight`, and
     replaces it with a `kiln.constant`, whatever its size: no plan step
     computes from weights alone. A budget bounds the compile: once folding
-    has taken `budget-seconds`, or an op's result would pass `budget-bytes`
-    of folded constants in all, the ops left are not folded, each with a
-    warning. (The one exception by design: casts marked
+    would take more than `budget-seconds` by its estimate (about 1e8
+    multiply-adds or elements a second; an estimate, not the clock, so the
+    same model folds the same ops on any machine), or an op's result would
+    pass `budget-bytes` of folded constants in all, the ops left are not
+    folded, each with a warning. (The one exception by design: casts marked
     `kiln.dequantize_in_gemm` by kiln-quantized-weights.) With `report`, a
     remark at the function says what was folded, in what time, against the
     budget.
   }];
   let options = [
     Option<"budgetSeconds", "budget-seconds", "double", /*default=*/"60.0",
-           "Compile time folding may take, in seconds">,
+           "Compile time folding may take, in seconds as estimated from each op's cost">,
     Option<"budgetBytes", "budget-bytes", "int64_t", /*default=*/"int64_t(4) << 30",
            "Bytes of constants folding may create, in all">,
     Option<"report", "report", "bool", /*default=*/"false",
