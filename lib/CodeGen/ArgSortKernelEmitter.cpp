@@ -46,7 +46,9 @@ public:
       return fail("the argsort's input is a splat constant");
     auto type = llvm::cast<RankedTensorType>(sort.getInput().getType());
     ArrayRef<int64_t> dims = type.getShape();
-    int64_t axis = sort.getAxis() < 0 ? sort.getAxis() + type.getRank() : sort.getAxis();
+    int64_t axis = static_cast<int64_t>(sort.getAxis()); // (an I64Attr reads unsigned)
+    if (axis < 0)
+      axis += type.getRank();
     int64_t extent = dims[axis], inner = 1, count = type.getNumElements();
     for (int64_t d = axis + 1; d < type.getRank(); ++d)
       inner *= dims[d];

@@ -48,7 +48,8 @@ std::vector<int64_t> reducedAxes(Operation *op, int64_t rank) {
   if (auto list = op->getAttrOfType<DenseI64ArrayAttr>("axes")) {
     axes.assign(list.asArrayRef().begin(), list.asArrayRef().end());
   } else if (llvm::isa<LayerNormOp>(op)) {
-    for (int64_t d = llvm::cast<LayerNormOp>(op).getAxis(); d < rank; ++d)
+    int64_t first = static_cast<int64_t>(llvm::cast<LayerNormOp>(op).getAxis());
+    for (int64_t d = first < 0 ? first + rank : first; d < rank; ++d)
       axes.push_back(d);
   } else if (auto axis = op->getAttrOfType<IntegerAttr>("axis")) {
     axes.push_back(axis.getInt());

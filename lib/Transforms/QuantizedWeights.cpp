@@ -132,8 +132,17 @@ struct KilnQuantizedWeightsPass
   bool rewriteGather(GatherOp gather, Dequantization d) {
     auto weightType = llvm::cast<RankedTensorType>(d.cast.getInput().getType());
     int64_t rank = weightType.getRank();
-    int64_t axis = gather.getAxis() < 0 ? gather.getAxis() + rank : gather.getAxis();
+    int64_t axis = static_cast<int64_t>(gather.getAxis()); // (an I64Attr reads unsigned)
+    if (axis < 0)
+      axis += rank;
     auto scaleType = llvm::cast<RankedTensorType>(d.scale.getType());
+    // Row-major throughout (what the frontends write), so the new ops' types
+    // are what their inference gives and the reshaped scale keeps a valid
+    // layout.
+    for (Type t : std::initializer_list<Type>{weightType, scaleType, gather.getType(),
+                                              gather.getIndices().getType()})
+      if (!getEncoding(t) || !getEncoding(t).isRowMajor())
+        return false;
     int64_t trailing = rank - axis - 1; // dimensions after the gathered axis
     ArrayRef<int64_t> scaleDims = scaleType.getShape();
     int64_t keep = std::min<int64_t>(scaleType.getRank(), trailing);
