@@ -35,7 +35,11 @@ using namespace mlir;
 namespace {
 
 void buildPipeline(PassManager &pm) {
-  kiln::buildDefaultGraphPipeline(pm);
+  // Folding within a second's budget (by its estimate): a constant
+  // 1024^3 matmul in the input must not take the fuzzer's time limit.
+  kiln::GraphOptions graph;
+  graph.foldBudgetSeconds = 1.0;
+  kiln::buildDefaultGraphPipeline(pm, graph);
   pm.nest<func::FuncOp>().addPass(kiln::createKilnAssignLayouts());
   pm.nest<func::FuncOp>().addPass(kiln::createKilnPlace());
   kiln::buildFusionPipeline(pm, kiln::FusionOptions{});
