@@ -33,13 +33,6 @@ std::string nameOf(exec::StepOp step) {
   return step.getKind() ? step.getKind()->str() + "(" + joined + ")" : joined;
 }
 
-bool resultsOn(exec::StepOp step, DeviceKind kind) {
-  return llvm::any_of(step.getResults(), [&](Value v) {
-    auto encoding = getEncoding(v.getType());
-    return encoding && encoding.getDeviceKind() == kind;
-  });
-}
-
 /// The kernel's text without what differs between identical kernels: its
 /// name and the model location in its header comment.
 std::string canonicalText(const GeneratedKernel &kernel) {
@@ -131,7 +124,7 @@ std::vector<GeneratedKernel> mlir::kiln::generateKernels(func::FuncOp plan,
     } else if (llvm::isa<TransferOp>(first) && !step.getKind()) {
       kernel.name.clear();
       kernel.reason = "a copy between host and device, not a kernel";
-    } else if (options.placed && resultsOn(step, DeviceKind::CPU)) {
+    } else if (options.placed && exec::runsOnHost(step)) {
       kernel.name.clear();
       kernel.reason = "kiln-place put it on the host (its warning says why)";
     } else if (!step.getKind() && llvm::isa<ArgSortOp>(first)) {

@@ -2,6 +2,8 @@
 
 #include "kiln/Exec/ExecOps.h"
 
+#include "kiln/IR/KilnTypes.h"
+
 using namespace mlir;
 using namespace mlir::kiln::exec;
 
@@ -39,4 +41,11 @@ LogicalResult StepOp::verify() {
   if (getStream() && *getStream() < 0)
     return emitOpError("stream must be non-negative");
   return success();
+}
+
+bool mlir::kiln::exec::runsOnHost(StepOp step) {
+  return llvm::any_of(step.getResults(), [](Value v) {
+    auto encoding = getEncoding(v.getType());
+    return encoding && encoding.getDeviceKind() == DeviceKind::CPU;
+  });
 }

@@ -36,17 +36,9 @@ std::string microseconds(double us) {
 /// convolution, the two ops vendor libraries cover.
 enum class StepClass { Other, Matmul, Conv };
 
-bool resultsOn(exec::StepOp step, DeviceKind kind) {
-  return llvm::any_of(step.getResults(), [&](Value v) {
-    auto encoding = getEncoding(v.getType());
-    return encoding && encoding.getDeviceKind() == kind;
-  });
-}
-
-/// `placed`: kiln-place ran (some step is on a GPU); then a step it left on
-/// the host runs there, the reference, never a library call.
-StepClass classify(exec::StepOp step, bool placed) {
-  if (placed && resultsOn(step, DeviceKind::CPU))
+StepClass classify(exec::StepOp step) {
+  // A library call runs on the GPU: a step left on the host runs there.
+  if (exec::runsOnHost(step))
     return StepClass::Other;
   if (std::optional<StringRef> kind = step.getKind()) {
     if (*kind == "matmul_epilogue" || *kind == "horizontal")
@@ -100,10 +92,8 @@ struct KilnSelectImplementationsPass
       }
     }
     Builder b(&getContext());
-    bool placed = false;
-    func.walk([&](exec::StepOp step) { placed |= resultsOn(step, DeviceKind::CUDA); });
     func.walk([&](exec::StepOp step) {
-      StepClass cls = classify(step, placed);
+      StepClass cls = classify(step);
       if (cls == StepClass::Other)
         return;
       auto decide = [&](StringRef choice, const std::string &reason) {

@@ -209,3 +209,19 @@ func.func @channels_last_convs(%x: !nx, %w: !nw, %r: !rw) -> (!ny, !ny) {
   %1 = kiln.conv2d %x, %r : (!nx, !rw) -> !ny
   return %0, %1 : !ny, !ny
 }
+
+// -----
+
+// Must not fire: a matmul kiln-place left on the host (--host-ops, or the
+// cost model) runs there, the reference's way, never as a library call,
+// even with --impl=library.
+// (The CHECK lines hold in the default and the --impl=library runs.)
+// CHECK-LABEL: func.func @on_the_host
+// CHECK-NOT: impl =
+!hx = tensor<128x768xf32, #kiln.enc<row_major, cpu>>
+!hw = tensor<768x3072xf32, #kiln.enc<row_major, cpu>>
+!hy = tensor<128x3072xf32, #kiln.enc<row_major, cpu>>
+func.func @on_the_host(%x: !hx, %w: !hw) -> !hy {
+  %0 = kiln.matmul %x, %w : (!hx, !hw) -> !hy
+  return %0 : !hy
+}

@@ -42,6 +42,9 @@ std::vector<uint8_t> compile(const std::string &source, int64_t maxStreams = 4,
     return {};
   mlir::PassManager pm(&context);
   mlir::kiln::buildDefaultGraphPipeline(pm);
+  // Library calls are for GPU steps: place the ops first, as kilnc does.
+  if (libraryCalls)
+    pm.nest<mlir::func::FuncOp>().addPass(mlir::kiln::createKilnPlace());
   mlir::kiln::PlanOptions plan;
   plan.maxStreams = maxStreams;
   plan.selectImplementations = libraryCalls;

@@ -15,4 +15,17 @@
 #define GET_OP_CLASSES
 #include "kiln/Exec/ExecOps.h.inc"
 
+namespace mlir {
+namespace kiln {
+namespace exec {
+
+/// Whether `step` runs on the host: its results are there (kiln-place left
+/// its op on the host, or the whole plan is for the CPU). Such a step gets
+/// neither a library call nor, in a GPU plan, a kernel.
+bool runsOnHost(StepOp step);
+
+} // namespace exec
+} // namespace kiln
+} // namespace mlir
+
 #endif // KILN_EXEC_EXECOPS_H
