@@ -244,14 +244,17 @@ std::string ElementEmitter::scoped(const std::function<std::string()> &computeIn
   return result;
 }
 
-void ElementEmitter::emitBlock(const std::string &header, const std::vector<std::string> &inside,
-                               const std::vector<std::string> &after) {
-  lines.push_back(header + " {");
-  for (const std::string &line : inside)
-    lines.push_back("  " + line);
-  for (const std::string &line : after)
-    lines.push_back("  " + line);
-  lines.push_back("}");
+void ElementEmitter::emitBlocks(const std::vector<std::string> &headers,
+                                std::vector<std::string> body) {
+  // Innermost first: each header wraps what is inside it, indented.
+  for (size_t k = headers.size(); k-- > 0;) {
+    std::vector<std::string> wrapped{headers[k] + " {"};
+    for (const std::string &line : body)
+      wrapped.push_back("  " + line);
+    wrapped.push_back("}");
+    body.swap(wrapped);
+  }
+  lines.insert(lines.end(), body.begin(), body.end());
 }
 
 std::vector<std::string> ElementEmitter::broadcastIndex(Value operand,
@@ -288,6 +291,22 @@ static std::string strided(const std::string &rawIndex, int64_t start, int64_t s
     return step == 1 ? index : "(" + term + ")";
   return "(" + term + (start < 0 ? " - " : " + ") + std::to_string(start < 0 ? -start : start) +
          "LL)";
+}
+
+/// Comparisons and logical ops, the same for floats and integers (the
+/// reference's applyPredicate).
+static std::optional<std::string> predicate(Operation *op, const std::string &a,
+                                            const std::string &b) {
+  return llvm::TypeSwitch<Operation *, std::optional<std::string>>(op)
+      .Case([&](AndOp) { return a + " && " + b; })
+      .Case([&](OrOp) { return a + " || " + b; })
+      .Case([&](EqOp) { return a + " == " + b; })
+      .Case([&](NeOp) { return a + " != " + b; })
+      .Case([&](LtOp) { return a + " < " + b; })
+      .Case([&](LeOp) { return a + " <= " + b; })
+      .Case([&](GtOp) { return a + " > " + b; })
+      .Case([&](GeOp) { return a + " >= " + b; })
+      .Default([](Operation *) { return std::nullopt; });
 }
 
 std::string ElementEmitter::compute(Value value, const std::vector<std::string> &rawIndex) {
@@ -457,15 +476,7 @@ std::string ElementEmitter::compute(Value value, const std::vector<std::string> 
             return "(" + r + " != " + zero + " && ((" + r + " < " + zero + ") != (" + b + " < " +
                    zero + ")) ? " + r + " + " + b + " : " + r + ")";
           })
-          .Case([&](AndOp) { return a + " && " + b; })
-          .Case([&](OrOp) { return a + " || " + b; })
-          .Case([&](EqOp) { return a + " == " + b; })
-          .Case([&](NeOp) { return a + " != " + b; })
-          .Case([&](LtOp) { return a + " < " + b; })
-          .Case([&](LeOp) { return a + " <= " + b; })
-          .Case([&](GtOp) { return a + " > " + b; })
-          .Case([&](GeOp) { return a + " >= " + b; })
-          .Default([&](Operation *) { return std::string(); });
+          .Default([&](Operation *other) { return predicate(other, a, b).value_or(""); });
   return fresh(value, expr);
 }
 
@@ -505,16 +516,9 @@ ElementEmitter::integerExpression(Operation *op,
       .Case([&](PowOp) { return "kiln_pow_i64(" + a + ", " + b + ")"; })
       .Case([&](MaxOp) { return a + " > " + b + " ? " + a + " : " + b; })
       .Case([&](MinOp) { return a + " < " + b + " ? " + a + " : " + b; })
-      .Case([&](AndOp) { return a + " && " + b; })
-      .Case([&](OrOp) { return a + " || " + b; })
-      .Case([&](EqOp) { return a + " == " + b; })
-      .Case([&](NeOp) { return a + " != " + b; })
-      .Case([&](LtOp) { return a + " < " + b; })
-      .Case([&](LeOp) { return a + " <= " + b; })
-      .Case([&](GtOp) { return a + " > " + b; })
-      .Case([&](GeOp) { return a + " >= " + b; })
-      .Case([&](SelectOp) { return a + " ? " + b + " : " + operand(2); })
       .Default([&](Operation *other) {
+        if (std::optional<std::string> compared = predicate(other, a, b))
+          return *compared;
         fail("'" + other->getName().stripDialect().str() + "' has no integer kernel");
         return a;
       });
@@ -534,7 +538,8 @@ std::string ElementEmitter::moveData(Value value, const std::vector<std::string>
         declare(*scalarType(value.getType()), "v", otherwise);
     std::vector<std::string> inside;
     std::string x = scoped(inner, inside);
-    emitBlock("if (" + condition + ")", inside, {result + " = " + x + ";"});
+    inside.push_back(result + " = " + x + ";");
+    emitBlocks({"if (" + condition + ")"}, inside);
     return result;
   };
 
@@ -582,7 +587,8 @@ std::string ElementEmitter::moveData(Value value, const std::vector<std::string>
         lines.insert(lines.end(), inside.begin(), inside.end());
         lines.push_back(result + " = " + x + ";");
       } else {
-        emitBlock(header, inside, {result + " = " + x + ";"});
+        inside.push_back(result + " = " + x + ";");
+        emitBlocks({header}, inside);
       }
       start += extent;
     }
@@ -627,18 +633,6 @@ std::string ElementEmitter::reduceWindow(Value value, const std::vector<std::str
     type = "long long";
   bool isDouble = type == "double";
   auto L = [](int64_t v) { return std::to_string(v) + "LL"; };
-  // `body` (statements computing the element at the loop variables) run
-  // under `headers`, outermost first; `after` closes each iteration.
-  auto loopNest = [&](const std::vector<std::string> &headers, std::vector<std::string> body) {
-    for (size_t k = headers.size(); k-- > 0;) {
-      std::vector<std::string> wrapped{headers[k] + " {"};
-      for (const std::string &line : body)
-        wrapped.push_back("  " + line);
-      wrapped.push_back("}");
-      body.swap(wrapped);
-    }
-    lines.insert(lines.end(), body.begin(), body.end());
-  };
   auto forLoop = [&](const std::string &var, int64_t extent) {
     return "for (long long " + var + " = 0; " + var + " < " + L(extent) + "; ++" + var + ")";
   };
@@ -656,11 +650,11 @@ std::string ElementEmitter::reduceWindow(Value value, const std::vector<std::str
     std::string x = scoped([&] { return valueAt(input, along); }, inside);
     inside.push_back(max + " = (" + x + " > " + max + " || " + x + " != " + x + ") ? " + x +
                      " : " + max + ";");
-    loopNest({forLoop(r, inDims[axis])}, inside);
+    emitBlocks({forLoop(r, inDims[axis])}, inside);
     std::string sum = declare(type, "sum", cudaLiteral(0.0, isDouble));
     x = scoped([&] { return valueAt(input, along); }, inside);
     inside.push_back(sum + " += exp" + f + "(" + x + " - " + max + ");");
-    loopNest({forLoop(r, inDims[axis])}, inside);
+    emitBlocks({forLoop(r, inDims[axis])}, inside);
     std::string own = valueAt(input, index);
     if (llvm::isa<SoftmaxOp>(op))
       return fresh(value, "exp" + f + "(" + own + " - " + max + ") / " + sum);
@@ -704,7 +698,7 @@ std::string ElementEmitter::reduceWindow(Value value, const std::vector<std::str
     if (!reachable.empty())
       headers.push_back("if (" + llvm::join(reachable, " && ") + ")");
     headers.push_back(forLoop(j, indexDims[axis]));
-    loopNest(headers, inside);
+    emitBlocks(headers, inside);
     return fresh(value, result);
   }
 
@@ -743,7 +737,7 @@ std::string ElementEmitter::reduceWindow(Value value, const std::vector<std::str
     inside.push_back(integer ? acc + " = (long long)((unsigned long long)" + acc + " + " +
                                    product + ");"
                              : acc + " += " + product + ";");
-    loopNest({forLoop(p, k)}, inside);
+    emitBlocks({forLoop(p, k)}, inside);
     return fresh(value, acc);
   }
 
@@ -782,7 +776,7 @@ std::string ElementEmitter::reduceWindow(Value value, const std::vector<std::str
     for (const std::string &line : body)
       rows.push_back("  " + line);
     rows.push_back("}");
-    loopNest({forLoop(c, groupC), forLoop(kr, filterDims[2])}, rows);
+    emitBlocks({forLoop(c, groupC), forLoop(kr, filterDims[2])}, rows);
     return fresh(value, integer ? "kiln_f2i(" + acc + ")" : acc);
   }
 
@@ -884,11 +878,11 @@ std::string ElementEmitter::reduceWindow(Value value, const std::vector<std::str
     std::string best = declare("long long", "best", "0LL");
     std::string x = scoped([&] { return valueAt(input, inIndex); }, inside);
     std::string nan = integer ? "" : " || (" + x + " != " + x + " && " + top + " == " + top + ")";
-    emitBlock("for (long long " + loopVars[0] + " = 1; " + loopVars[0] + " < " +
-                  std::to_string(loopExtents[0]) + "LL; ++" + loopVars[0] + ")",
-              inside,
-              {"if (" + x + " > " + top + nan + ") {", "  " + top + " = " + x + ";",
-               "  " + best + " = " + loopVars[0] + ";", "}"});
+    inside.insert(inside.end(), {"if (" + x + " > " + top + nan + ") {", "  " + top + " = " + x + ";",
+                                 "  " + best + " = " + loopVars[0] + ";", "}"});
+    emitBlocks({"for (long long " + loopVars[0] + " = 1; " + loopVars[0] + " < " +
+                std::to_string(loopExtents[0]) + "LL; ++" + loopVars[0] + ")"},
+               inside);
     return best;
   }
 
@@ -926,24 +920,12 @@ std::string ElementEmitter::reduceWindow(Value value, const std::vector<std::str
              : kind == Min ? acc + " = (" + x + " < " + acc + " || " + x + " != " + x + ") ? " + x + " : " + acc + ";"
              : kind == Prod ? acc + " *= " + x + ";"
                             : acc + " += " + x + ";";
-  if (loopVars.empty()) {
-    lines.insert(lines.end(), inside.begin(), inside.end());
-    lines.push_back(update);
-  } else {
-    // Nested loops, outermost first; the body in the innermost.
-    std::vector<std::string> body = inside;
-    body.push_back(update);
-    for (size_t k = loopVars.size(); k-- > 0;) {
-      std::vector<std::string> wrapped;
-      wrapped.push_back("for (long long " + loopVars[k] + " = 0; " + loopVars[k] + " < " +
-                        std::to_string(loopExtents[k]) + "LL; ++" + loopVars[k] + ") {");
-      for (const std::string &line : body)
-        wrapped.push_back("  " + line);
-      wrapped.push_back("}");
-      body.swap(wrapped);
-    }
-    lines.insert(lines.end(), body.begin(), body.end());
-  }
+  // Nested loops over the reduced axes, outermost first.
+  std::vector<std::string> headers;
+  for (size_t k = 0; k < loopVars.size(); ++k)
+    headers.push_back(forLoop(loopVars[k], loopExtents[k]));
+  inside.push_back(update);
+  emitBlocks(headers, inside);
   if (kind != Mean)
     return fresh(value, acc);
   if (integer)

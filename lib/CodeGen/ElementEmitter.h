@@ -91,9 +91,9 @@ private:
   /// placed in a loop or branch) and its memo forgotten afterwards.
   std::string scoped(const std::function<std::string()> &computeInside,
                      std::vector<std::string> &inside);
-  /// "header {", the indented `inside` and `after` lines, "}".
-  void emitBlock(const std::string &header, const std::vector<std::string> &inside,
-                 const std::vector<std::string> &after);
+  /// `body` under `headers` ("for (...)", "if (...)"), outermost first,
+  /// each a brace block, indented.
+  void emitBlocks(const std::vector<std::string> &headers, std::vector<std::string> body);
   std::string compute(Value value, const std::vector<std::string> &index);
   /// An integer op's expression (wrapping, as the reference computes).
   std::string integerExpression(Operation *op,
