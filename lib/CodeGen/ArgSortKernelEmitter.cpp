@@ -28,7 +28,6 @@ using namespace mlir::kiln;
 namespace {
 
 constexpr unsigned kThreads = 256;
-constexpr int64_t kMaxBlocks = 4096; // grid-stride beyond this
 
 class ArgSortEmitter : public KernelEmitter {
 public:
@@ -94,8 +93,7 @@ public:
        << "}\n";
     kernel.source = os.str();
     kernel.blockThreads = kThreads;
-    kernel.gridBlocks = static_cast<unsigned>(
-        std::max<int64_t>(1, std::min<int64_t>(kMaxBlocks, (count + kThreads - 1) / kThreads)));
+    kernel.gridBlocks = gridStrideBlocks(count, kThreads);
     kernel.unit = "CUDA cores (rank sort)";
   }
 };

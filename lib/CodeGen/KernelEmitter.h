@@ -55,6 +55,17 @@ inline std::string tiledLaunchBounds(unsigned threads) {
   return "__launch_bounds__(" + std::to_string(threads) + ", " + std::to_string(minBlocks) + ")";
 }
 
+/// Grid-stride kernels launch at most this many blocks; more iterations
+/// loop.
+constexpr int64_t kGridStrideBlocks = 4096;
+
+/// The grid of a grid-stride kernel over `iterations` with `threads` per
+/// block: one iteration per thread, at most kGridStrideBlocks blocks.
+inline unsigned gridStrideBlocks(int64_t iterations, unsigned threads) {
+  return static_cast<unsigned>(std::max<int64_t>(
+      1, std::min<int64_t>(kGridStrideBlocks, (iterations + threads - 1) / threads)));
+}
+
 /// A kernel that failed keeps only its reason: no half-written text.
 inline void discardIfFailed(GeneratedKernel &kernel) {
   if (kernel.reason.empty())

@@ -24,7 +24,6 @@ using namespace mlir::kiln;
 namespace {
 
 constexpr unsigned kThreads = 256;
-constexpr int64_t kMaxBlocks = 4096; // grid-stride beyond this
 
 } // namespace
 
@@ -55,8 +54,7 @@ void mlir::kiln::emitLibraryEpilogueKernel(exec::StepOp step, const ::kiln::rt::
   kernel.paramTypes.push_back(*storage + " *");
   kernel.paramBytes.push_back(count * width);
   kernel.paramDTypes.push_back(static_cast<int>(call.type));
-  kernel.gridBlocks = static_cast<unsigned>(
-      std::max<int64_t>(1, std::min<int64_t>(kMaxBlocks, (count + kThreads - 1) / kThreads)));
+  kernel.gridBlocks = gridStrideBlocks(count, kThreads);
   kernel.blockThreads = kThreads;
   kernel.unit = "CUDA cores";
 
@@ -72,7 +70,7 @@ void mlir::kiln::emitLibraryEpilogueKernel(exec::StepOp step, const ::kiln::rt::
     os << "// from " << kernel.location << "\n";
   // The grid-stride step is added before the bound is tested: it must not
   // wrap either.
-  std::string index = fitsInt32({count + kMaxBlocks * kThreads}) ? "int" : "long long";
+  std::string index = fitsInt32({count + kGridStrideBlocks * kThreads}) ? "int" : "long long";
   os << "extern \"C\" __global__ void __launch_bounds__(" << kThreads << ")\n"
      << kernel.name << "(" << llvm::join(params, ", ") << ") {\n"
      << "  for (" << index << " i = blockIdx.x * blockDim.x + threadIdx.x; i < " << count

@@ -30,7 +30,6 @@ using namespace mlir::kiln;
 namespace {
 
 constexpr unsigned kThreadsPerBlock = 256;
-constexpr int64_t kMaxBlocks = 4096; // grid-stride beyond this
 
 class LoopEmitter : public KernelEmitter {
 public:
@@ -146,8 +145,7 @@ public:
 
     kernel.blockThreads = kThreadsPerBlock;
     int64_t iterations = count / group;
-    kernel.gridBlocks = static_cast<unsigned>(std::max<int64_t>(
-        1, std::min<int64_t>(kMaxBlocks, (iterations + kThreadsPerBlock - 1) / kThreadsPerBlock)));
+    kernel.gridBlocks = gridStrideBlocks(iterations, kThreadsPerBlock);
     kernel.unit = "CUDA cores";
 
     std::ostringstream os;
