@@ -208,3 +208,20 @@ func.func @dequantizing_prologue(%x: !a, %wq: !q, %s: !v, %b: !v) -> (!t, !t, !t
   %9 = kiln.matmul %x, %8 : (!a, !w) -> !t
   return %3, %6, %9 : !t, !t, !t
 }
+
+// -----
+
+// Must not fire: an integer matmul is a window loop, not a tiled kernel, so
+// its consumers do not join it.
+!a = tensor<4x16xi32, #kiln.enc<row_major, cpu>>
+!w = tensor<16x8xi32, #kiln.enc<row_major, cpu>>
+!t = tensor<4x8xi32, #kiln.enc<row_major, cpu>>
+// CHECK-LABEL: func.func @integer_matmul
+// CHECK-NOT: kiln.fusion
+// CHECK: kiln.matmul
+// CHECK: kiln.add
+func.func @integer_matmul(%x: !a, %w: !w) -> !t {
+  %0 = kiln.matmul %x, %w : (!a, !w) -> !t
+  %1 = kiln.add %0, %0 : (!t, !t) -> !t
+  return %1 : !t
+}

@@ -109,3 +109,23 @@ func.func @keeps_matmul_epilogue(%x: !a, %w: !w, %b: !v) -> (!t, !t) {
   %2 = kiln.softmax %1 {axis = 1 : i64} : (!t) -> !t
   return %1, %2 : !t, !t
 }
+
+// -----
+
+// Must not fire: a reduction the block-per-row kernel does not compute (over
+// a leading axis; of integers) is a window loop of its own, not a region's
+// anchor, so its producer stays out.
+!t = tensor<4x8xf32, #kiln.enc<row_major, cpu>>
+!r = tensor<8xf32, #kiln.enc<row_major, cpu>>
+!i = tensor<4x8xi32, #kiln.enc<row_major, cpu>>
+!ir = tensor<4xi32, #kiln.enc<row_major, cpu>>
+// CHECK-LABEL: func.func @not_row_reductions
+// CHECK-NOT: kiln.fusion
+// CHECK: kiln.reduce_sum {{.*}} -> tensor<8xf32
+func.func @not_row_reductions(%x: !t, %n: !i) -> (!r, !ir) {
+  %0 = kiln.exp %x : (!t) -> !t
+  %1 = kiln.reduce_sum %0 {axes = array<i64: 0>} : (!t) -> !r
+  %2 = kiln.add %n, %n : (!i, !i) -> !i
+  %3 = kiln.reduce_sum %2 {axes = array<i64: 1>} : (!i) -> !ir
+  return %1, %3 : !r, !ir
+}
