@@ -19,13 +19,16 @@
 using namespace mlir;
 using namespace mlir::kiln;
 
-std::string mlir::kiln::emuLibrarySource(const std::vector<GeneratedKernel> &kernels) {
+std::string mlir::kiln::emuLibrarySource(const std::vector<GeneratedKernel> &kernels,
+                                         const EmuBuild &build) {
   // The steps launching each kernel (a shared one has several).
   std::map<std::string, std::vector<unsigned>> stepsOf;
   for (const GeneratedKernel &kernel : kernels)
     if (!kernel.name.empty())
       stepsOf[kernel.name].push_back(kernel.step);
   std::string s = "// kiln: generated kernels for cuda-emu (the same text NVRTC compiles)\n";
+  if (build.profile) // kiln-run --profile looks for it
+    s += "extern \"C\" const int kiln_emu_traced = 1;\n";
   for (const GeneratedKernel &kernel : kernels) {
     if (kernel.name.empty() || kernel.sameAs >= 0) // shared kernels appear once
       continue;
@@ -50,9 +53,23 @@ std::string mlir::kiln::emuLibrarySource(const std::vector<GeneratedKernel> &ker
     const std::vector<unsigned> &steps = stepsOf[kernel.name];
     record.push_back(static_cast<long long>(steps.size()));
     record.insert(record.end(), steps.begin(), steps.end());
+    auto joined = [](const std::vector<long long> &values) {
+      return llvm::join(llvm::map_range(values, [](long long v) { return std::to_string(v); }),
+                        ", ");
+    };
     s += "extern \"C\" const long long kiln_emu_launch_" + kernel.name + "[] = {" +
-         llvm::join(llvm::map_range(record, [](long long v) { return std::to_string(v); }), ", ") +
-         "};\n";
+         joined(record) + "};\n";
+    if (build.profile) {
+      // For the profile: sm_90 registers and shared bytes (-1: unknown),
+      // FLOPs per launch, Tensor Core work.
+      auto found = build.resources.find(kernel.name);
+      std::pair<int, int> resources =
+          found == build.resources.end() ? std::make_pair(-1, -1) : found->second;
+      s += "extern \"C\" const long long kiln_emu_profile_" + kernel.name + "[] = {" +
+           joined({resources.first, resources.second, static_cast<long long>(kernel.flops),
+                   kernel.tensorCoreWork ? 1 : 0}) +
+           "};\n";
+    }
   }
   return s;
 }
@@ -68,8 +85,9 @@ std::string mlir::kiln::checkEmuSanitizers(const std::string &sanitizers) {
 }
 
 bool mlir::kiln::buildEmuLibrary(const std::vector<GeneratedKernel> &kernels,
-                                 const std::string &sanitizers, std::string &sharedObject,
+                                 const EmuBuild &build, std::string &sharedObject,
                                  std::string &error, bool *cached) {
+  const std::string &sanitizers = build.sanitizers;
   if (cached)
     *cached = false;
   llvm::SmallString<128> dir;
@@ -85,7 +103,7 @@ bool mlir::kiln::buildEmuLibrary(const std::vector<GeneratedKernel> &kernels,
     return std::string(p);
   };
   std::string source = path("kernels.cu"), object = path("kernels.so"), log = path("log.txt");
-  std::string text = emuLibrarySource(kernels);
+  std::string text = emuLibrarySource(kernels, build);
   {
     std::error_code ec;
     llvm::raw_fd_ostream os(source, ec, llvm::sys::fs::OF_Text);
@@ -106,7 +124,9 @@ bool mlir::kiln::buildEmuLibrary(const std::vector<GeneratedKernel> &kernels,
   // Sanitized kernels call into the sanitizer runtime kiln-run carries,
   // which is clang's: build them with clang.
   std::vector<llvm::StringRef> candidates = {"c++"};
-  if (!sanitizers.empty())
+  // clang: the sanitizer runtime kiln-run carries is clang's, and only
+  // clang traces loads and stores.
+  if (!sanitizers.empty() || build.profile)
     candidates = {"clang++-19", "clang++"};
   for (llvm::StringRef name : candidates) {
     if (!compiler.empty())
@@ -128,6 +148,14 @@ bool mlir::kiln::buildEmuLibrary(const std::vector<GeneratedKernel> &kernels,
                                 llvm::StringRef("-fno-omit-frame-pointer"),
                                 llvm::StringRef("-gline-tables-only")})
       args.push_back(arg);
+  if (build.profile) {
+    // Every load and store calls the emulator's hook. Unvectorized: each
+    // source access stays one access per thread, as on the GPU (16-byte
+    // ones go through kiln_load_vec/kiln_store_vec).
+    for (const char *arg : {"-fsanitize-coverage=func,trace-loads,trace-stores", "-fno-vectorize",
+                            "-fno-slp-vectorize"})
+      args.push_back(arg);
+  }
 #ifdef KILN_CUDA_INCLUDE_DIR
   // __half and __nv_bfloat16 come from the toolkit's headers.
   args.push_back("-I" KILN_CUDA_INCLUDE_DIR);
@@ -148,7 +176,7 @@ bool mlir::kiln::buildEmuLibrary(const std::vector<GeneratedKernel> &kernels,
   if (!llvm::sys::fs::status(compiler, status))
     keyParts.push_back(std::to_string(status.getSize()) + "@" +
                        std::to_string(status.getLastModificationTime().time_since_epoch().count()));
-  for (const char *name : {"cuda_emu.h", "Wmma.h"}) {
+  for (const char *name : {"cuda_emu.h", "Wmma.h", "Profile.h"}) {
     auto headerText =
         llvm::MemoryBuffer::getFile(std::string(KILN_INCLUDE_DIR) + "/kiln/CudaEmu/" + name);
     keyParts.push_back(headerText ? (*headerText)->getBuffer().str() : "");

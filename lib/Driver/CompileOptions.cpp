@@ -74,6 +74,8 @@ std::string verifyCompileOptions(const CompileOptions &options) {
     if (!problem.empty())
       return "--emu-sanitize: " + problem;
   }
+  if (options.emuProfile && options.target != Target::CudaEmu)
+    return "--emu-profile applies to --target=cuda-emu";
   if (!options.hostOps.empty() && options.target == Target::CPU)
     return "--host-ops applies to --target=cuda and cuda-emu (on the CPU every op runs on the "
            "host)";

@@ -124,7 +124,28 @@ LogicalResult buildDeviceCode(func::FuncOp plan, const CompileOptions &options,
     std::string library, error;
     bool cached = false;
     auto start = std::chrono::steady_clock::now();
-    if (!mlir::kiln::buildEmuLibrary(kernels, options.emuSanitize, library, error, &cached)) {
+    mlir::kiln::EmuBuild build;
+    build.sanitizers = options.emuSanitize;
+    build.profile = options.emuProfile;
+    if (build.profile && codegen::haveNvrtc()) {
+      // Occupancy needs each kernel's registers and shared memory on sm_90.
+      std::string source;
+      for (const mlir::kiln::GeneratedKernel &kernel : kernels)
+        if (!kernel.name.empty() && kernel.sameAs < 0)
+          source += kernel.source + "\n";
+      if (!source.empty()) {
+        codegen::NvrtcResult compiled = codegen::compileCudaCached(
+            codegen::CompileCache::fromEnvironment(), source, plan.getName().str() + ".cu",
+            "sm_90");
+        for (const auto &[name, r] : compiled.resources)
+          build.resources[name] = {r.registers, r.sharedBytes};
+        if (!compiled.ok)
+          llvm::errs() << "kilnc: warning: NVRTC did not compile the kernels for sm_90, so the "
+                          "profile has no registers or occupancy:\n"
+                       << compiled.log << "\n";
+      }
+    }
+    if (!mlir::kiln::buildEmuLibrary(kernels, build, library, error, &cached)) {
       llvm::errs() << "kilnc: error: " << error << "\n";
       return failure();
     }

@@ -58,9 +58,53 @@ Status CudaEmuDevice::checkLaunch(void *library, const Program &program, size_t 
   return Status::ok();
 }
 
-Result<std::unique_ptr<CudaEmuDevice>> CudaEmuDevice::load(const Program &program,
-                                                          const emu::LaunchOptions &options,
-                                                          bool convEpilogueKernels) {
+void CudaEmuDevice::addProfile(const Program &program, size_t index,
+                               const emu::Profile &profile) const {
+  const StepDesc &step = program.steps[index];
+  std::lock_guard<std::mutex> lock(profileMutex_);
+  KernelProfile &p = profiles_[step.kernel];
+  if (p.kernel.empty()) {
+    p.kernel = step.kernel;
+    p.stepName = step.name;
+    p.grid = step.grid;
+    p.block = step.block;
+    for (const emu::MemoryRange &range : profile.global)
+      p.minimumBytes += range.bytes;
+    // What the compiler recorded for a profiled build: sm_90 registers and
+    // shared bytes, the step's FLOPs, whether they suit Tensor Cores.
+    if (const auto *record = static_cast<const long long *>(
+            dlsym(library_, ("kiln_emu_profile_" + step.kernel).c_str()))) {
+      p.registers = static_cast<int>(record[0]);
+      p.sharedBytes = static_cast<int>(record[1]);
+      p.flops = static_cast<double>(record[2]);
+      p.tensorCores = record[3] != 0;
+    }
+  }
+  if (std::find(p.steps.begin(), p.steps.end(), index) == p.steps.end()) {
+    p.steps.push_back(index);
+    for (const OpDesc &op : step.ops)
+      if (!op.location.empty() &&
+          std::find(p.locations.begin(), p.locations.end(), op.location) == p.locations.end())
+        p.locations.push_back(op.location);
+  }
+  ++p.launches;
+  p.counts += profile.counts;
+}
+
+std::vector<KernelProfile> CudaEmuDevice::kernelProfiles(const Program &) const {
+  std::lock_guard<std::mutex> lock(profileMutex_);
+  std::vector<KernelProfile> all;
+  for (const auto &[name, profile] : profiles_)
+    all.push_back(profile);
+  std::sort(all.begin(), all.end(), [](const KernelProfile &a, const KernelProfile &b) {
+    return a.steps.front() < b.steps.front();
+  });
+  return all;
+}
+
+Result<std::unique_ptr<CudaEmuDevice>>
+CudaEmuDevice::load(const Program &program, const emu::LaunchOptions &options,
+                    bool convEpilogueKernels, std::optional<unsigned> profileSample) {
   const DeviceCodeDesc *code = nullptr;
   for (const DeviceCodeDesc &d : program.deviceCode)
     if (d.target == "cuda-emu" && d.format == "elf-so")
@@ -95,6 +139,11 @@ Result<std::unique_ptr<CudaEmuDevice>> CudaEmuDevice::load(const Program &progra
   }
   std::unique_ptr<CudaEmuDevice> device(new CudaEmuDevice());
   device->library_ = library;
+  if (profileSample && !dlsym(library, "kiln_emu_traced"))
+    return Status::error("this executable's cuda-emu kernels were built without access tracing, "
+                         "so they cannot be profiled: compile the model with kilnc "
+                         "--target=cuda-emu --emu-profile");
+  device->profileSample_ = profileSample;
   device->options_ = options;
   device->convEpilogueKernels_ = convEpilogueKernels;
   for (size_t k = 0; k < program.steps.size(); ++k) {
@@ -180,9 +229,25 @@ Status CudaEmuDevice::runStep(const Program &program, size_t index,
       guarded.push_back(copy);
     }
   }
+  emu::LaunchOptions options = options_;
+  emu::Profile profile;
+  if (profileSample_) {
+    profile.sampleBlocks = *profileSample_;
+    const std::vector<void *> &buffers = guarded.empty() ? args : guarded;
+    for (size_t a = 0; a < buffers.size(); ++a) {
+      bool isOutput = a >= step.kernelInputs.size();
+      uint32_t value = isOutput ? step.outputs[a - step.kernelInputs.size()]
+                                : step.inputs[step.kernelInputs[a]];
+      profile.global.push_back(
+          {buffers[a], static_cast<size_t>(program.values[value].type.byteSize())});
+    }
+    options.profile = &profile;
+  }
   emu::LaunchResult result =
-      emu::launch(emu::Dim3{step.grid, 1, 1}, emu::Dim3{step.block, 1, 1}, 0, options_,
+      emu::launch(emu::Dim3{step.grid, 1, 1}, emu::Dim3{step.block, 1, 1}, 0, options,
                   [&] { entry(guarded.empty() ? args.data() : guarded.data()); });
+  if (profileSample_ && result.ok)
+    addProfile(program, index, profile);
   for (size_t a = 0; a < guarded.size(); ++a) {
     if (a >= step.kernelInputs.size())
       std::memcpy(args[a], guarded[a],

@@ -15,7 +15,10 @@
 
 #include "kiln/CudaEmu/Emulator.h"
 
+#include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 
 namespace kiln {
 namespace rt {
@@ -26,24 +29,36 @@ public:
   /// With `convEpilogueKernels`, a cuDNN step runs its plain convolution
   /// and then its epilogue kernel (what the GPU does when cuDNN has no
   /// engine for the fused graph), not the fused descriptor.
-  static Result<std::unique_ptr<CudaEmuDevice>> load(const Program &program,
-                                                     const emu::LaunchOptions &options,
-                                                     bool convEpilogueKernels = false);
+  /// With `profileSample`, every launch is profiled (emulating that many
+  /// blocks of it, 0: all): the library must have been built with access
+  /// tracing (kilnc --emu-profile).
+  static Result<std::unique_ptr<CudaEmuDevice>>
+  load(const Program &program, const emu::LaunchOptions &options,
+       bool convEpilogueKernels = false, std::optional<unsigned> profileSample = std::nullopt);
   ~CudaEmuDevice();
 
   /// Runs step `index`: its kernel under the emulator, or the CPU backend.
   Status runStep(const Program &program, size_t index, const std::vector<const uint8_t *> &inputs,
                  const std::vector<uint8_t *> &outputs) const;
 
+  /// The counts of every kernel launched so far, when profiling.
+  std::vector<KernelProfile> kernelProfiles(const Program &program) const;
+
 private:
   CudaEmuDevice() = default;
   /// Whether step `index` launches its kernel as the library records it.
   static Status checkLaunch(void *library, const Program &program, size_t index);
+  void addProfile(const Program &program, size_t index, const emu::Profile &profile) const;
   using ThreadEntry = void (*)(void *const *);
   void *library_ = nullptr;
   std::vector<ThreadEntry> entries_; ///< per step; null for host steps
   emu::LaunchOptions options_;
   bool convEpilogueKernels_ = false;
+  /// Profiling: what each kernel's launches counted (steps run on several
+  /// stream threads at once).
+  std::optional<unsigned> profileSample_;
+  mutable std::mutex profileMutex_;
+  mutable std::map<std::string, KernelProfile> profiles_;
 };
 
 } // namespace rt

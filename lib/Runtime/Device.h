@@ -34,6 +34,9 @@ public:
   /// "device ..." and what the device loaded: the GPU, its architecture,
   /// the code chosen for it and the vendor libraries' files.
   virtual std::string describe() const = 0;
+
+  /// What a profiling cuda-emu counted; empty elsewhere.
+  virtual std::vector<KernelProfile> kernelProfiles() const { return {}; }
 };
 
 /// The CPU, or cuda-emu when `options.device` asks for it.

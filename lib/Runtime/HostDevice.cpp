@@ -19,7 +19,11 @@ Result<std::unique_ptr<Device>> createHostDevice(const Program &program,
                    : options.emuOrder == EmuOrder::Shuffled ? emu::Order::Shuffled
                                                             : emu::Order::Forward;
     launch.checked = options.emuChecked;
-    auto loaded = CudaEmuDevice::load(program, launch, options.convEpilogueKernels);
+    std::optional<unsigned> profileSample;
+    if (options.emuProfile)
+      profileSample = options.emuProfileSample;
+    auto loaded =
+        CudaEmuDevice::load(program, launch, options.convEpilogueKernels, profileSample);
     if (!loaded)
       return loaded.status();
     emu = std::move(*loaded);

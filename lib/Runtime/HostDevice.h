@@ -31,6 +31,9 @@ public:
              std::vector<StepTiming> *timings) override;
   const uint8_t *outputData(size_t index) const override;
   std::string describe() const override;
+  std::vector<KernelProfile> kernelProfiles() const override {
+    return emu_ ? emu_->kernelProfiles(program_) : std::vector<KernelProfile>();
+  }
 
 private:
   /// Where a program value lives during a run.

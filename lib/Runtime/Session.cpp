@@ -2,6 +2,7 @@
 
 #include "Device.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 
@@ -34,6 +35,9 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Executabl
   if (options.convEpilogueKernels && options.device != DeviceChoice::Cuda &&
       options.device != DeviceChoice::CudaEmu)
     return Status::error("--conv-epilogue-kernels applies to --device=cuda and cuda-emu");
+  if (options.emuProfile && options.device != DeviceChoice::CudaEmu)
+    return Status::error("--profile applies to --device=cuda-emu (the emulator counts what "
+                         "each kernel asks of the memory system)");
   if (options.device != DeviceChoice::Cuda) {
     if (options.cudaGraph)
       return Status::error("--cuda-graph applies to --device=cuda (it captures the schedule "
@@ -100,6 +104,19 @@ const void *Session::outputData(size_t index) const {
 }
 
 std::string Session::describeDevice() const { return device_->describe(); }
+
+std::vector<KernelProfile> Session::kernelProfiles() const { return device_->kernelProfiles(); }
+
+std::vector<std::string> Executable::stepLocations(size_t step) const {
+  std::vector<std::string> locations;
+  if (step >= program_->steps.size())
+    return locations;
+  for (const OpDesc &op : program_->steps[step].ops)
+    if (!op.location.empty() &&
+        std::find(locations.begin(), locations.end(), op.location) == locations.end())
+      locations.push_back(op.location);
+  return locations;
+}
 
 std::string Executable::describe() const {
   const Program &p = *program_;

@@ -14,6 +14,8 @@
 
 #include "RunMain.h"
 
+#include "ProfileReport.h"
+
 #include "kiln/Reference/Tensor.h"
 #include "kiln/Support/Npy.h"
 #include "kiln/Support/OnnxTensorFile.h"
@@ -42,6 +44,9 @@ struct Options {
   std::string outputDir;
   int bench = 0;
   std::string trace;
+  std::string profile;
+  unsigned profileSample = 0;
+  bool profileSampleGiven = false;
   bool describe = false;
   std::string outputFormat = "npy";
   std::string emuOrder = "forward";
@@ -58,7 +63,7 @@ const char *kUsage =
     "       [--output-dir DIR] [--output-format=npy|pb] [--bench N] [--trace FILE.json]\n"
     "       [--describe] [--emu-order=forward|reverse|shuffled] [--emu-checked]\n"
     "       [--cuda-graph] [--sync-each-step] [--conv-epilogue-kernels]\n"
-    "       [--compare-to DIR [--tolerance T]]\n";
+    "       [--compare-to DIR [--tolerance T]] [--profile FILE.json [--profile-sample N]]\n";
 
 const char *kHelp =
     "\n"
@@ -84,7 +89,12 @@ const char *kHelp =
     "  --compare-to DIR    compare every output with DIR/NAME.npy (as --output-dir\n"
     "                      writes them): |actual - expected| <= T + T * |expected|\n"
     "                      everywhere, NaNs in the same places; exit 1 when not\n"
-    "  --tolerance T       the T of --compare-to (default 1e-4)\n";
+    "  --tolerance T       the T of --compare-to (default 1e-4)\n"
+    "  --profile FILE.json cuda-emu: count each kernel's memory requests and Tensor Core\n"
+    "                      work and write them with predicted GPU times (kilnc\n"
+    "                      --emu-profile builds the kernels for it)\n"
+    "  --profile-sample N  emulate N evenly spaced blocks of each launch and scale the\n"
+    "                      counts to the grid (the outputs are then not meaningful)\n";
 
 int usageError(const char *argv0, bool embedded, const std::string &message) {
   std::fprintf(stderr, "%s: error: %s\n", argv0, message.c_str());
@@ -184,6 +194,16 @@ std::optional<int> parse(int argc, char **argv, bool embedded, Options &o) {
       o.bench = static_cast<int>(*n);
     } else if (value("--trace", v)) {
       o.trace = v;
+    } else if (value("--profile", v)) {
+      o.profile = v;
+    } else if (value("--profile-sample", v)) {
+      std::optional<uint64_t> n = parseDecimal(v);
+      if (!n || *n < 1 || *n > 1000000)
+        return usageError(argv[0], embedded,
+                          "--profile-sample takes a number of blocks from 1 to 1000000, got '" +
+                              v + "'");
+      o.profileSample = static_cast<unsigned>(*n);
+      o.profileSampleGiven = true;
     } else if (value("--compare-to", v)) {
       o.compareTo = v;
     } else if (value("--tolerance", v)) {
@@ -215,6 +235,12 @@ std::optional<int> parse(int argc, char **argv, bool embedded, Options &o) {
   if (o.convEpilogueKernels && o.device != "cuda" && o.device != "cuda-emu")
     return usageError(argv[0], embedded,
                       "--conv-epilogue-kernels applies to --device=cuda and cuda-emu");
+  if (!o.profile.empty() && o.device != "cuda-emu")
+    return usageError(argv[0], embedded,
+                      "--profile applies to --device=cuda-emu (the emulator counts what each "
+                      "kernel asks of the memory system)");
+  if (o.profileSampleGiven && o.profile.empty())
+    return usageError(argv[0], embedded, "--profile-sample applies to --profile");
   if (o.toleranceGiven && o.compareTo.empty())
     return usageError(argv[0], embedded, "--tolerance applies to --compare-to");
   if (o.cudaGraph && o.syncEachStep)
@@ -283,24 +309,6 @@ double median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
-/// `text` as the inside of a JSON string (names come from the model).
-std::string jsonEscaped(const std::string &text) {
-  std::string out;
-  for (unsigned char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
-}
-
 bool writeTrace(const std::string &path, const rt::Executable &exe, const std::string &device,
                 const std::vector<rt::StepTiming> &timings) {
   std::ofstream out(path);
@@ -319,7 +327,11 @@ bool writeTrace(const std::string &path, const rt::Executable &exe, const std::s
     std::snprintf(buf, sizeof(buf), "%.3f", t.endUs - t.startUs);
     out << ",\n{\"name\": \"" << jsonEscaped(t.name) << "\", \"cat\": \""
         << jsonEscaped(t.category.empty() ? device : t.category) << "\", \"ph\": \"X\", \"pid\": 1, \"tid\": " << t.stream
-        << ", \"ts\": " << start << ", \"dur\": " << buf << "}";
+        << ", \"ts\": " << start << ", \"dur\": " << buf << ", \"args\": {\"locations\": [";
+    std::vector<std::string> locations = exe.stepLocations(t.step);
+    for (size_t l = 0; l < locations.size(); ++l)
+      out << (l ? ", " : "") << "\"" << jsonEscaped(locations[l]) << "\"";
+    out << "]}}";
   }
   out << "\n]}\n";
   out.close(); // the last buffered bytes fail here (a full disk), not before
@@ -446,6 +458,8 @@ int runMain(int argc, char **argv, std::shared_ptr<const rt::Executable> embedde
   sessionOptions.convEpilogueKernels = o.convEpilogueKernels;
   sessionOptions.deviceOrdinal = o.deviceOrdinal;
   sessionOptions.stepTimings = o.bench > 0 || !o.trace.empty();
+  sessionOptions.emuProfile = !o.profile.empty();
+  sessionOptions.emuProfileSample = o.profileSample;
   auto session = rt::Session::create(exe, sessionOptions);
   if (!session)
     return error(session.status().message());
@@ -539,6 +553,15 @@ int runMain(int argc, char **argv, std::shared_ptr<const rt::Executable> embedde
   }
   if (!o.trace.empty() && !writeTrace(o.trace, *exe, o.device, (*session)->lastTimings()))
     return error("cannot write trace '" + o.trace + "'");
+  if (!o.profile.empty()) {
+    std::vector<rt::KernelProfile> profiles = (*session)->kernelProfiles();
+    if (!writeProfile(o.profile, profiles, o.profileSample))
+      return error("cannot write profile '" + o.profile + "'");
+    printProfile(stderr, profiles);
+    if (o.profileSample > 0)
+      std::fprintf(stderr, "%s: note: --profile-sample emulated only some blocks of each "
+                   "launch: the outputs below are not meaningful\n", tool);
+  }
 
   // Outputs.
   if (!o.outputDir.empty()) {

@@ -90,6 +90,11 @@ static cl::opt<std::string> emuSanitize(
              "comma-separated; clang); run them with a kiln-run built with the same "
              "(-DKILN_SANITIZE, scripts/test --sanitize)"),
     cl::value_desc("list"), cl::cat(kilncCategory));
+static cl::opt<bool> emuProfile(
+    "emu-profile",
+    cl::desc("Build the cuda-emu kernels for kiln-run --profile: every load and store traced "
+             "(clang), each kernel's sm_90 registers and shared memory recorded (NVRTC)"),
+    cl::cat(kilncCategory));
 static cl::opt<driver::Schedule> schedule(
     "schedule", cl::desc("Trade-off of the execution plan"),
     cl::init(driver::Schedule::MaxConcurrency),
@@ -285,6 +290,7 @@ LogicalResult readCompileOptions(EmitKind kind, driver::CompileOptions &options)
   options.tuningCache = tuningCache;
   options.autotune = autotuneFlag;
   options.emuSanitize = emuSanitize;
+  options.emuProfile = emuProfile;
   options.optimize = !noOptimize;
   options.fusion = !noFusion;
   options.lower = kind == EmitKind::Plan || kind == EmitKind::Executable ||

@@ -18,14 +18,27 @@
 
 #include "kiln/CodeGen/KernelGenerator.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
 namespace mlir {
 namespace kiln {
 
+/// How the kernels are built. A profiled build traces every load and store
+/// (clang's -fsanitize-coverage=trace-loads,trace-stores, calling the
+/// emulator's hooks) and records each kernel's sm_90 registers and shared
+/// bytes (`resources`, by kernel name, from NVRTC), its FLOPs and whether
+/// they suit Tensor Cores.
+struct EmuBuild {
+  std::string sanitizers;
+  bool profile = false;
+  std::map<std::string, std::pair<int, int>> resources; ///< registers, shared bytes
+};
+
 /// The translation unit: every kernel's text and its thread entry.
-std::string emuLibrarySource(const std::vector<GeneratedKernel> &kernels);
+std::string emuLibrarySource(const std::vector<GeneratedKernel> &kernels,
+                             const EmuBuild &build = {});
 
 /// Sanitizers to build the kernels with (`kilnc --emu-sanitize`): a
 /// comma-separated subset of "address" and "undefined", or empty. Such
@@ -37,8 +50,9 @@ std::string checkEmuSanitizers(const std::string &sanitizers);
 /// Builds the shared object, or takes it from the compile cache (`cached`
 /// says which); on failure returns false with the compiler's output in
 /// `error`. The compiler is $KILN_HOST_CXX, else c++ on PATH (clang++-19,
-/// else clang++, when sanitizing: the runtime must match kiln-run's).
-bool buildEmuLibrary(const std::vector<GeneratedKernel> &kernels, const std::string &sanitizers,
+/// else clang++, when sanitizing, the runtime must match kiln-run's, or
+/// profiling).
+bool buildEmuLibrary(const std::vector<GeneratedKernel> &kernels, const EmuBuild &build,
                      std::string &sharedObject, std::string &error, bool *cached = nullptr);
 
 } // namespace kiln

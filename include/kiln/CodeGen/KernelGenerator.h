@@ -54,6 +54,11 @@ struct GeneratedKernel {
   std::vector<int64_t> paramBytes;
   std::vector<int> paramDTypes;
   std::string location;      ///< model file:line of the step's first op
+  /// The step's arithmetic per launch (2 per multiply-add), for the
+  /// profile's ideal time; and whether it is f16/bf16 work a Tensor Core
+  /// could do.
+  double flops = 0;
+  bool tensorCoreWork = false;
   /// Set when an earlier step has the very same kernel (same text but for
   /// its name and model location, same launch): this step launches that
   /// step's kernel, `name` is its name and `source` is empty, so each

@@ -28,6 +28,8 @@
 #include <functional>
 #include <string>
 
+#include "kiln/CudaEmu/Profile.h"
+
 namespace kiln {
 namespace emu {
 
@@ -47,6 +49,9 @@ struct LaunchOptions {
   /// Shared arrays in their own pages, followed by a guard page.
   bool checked = false;
   size_t stackBytes = 64 * 1024;
+  /// When set, the launch counts its memory requests and Tensor Core work
+  /// into it (Profile.h), and emulates only its sampleBlocks if it has any.
+  Profile *profile = nullptr;
 };
 
 struct LaunchResult {

@@ -57,6 +57,13 @@ template <> inline __nv_bfloat16 fromFloat<__nv_bfloat16>(float v) { return __fl
 
 /// Every lane of the warp reaches the same call (a warp collective).
 #define KILN_WMMA_SYNC() __syncwarp()
+/// The fragments' copies are the emulation's, not the kernel's accesses:
+/// a profile does not trace them (it does not count wmma's memory traffic).
+#if defined(__clang__)
+#define KILN_WMMA_UNTRACED __attribute__((noinline, no_sanitize("coverage")))
+#else
+#define KILN_WMMA_UNTRACED
+#endif
 
 /// What a fragment's elements are stored as (TF32 fragments hold floats).
 template <typename T> struct Storage {
@@ -89,7 +96,7 @@ public:
 };
 
 template <typename Use, int M, int N, int K, typename T, typename Layout>
-inline void fill_fragment(fragment<Use, M, N, K, T, Layout> &f,
+KILN_WMMA_UNTRACED void fill_fragment(fragment<Use, M, N, K, T, Layout> &f,
                           typename detail::Storage<T>::type value) {
   for (int e = 0; e < f.num_elements; ++e)
     f.x[e] = value;
@@ -97,7 +104,7 @@ inline void fill_fragment(fragment<Use, M, N, K, T, Layout> &f,
 
 /// A or B: the layout comes from the fragment type.
 template <typename Use, int M, int N, int K, typename T, typename Layout>
-inline void load_matrix_sync(fragment<Use, M, N, K, T, Layout> &f,
+KILN_WMMA_UNTRACED void load_matrix_sync(fragment<Use, M, N, K, T, Layout> &f,
                              const typename detail::Storage<T>::type *p, unsigned ldm) {
   KILN_WMMA_SYNC();
   ::kiln::emu::checkWmmaMatrix(p, ldm * sizeof(*p), "load_matrix_sync");
@@ -109,7 +116,7 @@ inline void load_matrix_sync(fragment<Use, M, N, K, T, Layout> &f,
 
 /// The accumulator: the layout is an argument.
 template <int M, int N, int K, typename T>
-inline void load_matrix_sync(fragment<accumulator, M, N, K, T> &f, const T *p, unsigned ldm,
+KILN_WMMA_UNTRACED void load_matrix_sync(fragment<accumulator, M, N, K, T> &f, const T *p, unsigned ldm,
                              layout_t layout) {
   KILN_WMMA_SYNC();
   ::kiln::emu::checkWmmaMatrix(p, ldm * sizeof(T), "load_matrix_sync");
@@ -119,7 +126,7 @@ inline void load_matrix_sync(fragment<accumulator, M, N, K, T> &f, const T *p, u
 }
 
 template <int M, int N, int K, typename T>
-inline void store_matrix_sync(T *p, const fragment<accumulator, M, N, K, T> &f, unsigned ldm,
+KILN_WMMA_UNTRACED void store_matrix_sync(T *p, const fragment<accumulator, M, N, K, T> &f, unsigned ldm,
                               layout_t layout) {
   KILN_WMMA_SYNC();
   ::kiln::emu::checkWmmaMatrix(p, ldm * sizeof(T), "store_matrix_sync");
@@ -132,11 +139,12 @@ inline void store_matrix_sync(T *p, const fragment<accumulator, M, N, K, T> &f, 
 
 /// d = a * b + c, accumulated in float.
 template <int M, int N, int K, typename TA, typename LA, typename TB, typename LB, typename TC>
-inline void mma_sync(fragment<accumulator, M, N, K, TC> &d,
+KILN_WMMA_UNTRACED void mma_sync(fragment<accumulator, M, N, K, TC> &d,
                      const fragment<matrix_a, M, N, K, TA, LA> &a,
                      const fragment<matrix_b, M, N, K, TB, LB> &b,
                      const fragment<accumulator, M, N, K, TC> &c) {
   KILN_WMMA_SYNC();
+  ::kiln::emu::countTensorCoreFlops(2ull * M * N * K / 32); // each lane its share
   TC result[M * N];
   for (int i = 0; i < M; ++i)
     for (int j = 0; j < N; ++j) {
@@ -150,6 +158,7 @@ inline void mma_sync(fragment<accumulator, M, N, K, TC> &d,
 }
 
 #undef KILN_WMMA_SYNC
+#undef KILN_WMMA_UNTRACED
 
 } // namespace wmma
 } // namespace nvcuda

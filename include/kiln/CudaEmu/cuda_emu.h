@@ -7,6 +7,13 @@
 // barrier and collective records its source line, so the emulator's
 // reports point into the kernel.
 //
+// Warp matrix instructions: the kernel text calls kiln_cp_async_16,
+// kiln_ldmatrix_*, kiln_mma_m16n8k16_* and kiln_load_vec/kiln_store_vec,
+// which the GPU build defines with inline PTX (the prelude the emitters
+// write, under #ifndef KILN_CUDA_EMU) and this header emulates: ldmatrix
+// and mma as warp collectives with the PTX ISA's fragment layouts, cp.async
+// as a copy that lands when cp.async.wait_group says so.
+//
 // Shared memory: kiln's kernels declare it with KILN_SHARED(T, name, count)
 // (on the GPU: __shared__ T name[count]), or KILN_SHARED_ALIGNED(T, name,
 // count, align) for a stricter alignment (wmma's 32 bytes), so the emulator
@@ -17,6 +24,9 @@
 
 #ifndef KILN_CUDAEMU_CUDA_EMU_H
 #define KILN_CUDAEMU_CUDA_EMU_H
+
+/// Kernel text tells the emulation from NVRTC by this.
+#define KILN_CUDA_EMU 1
 
 #include <cmath>
 #include <cstdint>
@@ -61,7 +71,9 @@ extern thread_local uint3 blockIdx;
 extern thread_local dim3 blockDim;
 extern thread_local dim3 gridDim;
 
-enum class Collective : int { SyncWarp, ShflIdx, ShflXor, ShflDown, ShflUp, Any, All, Ballot };
+enum class Collective : int {
+  SyncWarp, ShflIdx, ShflXor, ShflDown, ShflUp, Any, All, Ballot, LdMatrix, Mma
+};
 
 void syncThreads(const char *file, int line);
 /// Waits until every lane of `mask` arrives at the same collective; returns
@@ -74,6 +86,25 @@ void *sharedArray(size_t bytes, size_t align, const char *file, int line);
 /// breaks it gets undefined results on a GPU; here its launch fails.
 void checkWmmaMatrix(const void *p, size_t ldmBytes, const char *call);
 void *sharedDynamic(const char *file, int line);
+
+/// Profiling (Profile.h): one lane's access of `bytes` at `address` by the
+/// instruction at `site`; nothing unless the launch is profiled.
+void traceAccess(const void *site, const void *address, unsigned bytes, bool store);
+/// cp.async of `bytes` (4, 8 or 16): the source is read now, the
+/// destination written when a cp.async.wait_group retires its group.
+void cpAsync(void *shared, const void *global, unsigned bytes, const void *site);
+void cpAsyncCommit();
+void cpAsyncWait(int pendingGroups);
+/// ldmatrix.sync.aligned.m8n8.x{count}[.trans].shared.b16: this lane gives
+/// the address of one row and gets `count` registers.
+void ldMatrix(unsigned *registers, int count, bool trans, const void *row, const char *file,
+              int line);
+/// mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}: d += a * b, with this
+/// lane's fragment registers.
+void mmaM16N8K16(float *d, const unsigned *a, const unsigned *b, bool bf16, const char *file,
+                 int line);
+/// Tensor Core work of a wmma operation, once per warp.
+void countTensorCoreFlops(uint64_t flops);
 
 template <typename T>
 T shuffle(Collective kind, unsigned mask, T value, int param, int width, const char *file,
@@ -197,6 +228,37 @@ template <typename T> T atomicMax(T *address, T value) {
   }
   return old;
 }
+
+// Not instrumented: what these count is counted once, in the emulator.
+#if defined(__clang__)
+#define KILN_EMU_UNTRACED __attribute__((noinline, no_sanitize("coverage")))
+#else
+#define KILN_EMU_UNTRACED __attribute__((noinline))
+#endif
+
+template <typename V> KILN_EMU_UNTRACED V kiln_load_vec(const void *p) {
+  ::kiln::emu::traceAccess(__builtin_return_address(0), p, sizeof(V), false);
+  V v;
+  std::memcpy(&v, p, sizeof(V));
+  return v;
+}
+template <typename V> KILN_EMU_UNTRACED void kiln_store_vec(void *p, const V &v) {
+  ::kiln::emu::traceAccess(__builtin_return_address(0), p, sizeof(V), true);
+  std::memcpy(p, &v, sizeof(V));
+}
+KILN_EMU_UNTRACED inline void kiln_cp_async_16(void *shared, const void *global) {
+  ::kiln::emu::cpAsync(shared, global, 16, __builtin_return_address(0));
+}
+inline void kiln_cp_async_commit() { ::kiln::emu::cpAsyncCommit(); }
+template <int N> inline void kiln_cp_async_wait() { ::kiln::emu::cpAsyncWait(N); }
+#define kiln_ldmatrix_x4(r, p) ::kiln::emu::ldMatrix((r), 4, false, (p), __FILE__, __LINE__)
+#define kiln_ldmatrix_x2(r, p) ::kiln::emu::ldMatrix((r), 2, false, (p), __FILE__, __LINE__)
+#define kiln_ldmatrix_x4_trans(r, p) ::kiln::emu::ldMatrix((r), 4, true, (p), __FILE__, __LINE__)
+#define kiln_ldmatrix_x2_trans(r, p) ::kiln::emu::ldMatrix((r), 2, true, (p), __FILE__, __LINE__)
+#define kiln_mma_m16n8k16_f16(d, a, b)                                                         \
+  ::kiln::emu::mmaM16N8K16((d), (a), (b), false, __FILE__, __LINE__)
+#define kiln_mma_m16n8k16_bf16(d, a, b)                                                        \
+  ::kiln::emu::mmaM16N8K16((d), (a), (b), true, __FILE__, __LINE__)
 
 #include "Wmma.h"
 

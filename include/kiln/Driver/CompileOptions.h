@@ -58,6 +58,9 @@ struct CompileOptions {
   bool autotune = false;
   /// Sanitizers the cuda-emu kernels are built with ("" for none).
   std::string emuSanitize;
+  /// Build the cuda-emu kernels for kiln-run --profile: loads and stores
+  /// traced, sm_90 resources from NVRTC recorded.
+  bool emuProfile = false;
 
   // The graph pipeline.
   /// false (-O0): stop after parsing.

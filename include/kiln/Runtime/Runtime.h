@@ -16,6 +16,7 @@
 #ifndef KILN_RUNTIME_RUNTIME_H
 #define KILN_RUNTIME_RUNTIME_H
 
+#include "kiln/CudaEmu/Profile.h"
 #include "kiln/Reference/Tensor.h"
 
 #include <cstdint>
@@ -103,6 +104,8 @@ public:
   size_t numSteps() const;
   /// A readable listing of the signature, weights, buffers and schedule.
   std::string describe() const;
+  /// The model locations of step `step`'s ops (each once, in op order).
+  std::vector<std::string> stepLocations(size_t step) const;
 
   const Program &program() const { return *program_; }
 
@@ -143,6 +146,30 @@ struct SessionOptions {
   /// Record each step's span (lastTimings()); off, a run takes no timing
   /// events on the GPU.
   bool stepTimings = false;
+  /// cuda-emu: count every kernel's memory requests and Tensor Core work
+  /// (kernelProfiles()); the executable must be built with kilnc
+  /// --emu-profile.
+  bool emuProfile = false;
+  /// With emuProfile: emulate only this many evenly spaced blocks of each
+  /// launch and scale the counts to the grid (0: every block). The outputs
+  /// are then not meaningful.
+  unsigned emuProfileSample = 0;
+};
+
+/// What cuda-emu counted for one kernel, summed over its launches (and the
+/// runs of the session), with what the compiler recorded about it.
+struct KernelProfile {
+  std::string kernel;
+  std::vector<size_t> steps;  ///< the steps launching it
+  std::string stepName;       ///< the first of them, "loop(add+relu)"
+  std::vector<std::string> locations; ///< model locations of every op it computes
+  uint64_t launches = 0;
+  unsigned grid = 0, block = 0;
+  int registers = -1, sharedBytes = -1; ///< sm_90, from NVRTC
+  uint64_t minimumBytes = 0; ///< per launch: each parameter read or written once
+  double flops = 0;          ///< per launch: the step's arithmetic
+  bool tensorCores = false;  ///< f16/bf16 work a Tensor Core can do
+  emu::AccessCounts counts;
 };
 
 /// Span of one step in the last run, in microseconds from the start of the
@@ -173,6 +200,9 @@ public:
   const void *outputData(size_t index) const;
   /// Each step's span in the last run, when the options asked for them.
   const std::vector<StepTiming> &lastTimings() const { return timings_; }
+  /// cuda-emu with SessionOptions::emuProfile: every kernel's counts so
+  /// far, in the order of their first step.
+  std::vector<KernelProfile> kernelProfiles() const;
   const Executable &executable() const { return *exe_; }
   /// The device running the steps, and what it loaded ("device ..." lines).
   std::string describeDevice() const;

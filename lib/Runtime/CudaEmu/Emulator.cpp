@@ -14,6 +14,7 @@
 #include "kiln/CudaEmu/Emulator.h"
 #include "kiln/CudaEmu/cuda_emu.h"
 
+#include "AccessProfiler.h"
 #include "Fiber.h"
 
 #include <algorithm>
@@ -26,6 +27,7 @@
 #include <mutex>
 #include <numeric>
 #include <random>
+#include <unordered_map>
 #include <sys/mman.h>
 #include <unistd.h>
 #include <vector>
@@ -174,6 +176,17 @@ struct Thread {
   uint64_t value = 0, result = 0;
   int param = 0, width = 32;
   size_t sharedCalls = 0;
+  /// Profiling: how often each access site ran since the last barrier.
+  std::unordered_map<uintptr_t, uint32_t> siteCounts;
+  /// cp.async copies in flight: the open group, then committed ones
+  /// (oldest first). The source bytes are read at issue.
+  struct AsyncCopy {
+    char *shared;
+    unsigned bytes;
+    char data[16];
+  };
+  std::vector<AsyncCopy> openGroup;
+  std::vector<std::vector<AsyncCopy>> committedGroups;
 };
 
 struct SharedSlot {
@@ -197,6 +210,7 @@ struct Launch {
   std::vector<char> dynamicStorage;
   std::string error;          ///< set by a thread that failed
   std::mt19937_64 random;
+  std::unique_ptr<AccessProfiler> profiler; ///< when the launch is profiled
 };
 
 thread_local Launch *active = nullptr;
@@ -225,6 +239,10 @@ const char *collectiveName(Collective kind) {
     return "__all_sync";
   case Collective::Ballot:
     return "__ballot_sync";
+  case Collective::LdMatrix:
+    return "ldmatrix";
+  case Collective::Mma:
+    return "mma.sync";
   }
   return "?";
 }
@@ -334,6 +352,148 @@ int sourceLane(const Thread &t, unsigned lane) {
   }
 }
 
+bool inShared(const Launch &launch, const void *p) {
+  auto a = static_cast<const char *>(p);
+  if (a >= launch.arena.data() && a < launch.arena.data() + launch.arena.size())
+    return true;
+  if (launch.dynamic && a >= launch.dynamic && a < launch.dynamic + launch.dynamicShared)
+    return true;
+  for (const SharedSlot &slot : launch.slots)
+    if (slot.guarded && a >= slot.data && a < slot.data + slot.bytes)
+      return true;
+  return false;
+}
+
+/// What a lane passes to ldmatrix and mma (the collective's value points
+/// at it, on the lane's own stack).
+struct LdMatrixArgs {
+  unsigned *registers;
+  int count;
+  bool trans;
+  const void *row;
+};
+struct MmaArgs {
+  float *d;
+  const unsigned *a, *b;
+  bool bf16;
+};
+
+float halfBitsToFloat(uint16_t h) {
+  uint32_t sign = uint32_t(h >> 15) << 31, exponent = (h >> 10) & 0x1f, mantissa = h & 0x3ff;
+  uint32_t bits;
+  if (exponent == 0x1f) {
+    bits = sign | 0x7f800000u | (mantissa << 13);
+  } else if (exponent != 0) {
+    bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
+  } else if (mantissa == 0) {
+    bits = sign;
+  } else { // subnormal: normalise
+    int shift = 0;
+    while (!(mantissa & 0x400)) {
+      mantissa <<= 1;
+      ++shift;
+    }
+    bits = sign | (uint32_t(113 - shift) << 23) | ((mantissa & 0x3ff) << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, sizeof(f));
+  return f;
+}
+
+float elementToFloat(uint16_t bits, bool bf16) {
+  if (!bf16)
+    return halfBitsToFloat(bits);
+  uint32_t wide = uint32_t(bits) << 16;
+  float f;
+  std::memcpy(&f, &wide, sizeof(f));
+  return f;
+}
+
+/// ldmatrix: matrix i's eight rows (16 bytes each) come from the addresses
+/// of lanes 8i..8i+7; lane t receives, of each matrix, row t/4's elements
+/// 2(t%4) and 2(t%4)+1 (with .trans, those of the transposed matrix).
+std::string completeLdMatrix(Launch &launch, unsigned first, const char *file, int line) {
+  auto args = [&](unsigned lane) {
+    return reinterpret_cast<LdMatrixArgs *>(launch.threads[first + lane].value);
+  };
+  const LdMatrixArgs &lead = *args(0);
+  std::vector<std::vector<LaneAccess>> phases(static_cast<size_t>(lead.count));
+  for (int m = 0; m < lead.count; ++m) {
+    uint16_t rows[8][8];
+    for (unsigned r = 0; r < 8; ++r) {
+      const LdMatrixArgs &a = *args(static_cast<unsigned>(m) * 8 + r);
+      if (a.count != lead.count || a.trans != lead.trans)
+        return "ldmatrix (" + where(file, line) + ") with different shapes across the warp";
+      if (!inShared(launch, a.row) || reinterpret_cast<uintptr_t>(a.row) % 16 != 0)
+        return "ldmatrix (" + where(file, line) + "): lane " + std::to_string(m * 8 + r) +
+               "'s row address is not a 16-byte aligned shared-memory address";
+      std::memcpy(rows[r], a.row, 16);
+      phases[static_cast<size_t>(m)].push_back(
+          {static_cast<unsigned>(m) * 8 + r, reinterpret_cast<uintptr_t>(a.row), 16});
+    }
+    for (unsigned t = 0; t < 32; ++t) {
+      unsigned row = t / 4, col = 2 * (t % 4);
+      uint16_t lo = lead.trans ? rows[col][row] : rows[row][col];
+      uint16_t hi = lead.trans ? rows[col + 1][row] : rows[row][col + 1];
+      args(t)->registers[m] = uint32_t(lo) | uint32_t(hi) << 16;
+    }
+  }
+  if (launch.profiler)
+    launch.profiler->sharedRequest(phases);
+  return "";
+}
+
+/// mma.m16n8k16 with the PTX ISA's fragments: lane t, g = t/4, c = t%4,
+/// holds A rows g and g+8 at columns 2c, 2c+1 (a0, a1) and 2c+8, 2c+9 (a2,
+/// a3); B rows 2c, 2c+1 (b0) and 2c+8, 2c+9 (b1) of column g; C rows g and
+/// g+8 at columns 2c, 2c+1. Computed once for the warp.
+std::string completeMma(Launch &launch, unsigned first) {
+  auto args = [&](unsigned lane) {
+    return reinterpret_cast<MmaArgs *>(launch.threads[first + lane].value);
+  };
+  bool bf16 = args(0)->bf16;
+  float a[16][16], b[16][8], c[16][8];
+  auto low = [](unsigned v) { return static_cast<uint16_t>(v & 0xffff); };
+  auto high = [](unsigned v) { return static_cast<uint16_t>(v >> 16); };
+  for (unsigned t = 0; t < 32; ++t) {
+    const MmaArgs &m = *args(t);
+    if (m.bf16 != bf16)
+      return "mma.sync with different element types across the warp";
+    unsigned g = t / 4, k = 2 * (t % 4);
+    for (unsigned half = 0; half < 2; ++half) { // columns k.., then k+8..
+      unsigned col = k + 8 * half;
+      a[g][col] = elementToFloat(low(m.a[2 * half]), bf16);
+      a[g][col + 1] = elementToFloat(high(m.a[2 * half]), bf16);
+      a[g + 8][col] = elementToFloat(low(m.a[2 * half + 1]), bf16);
+      a[g + 8][col + 1] = elementToFloat(high(m.a[2 * half + 1]), bf16);
+      b[col][g] = elementToFloat(low(m.b[half]), bf16);
+      b[col + 1][g] = elementToFloat(high(m.b[half]), bf16);
+    }
+    c[g][k] = m.d[0];
+    c[g][k + 1] = m.d[1];
+    c[g + 8][k] = m.d[2];
+    c[g + 8][k + 1] = m.d[3];
+  }
+  for (unsigned i = 0; i < 16; ++i)
+    for (unsigned j = 0; j < 8; ++j) {
+      float sum = c[i][j];
+      for (unsigned k = 0; k < 16; ++k)
+        sum += a[i][k] * b[k][j];
+      c[i][j] = sum;
+    }
+  for (unsigned t = 0; t < 32; ++t) {
+    unsigned g = t / 4, k = 2 * (t % 4);
+    float *d = args(t)->d;
+    d[0] = c[g][k];
+    d[1] = c[g][k + 1];
+    d[2] = c[g + 8][k];
+    d[3] = c[g + 8][k + 1];
+  }
+  if (launch.profiler)
+    launch.profiler->tensorCoreFlops(2 * 16 * 8 * 16);
+  return "";
+}
+
 /// Runs warp `w` until its lanes all wait at __syncthreads or have exited.
 std::string runWarp(Launch &launch, unsigned w) {
   unsigned n = static_cast<unsigned>(launch.threads.size());
@@ -380,6 +540,20 @@ std::string runWarp(Launch &launch, unsigned w) {
         return std::string(collectiveName(lead.kind)) + " (" + where(lead.file, lead.line) +
                ") called by lane " + std::to_string(t->linear - first) +
                ", which is not in its mask";
+    if (lead.kind == Collective::LdMatrix || lead.kind == Collective::Mma) {
+      // .aligned: every lane of a full warp executes the same instruction.
+      if (participants.size() != 32)
+        return std::string(lead.kind == Collective::Mma ? "mma.sync" : "ldmatrix") + " (" +
+               where(lead.file, lead.line) + ") needs all 32 lanes of a full warp";
+      std::string error = lead.kind == Collective::Mma
+                              ? completeMma(launch, first)
+                              : completeLdMatrix(launch, first, lead.file, lead.line);
+      if (!error.empty())
+        return error;
+      for (Thread *t : participants)
+        t->state = State::Runnable;
+      continue;
+    }
     uint64_t ballot = 0;
     bool any = false, allSet = true;
     for (const Thread *t : participants) {
@@ -437,6 +611,8 @@ std::string runBlock(Launch &launch) {
       std::string error = runWarp(launch, w);
       if (!error.empty())
         return error;
+      if (launch.profiler)
+        launch.profiler->flushWarp(w);
     }
     std::vector<const Thread *> all;
     size_t atBarrier = 0, exited = 0;
@@ -477,6 +653,7 @@ void syncThreads(const char *file, int line) {
   self->state = State::AtBarrier;
   self->file = file;
   self->line = line;
+  self->siteCounts.clear();
   yieldToScheduler();
 }
 
@@ -564,6 +741,74 @@ void *sharedDynamic(const char *file, int line) {
   return active->dynamic;
 }
 
+void traceAccess(const void *site, const void *address, unsigned bytes, bool store) {
+  Launch *launch = active;
+  if (!launch || !self || !launch->profiler)
+    return;
+  Space space;
+  if (inShared(*launch, address))
+    space = Space::Shared;
+  else if (launch->profiler->isGlobal(address))
+    space = Space::Global;
+  else
+    return; // the thread's stack, the emulator's state
+  auto key = reinterpret_cast<uintptr_t>(site);
+  uint32_t k = self->siteCounts[key]++;
+  launch->profiler->record(self->linear / 32, self->linear % 32, key, k, space, store, address,
+                           bytes);
+}
+
+void cpAsync(void *shared, const void *global, unsigned bytes, const void *site) {
+  char message[160];
+  if (!inShared(*active, shared) || (bytes != 4 && bytes != 8 && bytes != 16) ||
+      reinterpret_cast<uintptr_t>(shared) % bytes != 0 ||
+      reinterpret_cast<uintptr_t>(global) % bytes != 0) {
+    std::snprintf(message, sizeof(message),
+                  "cp.async of %u bytes needs a shared destination and both addresses aligned "
+                  "to %u bytes",
+                  bytes, bytes);
+    failWith(message);
+  }
+  traceAccess(site, global, bytes, false);
+  traceAccess(site, shared, bytes, true);
+  Thread::AsyncCopy copy{static_cast<char *>(shared), bytes, {}};
+  std::memcpy(copy.data, global, bytes);
+  self->openGroup.push_back(copy);
+}
+
+void cpAsyncCommit() {
+  self->committedGroups.push_back(std::move(self->openGroup));
+  self->openGroup.clear();
+}
+
+void cpAsyncWait(int pendingGroups) {
+  auto &groups = self->committedGroups;
+  while (groups.size() > static_cast<size_t>(std::max(pendingGroups, 0))) {
+    for (const Thread::AsyncCopy &copy : groups.front())
+      std::memcpy(copy.shared, copy.data, copy.bytes);
+    groups.erase(groups.begin());
+  }
+}
+
+void ldMatrix(unsigned *registers, int count, bool trans, const void *row, const char *file,
+              int line) {
+  LdMatrixArgs args{registers, count, trans, row};
+  warpCollective(Collective::LdMatrix, 0xffffffffu, reinterpret_cast<uint64_t>(&args), count, 32,
+                 file, line);
+}
+
+void mmaM16N8K16(float *d, const unsigned *a, const unsigned *b, bool bf16, const char *file,
+                 int line) {
+  MmaArgs args{d, a, b, bf16};
+  warpCollective(Collective::Mma, 0xffffffffu, reinterpret_cast<uint64_t>(&args), 0, 32, file,
+                 line);
+}
+
+void countTensorCoreFlops(uint64_t flops) {
+  if (active && active->profiler)
+    active->profiler->tensorCoreFlops(flops);
+}
+
 //===----------------------------------------------------------------------===//
 // Host API
 //===----------------------------------------------------------------------===//
@@ -603,11 +848,22 @@ LaunchResult launch(Dim3 grid, Dim3 block, size_t dynamicShared, const LaunchOpt
     t.linear = k;
     t.index = {k % block.x, k / block.x % block.y, k / (block.x * block.y)};
   }
+  std::vector<unsigned> blocks = ordered(grid.count(), launch);
+  if (options.profile) {
+    launch.profiler =
+        std::make_unique<AccessProfiler>(*options.profile, (block.count() + 31) / 32);
+    unsigned sample = options.profile->sampleBlocks;
+    if (sample > 0 && sample < grid.count()) { // evenly spaced
+      blocks.clear();
+      for (unsigned k = 0; k < sample; ++k)
+        blocks.push_back(static_cast<unsigned>(uint64_t(k) * grid.count() / sample));
+    }
+  }
   active = &launch;
   blockDim = dim3(block.x, block.y, block.z);
   gridDim = dim3(grid.x, grid.y, grid.z);
   std::string error;
-  for (unsigned b : ordered(grid.count(), launch)) {
+  for (unsigned b : blocks) {
     blockIdx = {b % grid.x, b / grid.x % grid.y, b / (grid.x * grid.y)};
     if (options.poisonShared)
       std::memset(launch.arena.data(), 0xFF, launch.arena.size());
@@ -629,9 +885,14 @@ LaunchResult launch(Dim3 grid, Dim3 block, size_t dynamicShared, const LaunchOpt
     for (Thread &t : launch.threads) {
       t.state = State::Runnable;
       t.sharedCalls = 0;
+      t.siteCounts.clear();
+      t.openGroup.clear();
+      t.committedGroups.clear();
       t.fiber->reset(&threadMain, &t);
     }
     error = runBlock(launch);
+    if (launch.profiler)
+      launch.profiler->blockDone();
     releaseShared(launch);
     if (options.checked && launch.dynamic)
       unmapGuarded(launch.dynamic);
@@ -643,8 +904,30 @@ LaunchResult launch(Dim3 grid, Dim3 block, size_t dynamicShared, const LaunchOpt
     }
   }
   active = nullptr;
+  if (launch.profiler && error.empty())
+    launch.profiler->finish(grid.count());
   return {error.empty(), error};
 }
 
 } // namespace emu
 } // namespace kiln
+
+//===----------------------------------------------------------------------===//
+// Access tracing: kernels built with -fsanitize-coverage=trace-loads,
+// trace-stores call these for every load and store; the caller's address
+// names the instruction.
+//===----------------------------------------------------------------------===//
+
+#define KILN_EMU_TRACE_HOOKS(bytes, type)                                                      \
+  extern "C" __attribute__((visibility("default"))) void __sanitizer_cov_load##bytes(type *p) { \
+    kiln::emu::traceAccess(__builtin_return_address(0), p, bytes, false);                      \
+  }                                                                                             \
+  extern "C" __attribute__((visibility("default"))) void __sanitizer_cov_store##bytes(type *p) {\
+    kiln::emu::traceAccess(__builtin_return_address(0), p, bytes, true);                       \
+  }
+KILN_EMU_TRACE_HOOKS(1, uint8_t)
+KILN_EMU_TRACE_HOOKS(2, uint16_t)
+KILN_EMU_TRACE_HOOKS(4, uint32_t)
+KILN_EMU_TRACE_HOOKS(8, uint64_t)
+KILN_EMU_TRACE_HOOKS(16, __int128)
+#undef KILN_EMU_TRACE_HOOKS
