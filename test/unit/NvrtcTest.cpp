@@ -1,5 +1,6 @@
 //===- NvrtcTest.cpp - the emulator's kernel text also compiles for GPUs --===//
 
+#include "kiln/CodeGen/DevicePrelude.h"
 #include "kiln/CodeGen/Nvrtc.h"
 
 #include "gtest/gtest.h"
@@ -38,6 +39,27 @@ TEST_P(NvrtcArch, CompilesTheEmulatorTestKernels) {
     EXPECT_GT(usage.registers, 0) << kernel;
     EXPECT_FALSE(usage.spills()) << kernel;
   }
+}
+
+// The warp-matrix prelude's inline PTX (cp.async, ldmatrix, mma.sync,
+// vector accesses), through the kernels the profile tests run on cuda-emu.
+TEST_P(NvrtcArch, CompilesTheWarpMatrixPreludeAndTheProfiledKernels) {
+  if (!haveNvrtc())
+    GTEST_SKIP() << "built without the CUDA toolkit";
+  std::string source = readSource("test/unit/emu/ProfileKernels.cu");
+  ASSERT_FALSE(source.empty());
+  NvrtcResult r = compileCuda(std::string(warpMatrixPrelude()) + source, "ProfileKernels.cu",
+                              GetParam());
+  ASSERT_TRUE(r.ok) << r.log;
+  for (const char *instruction : {"mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+                                  "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
+                                  "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16",
+                                  "cp.async.cg.shared.global", "cp.async.wait_group",
+                                  "ld.global.v4.f32"})
+    EXPECT_NE(r.ptx.find(instruction), std::string::npos) << instruction;
+  EXPECT_EQ(r.resources.size(), 7u) << r.log;
+  for (const auto &[kernel, usage] : r.resources)
+    EXPECT_FALSE(usage.spills()) << kernel;
 }
 
 INSTANTIATE_TEST_SUITE_P(DefaultArchitectures, NvrtcArch, ::testing::Values("sm_80", "sm_90"));
