@@ -6,7 +6,13 @@ namespace kiln {
 namespace codegen {
 
 const char *warpMatrixPrelude() {
-  return R"cuda(#ifndef KILN_CUDA_EMU
+  return R"cuda(#ifndef KILN_WARP_MATRIX_PRELUDE
+#define KILN_WARP_MATRIX_PRELUDE
+/// Two adjacent elements, stored as one access.
+template <typename T> struct __align__(2 * sizeof(T)) kiln_pair {
+  T lo, hi;
+};
+#ifndef KILN_CUDA_EMU
 // Warp-level matrix instructions (sm_80+), the same names cuda-emu emulates.
 __device__ __forceinline__ unsigned kiln_shared_address(const void *p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
@@ -65,7 +71,8 @@ template <typename V> __device__ __forceinline__ V kiln_load_vec(const void *p) 
 template <typename V> __device__ __forceinline__ void kiln_store_vec(void *p, const V &v) {
   *static_cast<V *>(p) = v;
 }
-#endif
+#endif // KILN_CUDA_EMU
+#endif // KILN_WARP_MATRIX_PRELUDE
 )cuda";
 }
 

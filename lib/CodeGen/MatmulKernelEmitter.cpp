@@ -15,6 +15,7 @@
 
 #include "KernelEmitter.h"
 
+#include "kiln/CodeGen/DevicePrelude.h"
 #include "kiln/CodeGen/KernelGenerator.h"
 #include "kiln/IR/KilnOps.h"
 #include "kiln/IR/KilnTypes.h"
@@ -199,6 +200,15 @@ public:
     std::vector<std::string> resultIndex = batchIndex;
     resultIndex.push_back("row");
     resultIndex.push_back("col");
+    kernel.flops = 2.0 * static_cast<double>(batches) * m * n * k;
+    kernel.tensorCoreWork = tensorCores && !tf32;
+    // f16/bf16 with 16-byte rows: the pipelined mma.sync kernel.
+    if (tensorCores && !tf32 && !ta && !rhsPrologue && k % 8 == 0 && (tb || n % 8 == 0)) {
+      MmaProblem problem{m, n, k, batches, tb, narrow, aName, bName, matrixStart(aType),
+                         matrixStart(bType), *elements.storageType(aType), elementA.isBF16()};
+      return emitMmaKernel(problem, params, batchLines, matmul.getResult(), tail, resultIndex,
+                           columns, yield);
+    }
     elements.seed(matmul.getResult(), resultIndex,
                   tensorCores ? "tileC[r * " + std::to_string(kLdC) + " + c]" : "acc[i][j]");
     std::string out = elements.valueAt(tail, resultIndex);
@@ -352,20 +362,7 @@ public:
        << "          continue;\n";
     for (const std::string &line : epilogue)
       os << "        " << line << "\n";
-    Type outType = yield.getValues().front().getType();
-    if (columns.size() == 1 && columns[0] == std::make_pair(int64_t(0), n)) {
-      os << "        out0[batch * " << m * n << "LL + row * " << n << L << " + col] = "
-         << ElementEmitter::store(outType, out) << ";\n";
-    } else {
-      os << "        const float result = " << out << ";\n";
-      for (auto [k, range] : llvm::enumerate(columns)) {
-        int64_t width = range.second - range.first;
-        os << "        if (col >= " << range.first << "LL && col < " << range.second << "LL)\n"
-           << "          out" << k << "[batch * " << m * width << "LL + row * " << width << L
-           << " + col - " << range.first << L << "] = "
-           << ElementEmitter::store(yield.getValues()[k].getType(), "result") << ";\n";
-      }
-    }
+    writeOutputs(os, "        ", out, columns, yield);
     os << "      }\n";
     if (tensorCores)
       os << "    }\n    __syncthreads(); // the next tile overwrites tileC\n";
@@ -381,6 +378,247 @@ public:
   }
 
 private:
+  struct MmaProblem {
+    int64_t m, n, k, batches;
+    bool tb, narrow;
+    std::string aName, bName, aStart, bStart, elem;
+    bool bf16;
+  };
+
+  /// The Tensor Core kernel: block tiles of 128x128 (8 warps of 64x32) or,
+  /// when those would not fill the GPU, 64x64 (4 warps of 32x32), 32 deep.
+  /// A and B stream through a multi-stage cp.async pipeline (16-byte copies,
+  /// rows padded by 8 elements so that neither the copies nor ldmatrix
+  /// conflict); each warp loads fragments with ldmatrix and accumulates with
+  /// mma.sync m16n8k16 in f32 registers. The epilogue passes the
+  /// accumulators through shared memory (half the block's rows at a time)
+  /// so that it runs one element per thread with consecutive threads on
+  /// consecutive columns: its reads (bias, residual) and the stores are
+  /// coalesced for any output type.
+  void emitMmaKernel(const MmaProblem &p, const std::vector<std::string> &params,
+                     const std::vector<std::string> &batchLines, Value product, Value tail,
+                     const std::vector<std::string> &resultIndex,
+                     const std::vector<std::pair<int64_t, int64_t>> &columns,
+                     exec::YieldOp yield) {
+    struct Config {
+      int64_t bm, bn, warpsM, warpsN, stages;
+    };
+    const Config large{128, 128, 2, 4, 2}, small{64, 64, 2, 2, 3};
+    auto tileCount = [&](const Config &c) {
+      return p.batches * ((p.m + c.bm - 1) / c.bm) * ((p.n + c.bn - 1) / c.bn);
+    };
+    const Config &cfg = tileCount(large) >= kFillBlocks ? large : small;
+    constexpr int64_t bk = 32, pad = 8;
+    const int64_t warpM = cfg.bm / cfg.warpsM, warpN = cfg.bn / cfg.warpsN;
+    const int64_t fragsM = warpM / 16, fragsN = warpN / 8;
+    const unsigned threads = static_cast<unsigned>(cfg.warpsM * cfg.warpsN * 32);
+    const int64_t ldA = bk + pad;                       // tileA: [m][k]
+    const int64_t ldB = p.tb ? bk + pad : cfg.bn + pad; // tileB: [n][k] or [k][n]
+    const int64_t stageA = cfg.bm * ldA, stageB = p.tb ? cfg.bn * ldB : bk * ldB;
+    // The epilogue's staging tile: half the rows (one row of warps) in f32,
+    // rows padded by 8 floats (8-byte accumulator pairs do not conflict).
+    const int64_t stageRows = warpM, ldS = cfg.bn + 8;
+    const int64_t pipelineBytes = cfg.stages * (stageA + stageB) * 2;
+    if (stageRows * ldS * 4 > pipelineBytes)
+      return fail("internal: the epilogue staging tile does not fit the pipeline's memory");
+    const int64_t tilesM = (p.m + cfg.bm - 1) / cfg.bm, tilesN = (p.n + cfg.bn - 1) / cfg.bn;
+    const int64_t tiles = p.batches * tilesM * tilesN;
+    std::string I = p.narrow ? "int" : "long long", L = p.narrow ? "" : "LL";
+    auto narrowed = [&](const std::string &e) { return p.narrow ? "(int)(" + e + ")" : e; };
+    std::string M = std::to_string(p.m) + L, N = std::to_string(p.n) + L,
+                K = std::to_string(p.k) + L;
+
+    elements.seed(product, resultIndex, "staged[r * " + std::to_string(ldS) + " + c]");
+    std::string out = elements.valueAt(tail, resultIndex);
+    std::vector<std::string> epilogue = elements.takeLines();
+    if (!kernel.reason.empty())
+      return;
+
+    std::ostringstream os;
+    os << kernelPrelude() << ::kiln::codegen::warpMatrixPrelude() << "\n// Generated by kiln: "
+       << kernel.stepName << "\n";
+    if (!kernel.location.empty())
+      os << "// from " << kernel.location << "\n";
+    os << "// C[" << p.m << "x" << p.n << "] = A B" << (p.tb ? "^T" : "") << " over K=" << p.k
+       << ", " << p.batches << " batch(es), " << p.elem << " on Tensor Cores:\n"
+       << "// " << cfg.bm << "x" << cfg.bn << "x" << bk << " block tiles, " << cfg.warpsM << "x"
+       << cfg.warpsN << " warps of " << warpM << "x" << warpN << " (" << fragsM << "x" << fragsN
+       << " mma.sync m16n8k16, f32 accumulators),\n"
+       << "// A and B through a " << cfg.stages
+       << "-stage cp.async pipeline; the epilogue runs one element per thread\n"
+       << "// on accumulators staged through shared memory, " << stageRows
+       << " rows at a time.\n";
+    std::string mma = p.bf16 ? "kiln_mma_m16n8k16_bf16" : "kiln_mma_m16n8k16_f16";
+    os << "extern \"C\" __global__ void __launch_bounds__(" << threads << ", 1)\n"
+       << kernel.name << "(" << llvm::join(params, ",\n    ") << ") {\n"
+       << "  // " << cfg.stages << " stages of A [" << cfg.bm << "][" << ldA << "] and B "
+       << (p.tb ? "[" + std::to_string(cfg.bn) + "][" + std::to_string(ldB) + "]"
+                : "[" + std::to_string(bk) + "][" + std::to_string(ldB) + "]")
+       << "; the epilogue reuses them.\n"
+       << "  KILN_SHARED_ALIGNED(" << p.elem << ", tileA, " << cfg.stages * stageA << ", 16);\n"
+       << "  KILN_SHARED_ALIGNED(" << p.elem << ", tileB, " << cfg.stages * stageB << ", 16);\n"
+       << "  float *staged = reinterpret_cast<float *>(tileA); // [" << stageRows << "][" << ldS
+       << "], after the main loop\n"
+       << "  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;\n"
+       << "  const int wm = warp / " << cfg.warpsN << " * " << warpM << ", wn = warp % "
+       << cfg.warpsN << " * " << warpN << ";\n"
+       << "  for (long long tile = blockIdx.x; tile < " << tiles << "LL; tile += gridDim.x) {\n"
+       << "    const long long batch = tile / " << tilesM * tilesN << "LL;\n"
+       << "    const " << I << " m0 = "
+       << narrowed("(tile / " + std::to_string(tilesN) + "LL) % " + std::to_string(tilesM) + "LL")
+       << " * " << cfg.bm << L << ", n0 = "
+       << narrowed("tile % " + std::to_string(tilesN) + "LL") << " * " << cfg.bn << L << ";\n";
+    for (const std::string &line : batchLines)
+      os << "    " << line << "\n";
+    os << "    const " << p.elem << " *a = " << p.aName << " + " << p.aStart << ";\n"
+       << "    const " << p.elem << " *b = " << p.bName << " + " << p.bStart << ";\n";
+    // A k-slice into a stage: 16-byte chunks, zeros past the matrix. A
+    // warp's 32 chunks of a [rows][32] tile cover 8 rows; the 8 lanes of a
+    // quarter-warp take rows r and r+4 (4 chunks each), whose padded rows
+    // fall on disjoint banks.
+    auto rowChunks = [&](const std::string &tileName, const std::string &stage, int64_t rows,
+                         int64_t ld, const std::string &matrix, const std::string &rowLimit,
+                         const std::string &rowStride, const std::string &base) {
+      os << "      for (int e = threadIdx.x; e < " << rows * (bk / 8) << "; e += " << threads
+         << ") {\n"
+         << "        const int l = e % 32, r = e / 32 * 8 + l / 4 % 2 * 4 + l / 8, chunk = l % 4;\n"
+         << "        const " << I << " gr = " << base << " + r, gk = k0 + chunk * 8;\n"
+         << "        " << p.elem << " *dst = " << tileName << " + " << stage << " * "
+         << (tileName == "tileA" ? stageA : stageB) << " + r * " << ld << " + chunk * 8;\n"
+         << "        if (gr < " << rowLimit << " && gk < " << K << ")\n"
+         << "          kiln_cp_async_16(dst, " << matrix << " + gr * " << rowStride << " + gk);\n"
+         << "        else\n"
+         << "          kiln_store_vec(dst, make_uint4(0, 0, 0, 0));\n"
+         << "      }\n";
+    };
+    os << "    // Copies k-slice [k0, k0 + " << bk << ") of A and B into stage `stage`.\n"
+       << "    auto loadSlice = [&](int stage, " << I << " k0) {\n";
+    rowChunks("tileA", "stage", cfg.bm, ldA, "a", M, K, "m0");
+    if (p.tb) {
+      rowChunks("tileB", "stage", cfg.bn, ldB, "b", N, K, "n0");
+    } else {
+      int64_t chunksPerRow = cfg.bn / 8;
+      os << "      for (int e = threadIdx.x; e < " << bk * chunksPerRow << "; e += " << threads
+         << ") {\n"
+         << "        const int r = e / " << chunksPerRow << ", chunk = e % " << chunksPerRow
+         << ";\n"
+         << "        const " << I << " gk = k0 + r, gn = n0 + chunk * 8;\n"
+         << "        " << p.elem << " *dst = tileB + stage * " << stageB << " + r * " << ldB
+         << " + chunk * 8;\n"
+         << "        if (gk < " << K << " && gn < " << N << ")\n"
+         << "          kiln_cp_async_16(dst, b + gk * " << N << " + gn);\n"
+         << "        else\n"
+         << "          kiln_store_vec(dst, make_uint4(0, 0, 0, 0));\n"
+         << "      }\n";
+    }
+    os << "    };\n"
+       << "    float acc[" << fragsM << "][" << fragsN << "][4] = {};\n"
+       << "    const " << I << " slices = " << (p.k + bk - 1) / bk << L << ";\n"
+       << "    for (int s = 0; s < " << cfg.stages - 1 << "; ++s) {\n"
+       << "      if (s < slices)\n"
+       << "        loadSlice(s, s * " << bk << L << ");\n"
+       << "      kiln_cp_async_commit();\n"
+       << "    }\n"
+       << "    for (" << I << " slice = 0; slice < slices; ++slice) {\n"
+       << "      kiln_cp_async_wait<" << cfg.stages - 2 << ">(); // this slice has landed\n"
+       << "      __syncthreads(); // ... for every thread, and the stage it replaces is read\n"
+       << "      const " << I << " ahead = slice + " << cfg.stages - 1 << ";\n"
+       << "      if (ahead < slices)\n"
+       << "        loadSlice(ahead % " << cfg.stages << ", ahead * " << bk << L << ");\n"
+       << "      kiln_cp_async_commit();\n"
+       << "      const " << p.elem << " *sa = tileA + slice % " << cfg.stages << " * " << stageA
+       << ";\n"
+       << "      const " << p.elem << " *sb = tileB + slice % " << cfg.stages << " * " << stageB
+       << ";\n"
+       << "      for (int kk = 0; kk < " << bk << "; kk += 16) {\n"
+       << "        unsigned af[" << fragsM << "][4], bf[" << fragsN << "][2];\n"
+       << "        for (int i = 0; i < " << fragsM << "; ++i)\n"
+       << "          kiln_ldmatrix_x4(af[i], sa + (wm + i * 16 + lane % 16) * " << ldA
+       << " + kk + lane / 16 * 8);\n"
+       << "        for (int j = 0; j < " << fragsN << "; j += 2) { // two n8 fragments a load\n"
+       << "          unsigned r[4];\n";
+    if (p.tb)
+      os << "          kiln_ldmatrix_x4(r, sb + (wn + (j + lane / 16) * 8 + lane % 8) * " << ldB
+         << " + kk + lane / 8 % 2 * 8);\n";
+    else
+      os << "          kiln_ldmatrix_x4_trans(r, sb + (kk + lane % 16) * " << ldB
+         << " + wn + (j + lane / 16) * 8);\n";
+    os << "          bf[j][0] = r[0];\n"
+       << "          bf[j][1] = r[1];\n"
+       << "          bf[j + 1][0] = r[2];\n"
+       << "          bf[j + 1][1] = r[3];\n"
+       << "        }\n"
+       << "        for (int i = 0; i < " << fragsM << "; ++i)\n"
+       << "          for (int j = 0; j < " << fragsN << "; ++j)\n"
+       << "            " << mma << "(acc[i][j], af[i], bf[j]);\n"
+       << "      }\n"
+       << "    }\n"
+       << "    kiln_cp_async_wait<0>();\n"
+       << "    // The epilogue, one row of warps at a time: accumulators to shared\n"
+       << "    // memory, then one element per thread.\n"
+       << "    for (int half = 0; half < " << cfg.warpsM << "; ++half) {\n"
+       << "      __syncthreads(); // the pipeline (or the previous half) is done with it\n"
+       << "      if (wm == half * " << warpM << ")\n"
+       << "        for (int i = 0; i < " << fragsM << "; ++i)\n"
+       << "          for (int j = 0; j < " << fragsN << "; ++j)\n"
+       << "            for (int h = 0; h < 2; ++h) {\n"
+       << "              const int r = i * 16 + lane / 4 + h * 8, c = wn + j * 8 + lane % 4 * 2;\n"
+       << "              kiln_store_vec(staged + r * " << ldS
+       << " + c, kiln_pair<float>{acc[i][j][2 * h], acc[i][j][2 * h + 1]});\n"
+       << "            }\n"
+       << "      __syncthreads();\n"
+       << "      for (int e = threadIdx.x; e < " << stageRows * cfg.bn << "; e += " << threads
+       << ") {\n"
+       << "        const int r = e / " << cfg.bn << ", c = e % " << cfg.bn << ";\n"
+       << "        const " << I << " row = m0 + half * " << warpM << " + r, col = n0 + c;\n"
+       << "        if (row >= " << M << " || col >= " << N << ")\n"
+       << "          continue;\n";
+    for (const std::string &line : epilogue)
+      os << "        " << line << "\n";
+    writeOutputs(os, "        ", out, columns, yield);
+    os << "      }\n"
+       << "    }\n"
+       << "    __syncthreads(); // the next tile's pipeline overwrites the staging tile\n"
+       << "  }\n}\n";
+    kernel.source = ElementEmitter::includesFor(step) + os.str();
+    kernel.blockThreads = threads;
+    kernel.gridBlocks = static_cast<unsigned>(std::min(tiles, kMaxBlocks));
+    kernel.unit = "Tensor Cores (mma.sync m16n8k16, f32 accumulate, tile " +
+                  std::to_string(cfg.bm) + "x" + std::to_string(cfg.bn) + "x" +
+                  std::to_string(bk) + ", " + std::to_string(cfg.stages) +
+                  "-stage cp.async pipeline)";
+  }
+
+  /// The store of result `out` at (batch, row, col): the whole result, or
+  /// each output's column range.
+  void writeOutputs(std::ostringstream &os, const std::string &indent, const std::string &out,
+                    const std::vector<std::pair<int64_t, int64_t>> &columns, exec::YieldOp yield) {
+    auto cType = llvm::cast<RankedTensorType>(yield.getValues().front().getType());
+    int64_t rc = cType.getRank();
+    int64_t m = 0, n = 0;
+    // The full result's shape (an output may be a column range of it).
+    Value whole = yield.getValues().front();
+    if (auto slice = whole.getDefiningOp<SliceOp>())
+      whole = slice.getInput();
+    auto full = llvm::cast<RankedTensorType>(whole.getType());
+    m = full.getDimSize(rc - 2);
+    n = full.getDimSize(rc - 1);
+    std::string L = fitsInt32({m * n}) ? "" : "LL";
+    if (columns.size() == 1 && columns[0] == std::make_pair(int64_t(0), n)) {
+      os << indent << "out0[batch * " << m * n << "LL + row * " << n << L << " + col] = "
+         << ElementEmitter::store(yield.getValues().front().getType(), out) << ";\n";
+      return;
+    }
+    os << indent << "const float result = " << out << ";\n";
+    for (auto [k, range] : llvm::enumerate(columns)) {
+      int64_t width = range.second - range.first;
+      os << indent << "if (col >= " << range.first << "LL && col < " << range.second << "LL)\n"
+         << indent << "  out" << k << "[batch * " << m * width << "LL + row * " << width << L
+         << " + col - " << range.first << L << "] = "
+         << ElementEmitter::store(yield.getValues()[k].getType(), "result") << ";\n";
+    }
+  }
+
   /// "cast+mul": the region's ops that compute `value`, in program order.
   std::string describePrologue(Value value) {
     std::vector<std::string> names;

@@ -43,8 +43,12 @@ Prediction predict(const GpuModel &gpu, const KernelProfile &p) {
   double grid = std::max(1u, p.grid);
   double activeSMs = std::min<double>(gpu.sms, grid);
   double smShare = std::ceil(grid / gpu.sms) * gpu.sms / grid; // >= 1: wave quantization
-  double bandwidthShare =
-      activeSMs / gpu.sms * std::min(1.0, r.occupancy / gpu.occupancyForBandwidth);
+  // Loads in flight come from resident warps, unless cp.async keeps them
+  // in flight (a pipelined kernel).
+  double latencyHidden = c.asyncCopyRequests > 0
+                             ? 1.0
+                             : std::min(1.0, r.occupancy / gpu.occupancyForBandwidth);
+  double bandwidthShare = activeSMs / gpu.sms * latencyHidden;
   bandwidthShare = std::max(bandwidthShare, 1e-3);
   double sectorsBytes = 32.0 * static_cast<double>(c.globalLoadSectors + c.globalStoreSectors);
   double smClocksPerUs = gpu.clockGHz * 1e3;

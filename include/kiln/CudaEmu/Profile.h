@@ -34,7 +34,7 @@ namespace emu {
 /// touched (each fetched once).
 struct AccessCounts {
   uint64_t globalLoadRequests = 0;       ///< warp-level load instructions
-  uint64_t globalLoadRequestedBytes = 0; ///< bytes the active lanes asked for
+  uint64_t globalLoadRequestedBytes = 0; ///< distinct bytes the active lanes asked for
   uint64_t globalLoadSectors = 0;        ///< distinct 32-byte sectors per request, summed
   uint64_t globalStoreRequests = 0;
   uint64_t globalStoreRequestedBytes = 0;
@@ -50,6 +50,9 @@ struct AccessCounts {
   uint64_t sharedRequests = 0;
   uint64_t sharedWavefronts = 0;
   uint64_t tensorCoreFlops = 0; ///< 2 per multiply-add of the mma operations
+  /// Warp-level cp.async requests: the kernel keeps loads in flight without
+  /// warps waiting on them (its bandwidth does not depend on occupancy).
+  uint64_t asyncCopyRequests = 0;
   uint64_t blocksEmulated = 0;
   uint64_t blocksInGrid = 0;
 

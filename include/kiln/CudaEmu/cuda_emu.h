@@ -230,6 +230,10 @@ template <typename T> T atomicMax(T *address, T value) {
 }
 
 // Not instrumented: what these count is counted once, in the emulator.
+#ifndef __align__
+#define __align__(n) alignas(n)
+#endif
+
 #if defined(__clang__)
 #define KILN_EMU_UNTRACED __attribute__((noinline, no_sanitize("coverage")))
 #else

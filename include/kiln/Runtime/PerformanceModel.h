@@ -37,7 +37,8 @@ struct GpuModel {
   /// One shared-memory wavefront per SM per clock.
   double sharedWavefrontsPerClock = 1;
   /// Occupancy an SM needs to keep its share of DRAM and L2 bandwidth busy
-  /// without an explicit pipeline (below it, bandwidth scales down).
+  /// without an explicit pipeline (below it, bandwidth scales down; a
+  /// kernel that copies with cp.async is not limited so).
   double occupancyForBandwidth = 0.25;
   double launchUs = 2.5; ///< fixed cost of a launch, reported apart
   // sm_90 residency limits.

@@ -19,6 +19,7 @@ AccessCounts &AccessCounts::operator+=(const AccessCounts &o) {
   sharedRequests += o.sharedRequests;
   sharedWavefronts += o.sharedWavefronts;
   tensorCoreFlops += o.tensorCoreFlops;
+  asyncCopyRequests += o.asyncCopyRequests;
   blocksEmulated += o.blocksEmulated;
   blocksInGrid += o.blocksInGrid;
   return *this;
@@ -67,11 +68,22 @@ void AccessProfiler::record(unsigned warp, unsigned lane, uintptr_t site, uint32
 
 void AccessProfiler::globalRequest(bool store, const std::vector<LaneAccess> &lanes) {
   std::vector<uint64_t> sectors;
-  uint64_t requested = 0;
+  std::vector<std::pair<uintptr_t, uintptr_t>> spans; // [begin, end) of each lane
   for (const LaneAccess &a : lanes) {
-    requested += a.bytes;
+    spans.push_back({a.address, a.address + a.bytes});
     for (uint64_t s = a.address / 32; s <= (a.address + a.bytes - 1) / 32; ++s)
       sectors.push_back(s);
+  }
+  // Requested: the distinct bytes (lanes reading the same element share it).
+  std::sort(spans.begin(), spans.end());
+  uint64_t requested = 0;
+  uintptr_t covered = 0;
+  for (auto [begin, end] : spans) {
+    begin = std::max(begin, covered);
+    if (end > begin) {
+      requested += end - begin;
+      covered = end;
+    }
   }
   std::sort(sectors.begin(), sectors.end());
   sectors.erase(std::unique(sectors.begin(), sectors.end()), sectors.end());
@@ -121,6 +133,8 @@ void AccessProfiler::flushWarp(unsigned warp) {
 void AccessProfiler::finish(uint64_t blocksInGrid) {
   for (unsigned w = 0; w < pending_.size(); ++w)
     flushWarp(w);
+  counts_.asyncCopyRequests = (asyncCopyLanes_ + 31) / 32;
+  asyncCopyLanes_ = 0;
   uint64_t emulated = counts_.blocksEmulated;
   if (emulated > 0 && emulated < blocksInGrid) {
     double scale = static_cast<double>(blocksInGrid) / static_cast<double>(emulated);
@@ -131,7 +145,8 @@ void AccessProfiler::finish(uint64_t blocksInGrid) {
          {&counts_.globalLoadRequests, &counts_.globalLoadRequestedBytes,
           &counts_.globalLoadSectors, &counts_.globalStoreRequests,
           &counts_.globalStoreRequestedBytes, &counts_.globalStoreSectors, &counts_.dramBytes,
-          &counts_.sharedRequests, &counts_.sharedWavefronts, &counts_.tensorCoreFlops})
+          &counts_.sharedRequests, &counts_.sharedWavefronts, &counts_.tensorCoreFlops,
+          &counts_.asyncCopyRequests})
       scaled(*count);
     // Blocks share what they read (a GEMM's panels): the whole grid fetches
     // each touched buffer at most once.

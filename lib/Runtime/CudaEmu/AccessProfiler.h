@@ -47,6 +47,8 @@ public:
   /// wavefronts add up), as ldmatrix's matrices are.
   void sharedRequest(const std::vector<std::vector<LaneAccess>> &phases);
   void tensorCoreFlops(uint64_t flops) { counts_.tensorCoreFlops += flops; }
+  /// One lane's cp.async; a warp's 32 make one request.
+  void asyncCopy() { ++asyncCopyLanes_; }
   void blockDone() { ++counts_.blocksEmulated; }
   /// Adds the launch's counts to the profile.
   void finish(uint64_t blocksInGrid);
@@ -75,6 +77,7 @@ private:
   std::vector<std::unordered_map<Key, Group, KeyHash>> pending_; ///< per warp
   std::unordered_set<uint64_t> touchedSectors_;
   std::vector<bool> touchedRanges_;
+  uint64_t asyncCopyLanes_ = 0;
 };
 
 /// The wavefronts one shared-memory phase needs: the most distinct 4-byte

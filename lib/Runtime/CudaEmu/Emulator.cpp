@@ -771,6 +771,8 @@ void cpAsync(void *shared, const void *global, unsigned bytes, const void *site)
   }
   traceAccess(site, global, bytes, false);
   traceAccess(site, shared, bytes, true);
+  if (active->profiler)
+    active->profiler->asyncCopy();
   Thread::AsyncCopy copy{static_cast<char *>(shared), bytes, {}};
   std::memcpy(copy.data, global, bytes);
   self->openGroup.push_back(copy);
