@@ -1,18 +1,26 @@
 //===- AttentionKernelEmitter.cpp - softmax(q k^T) v as one kernel --------===//
 //
-// One block per query row (grid-stride over batch x queries): the row's
-// scores against every key are computed into shared memory with the scale
-// and the mask applied as they are produced, the softmax is taken over them
-// (row maximum first, for stability), and each thread then accumulates
-// output columns as the probability-weighted sum of v's rows. The score
-// matrix never reaches global memory. Rows are limited to kMaxKeys keys
-// (shared memory); a FlashAttention-style kernel that streams keys through
-// tiles, and the Tensor Core version, are later work.
+// FlashAttention-2: a block per tile of query rows (grid-stride over batch
+// x query tiles) streams the keys and values through shared memory a tile
+// at a time, with an online softmax in f32 (a running row maximum and sum
+// rescale what has been accumulated), so the score matrix never exists and
+// any number of keys works. The region's ops between the scores and the
+// softmax (scale, additive or boolean masks, any broadcast) are applied to
+// each score as it is produced; keys past the end count as masked.
+//
+// f16/bf16 with head dimensions that are multiples of 16 (up to 128): 4
+// warps of 16 query rows, Q fragments held in registers, K/V tiles through
+// a two-stage cp.async pipeline, S = Q K^T and O += P V by ldmatrix and
+// mma.sync m16n8k16 with f32 accumulation (P goes from the S accumulators
+// to A fragments in registers). Anything else (f32, odd shapes) runs the
+// same tiling on CUDA cores: a warp per query row at a time, a lane per key
+// of the tile, and the lanes sharing the output columns.
 //
 //===----------------------------------------------------------------------===//
 
 #include "KernelEmitter.h"
 
+#include "kiln/CodeGen/DevicePrelude.h"
 #include "kiln/CodeGen/KernelGenerator.h"
 #include "kiln/IR/KilnOps.h"
 #include "kiln/IR/KilnTypes.h"
@@ -27,9 +35,9 @@ using namespace mlir::kiln;
 
 namespace {
 
-constexpr int64_t kMaxKeys = 4096; // 16 KiB of f32 scores per block
-constexpr unsigned kThreads = 128;
+constexpr unsigned kThreads = 128; // 4 warps
 constexpr int64_t kMaxBlocks = 65535;
+constexpr int64_t kStaticShared = 48 * 1024;
 
 
 class AttentionEmitter : public KernelEmitter {
@@ -78,8 +86,6 @@ public:
     int64_t queries = sType.getDimSize(rank - 2), keys = sType.getDimSize(rank - 1);
     int64_t depth = qType.getDimSize(scoresMm.getTransposeA() ? qType.getRank() - 2 : qType.getRank() - 1);
     int64_t dv = oType.getDimSize(rank - 1);
-    if (keys > kMaxKeys)
-      return fail("more than " + std::to_string(kMaxKeys) + " keys per row");
     std::vector<int64_t> batchDims(sType.getShape().begin(), sType.getShape().end() - 2);
     int64_t batches = 1;
     for (int64_t d : batchDims)
@@ -95,89 +101,412 @@ public:
     std::vector<std::string> batchLines;
     std::vector<std::string> batchIndex =
         ElementEmitter::decompose(batchDims, "batch", "b", batchLines);
-    bool ta = scoresMm.getTransposeA(), tb = scoresMm.getTransposeB(),
-         tv = contextMm.getTransposeB();
-    // Indices within a batch's q, k and v are 32-bit where all of them fit:
-    // 64-bit index arithmetic takes twice the registers, enough to make
-    // ptxas spill (nvcc's PTX for sm_80).
-    bool narrow = fitsInt32({queries * depth, keys * depth, keys * dv, queries, keys + kThreads,
-                             dv + kThreads});
-    std::string I = narrow ? "int" : "long long", L = narrow ? "" : "LL";
-    auto num = [&](int64_t v) { return std::to_string(v) + L; };
-    std::string qElem = ElementEmitter::load(qType, ta ? "q[d * " + num(queries) + " + qi]"
-                                                       : "q[qi * " + num(depth) + " + d]");
-    std::string kElem = ElementEmitter::load(kType, tb ? "k[j * " + num(depth) + " + d]"
-                                                       : "k[d * " + num(keys) + " + j]");
-    std::string vElem = ElementEmitter::load(vType, tv ? "v[c * " + num(keys) + " + j]"
-                                                       : "v[j * " + num(dv) + " + c]");
+    Problem p;
+    p.queries = queries;
+    p.keys = keys;
+    p.depth = depth;
+    p.dv = dv;
+    p.batches = batches;
+    p.ta = scoresMm.getTransposeA();
+    p.tb = scoresMm.getTransposeB();
+    p.tv = contextMm.getTransposeB();
+    p.qType = qType;
+    p.kType = kType;
+    p.vType = vType;
+    p.oType = oType;
+    p.qName = "in" + std::to_string(q.getArgNumber());
+    p.kName = "in" + std::to_string(k.getArgNumber());
+    p.vName = "in" + std::to_string(v.getArgNumber());
+    p.batchLines = batchLines;
+    p.qStart = ElementEmitter::batchOffset(qType, batchIndex);
+    p.kStart = ElementEmitter::batchOffset(kType, batchIndex);
+    p.vStart = ElementEmitter::batchOffset(vType, batchIndex);
+    // Indices within a batch's q, k and v are 32-bit where all of them fit.
+    p.narrow = fitsInt32({queries * depth, keys * depth, keys * dv, queries * dv, queries + 64,
+                          keys + 64, dv + kThreads});
 
     // The scale and mask, applied to each score as it is computed.
     std::vector<std::string> scoreIndex = batchIndex;
     scoreIndex.push_back("qi");
-    scoreIndex.push_back("j");
+    scoreIndex.push_back("kj");
     elements.seed(scoresMm.getResult(), scoreIndex, "dot");
-    std::string score = elements.valueAt(softmax.getInput(), scoreIndex);
-    std::vector<std::string> scoreLines = elements.takeLines();
+    p.score = elements.valueAt(softmax.getInput(), scoreIndex);
+    p.scoreLines = elements.takeLines();
     if (!kernel.reason.empty())
       return;
+    kernel.flops = 2.0 * batches * queries * keys * (depth + dv);
 
-    auto in = [](BlockArgument arg) { return "in" + std::to_string(arg.getArgNumber()); };
-    std::ostringstream os;
-    os << ElementEmitter::includesFor(step) << blockReduceHelpers() << "\n// Generated by kiln: "
-       << kernel.stepName << "\n";
+    Type e = qType.getElementType();
+    bool sameHalf = (e.isF16() || e.isBF16()) && kType.getElementType() == e &&
+                    vType.getElementType() == e;
+    // 16-byte rows for cp.async and ldmatrix; mma's k and n steps.
+    bool tensorCores = sameHalf && !p.ta && depth % 16 == 0 && dv % 16 == 0 && depth <= 128 &&
+                       dv <= 128 && ((p.tb && !p.tv) || keys % 8 == 0);
+    kernel.tensorCoreWork = sameHalf;
+    if (tensorCores)
+      emitTensorCoreKernel(p, params);
+    else
+      emitCudaCoreKernel(p, params);
+  }
+
+private:
+  struct Problem {
+    int64_t queries, keys, depth, dv, batches;
+    bool ta, tb, tv, narrow;
+    RankedTensorType qType, kType, vType, oType;
+    std::string qName, kName, vName, qStart, kStart, vStart;
+    std::vector<std::string> batchLines;
+    std::string score;
+    std::vector<std::string> scoreLines;
+  };
+
+  void header(std::ostringstream &os, const Problem &p, const std::string &how) {
+    os << "\n// Generated by kiln: " << kernel.stepName << "\n";
     if (!kernel.location.empty())
       os << "// from " << kernel.location << "\n";
-    os << "// One block per query row (" << rows << " rows of " << keys << " keys, depth "
-       << depth << " -> " << dv << "): scores in shared memory, softmax, weighted sum of v.\n"
-       << "extern \"C\" __global__ void " << tiledLaunchBounds(kThreads) << "\n"
-       << kernel.name << "(" << llvm::join(params, ",\n    ") << ") {\n"
-       << "  KILN_SHARED(float, scores, " << keys << ");\n"
-       << "  KILN_SHARED(float, scratch, 32);\n"
-       << "  for (long long row = blockIdx.x; row < " << rows << "LL; row += gridDim.x) {\n"
-       << "    const long long batch = row / " << queries << "LL;\n"
-       << "    const " << I << " qi = " << (narrow ? "(int)" : "") << "(row % " << queries
-       << "LL);\n";
-    for (const std::string &line : batchLines)
+    os << "// FlashAttention: " << p.batches << " x " << p.queries << " queries over " << p.keys
+       << " keys, depth " << p.depth << " -> " << p.dv << ";\n// " << how << "\n";
+  }
+
+  void tileLoop(std::ostringstream &os, const Problem &p, int64_t rowsPerBlock,
+                const std::string &I) {
+    int64_t qTiles = (p.queries + rowsPerBlock - 1) / rowsPerBlock;
+    os << "  for (long long tile = blockIdx.x; tile < " << p.batches * qTiles
+       << "LL; tile += gridDim.x) {\n"
+       << "    const long long batch = tile / " << qTiles << "LL;\n"
+       << "    const " << I << " q0 = " << (p.narrow ? "(int)" : "") << "(tile % " << qTiles
+       << "LL) * " << rowsPerBlock << ";\n";
+    for (const std::string &line : p.batchLines)
       os << "    " << line << "\n";
-    os << "    const " << *elements.storageType(qType) << " *q = " << in(q) << " + "
-       << ElementEmitter::batchOffset(qType, batchIndex) << ";\n"
-       << "    const " << *elements.storageType(kType) << " *k = " << in(k) << " + "
-       << ElementEmitter::batchOffset(kType, batchIndex) << ";\n"
-       << "    const " << *elements.storageType(vType) << " *v = " << in(v) << " + "
-       << ElementEmitter::batchOffset(vType, batchIndex) << ";\n"
-       << "    // Scores (scaled and masked) and their maximum.\n"
-       << "    float localMax = -__int_as_float(0x7f800000);\n"
-       << "    for (" << I << " j = threadIdx.x; j < " << num(keys) << "; j += blockDim.x) {\n"
-       << "      float dot = 0.0f;\n"
-       << "      for (" << I << " d = 0; d < " << num(depth) << "; ++d)\n"
-       << "        dot += " << qElem << " * " << kElem << ";\n";
-    for (const std::string &line : scoreLines)
-      os << "      " << line << "\n";
-    os << "      scores[j] = " << score << ";\n"
-       << "      localMax = (scores[j] > localMax || scores[j] != scores[j]) ? scores[j] : localMax;\n"
+    auto pointer = [&](RankedTensorType t, const std::string &name, const std::string &var,
+                       const std::string &start) {
+      os << "    const " << *elements.storageType(t) << " *" << var << " = " << name << " + "
+         << start << ";\n";
+    };
+    pointer(p.qType, p.qName, "q", p.qStart);
+    pointer(p.kType, p.kName, "k", p.kStart);
+    pointer(p.vType, p.vName, "v", p.vStart);
+  }
+
+  /// The score of query qi and key kj from `dot` (scale and mask applied),
+  /// or -inf past either end.
+  void scoreAt(std::ostringstream &os, const Problem &p, const std::string &indent,
+               const std::string &target, const std::string &L) {
+    os << indent << "float " << target << " = -__int_as_float(0x7f800000);\n"
+       << indent << "if (qi < " << p.queries << L << " && kj < " << p.keys << L << ") {\n";
+    for (const std::string &line : p.scoreLines)
+      os << indent << "  " << line << "\n";
+    os << indent << "  " << target << " = " << p.score << ";\n" << indent << "}\n";
+  }
+
+  /// f16/bf16 on Tensor Cores.
+  void emitTensorCoreKernel(const Problem &p, const std::vector<std::string> &params) {
+    const int64_t rowsPerBlock = 64; // 4 warps x 16 query rows
+    const int64_t bc = p.depth <= 64 && p.dv <= 64 ? 64 : 32; // keys per tile
+    std::string elem = *elements.storageType(p.qType);
+    bool bf16 = p.qType.getElementType().isBF16();
+    std::string I = p.narrow ? "int" : "long long", L = p.narrow ? "" : "LL";
+    auto num = [&](int64_t v) { return std::to_string(v) + L; };
+    // Shared tiles, rows padded by 8 elements (16 bytes): K as [key][d] (or
+    // [d][key] when k is stored so), V as [key][c] (or [c][key]).
+    const int64_t kRows = p.tb ? bc : p.depth, kCols = p.tb ? p.depth : bc;
+    const int64_t vRows = p.tv ? p.dv : bc, vCols = p.tv ? bc : p.dv;
+    const int64_t kElems = kRows * (kCols + 8), vElems = vRows * (vCols + 8);
+    const int64_t stage = kElems + vElems, sharedElems = 2 * stage;
+    const int64_t qElems = rowsPerBlock * (p.depth + 8), ldO = p.dv + 8;
+    if (sharedElems * 2 > kStaticShared || qElems > sharedElems ||
+        rowsPerBlock * ldO * 4 > sharedElems * 2)
+      return emitCudaCoreKernel(p, params);
+
+    std::ostringstream os;
+    os << ElementEmitter::includesFor(step) << kernelPrelude() << ::kiln::codegen::warpMatrixPrelude();
+    header(os, p, "4 warps of 16 query rows on Tensor Cores (mma.sync m16n8k16, f32\n"
+                  "// accumulators), K/V tiles of " + std::to_string(bc) +
+                      " keys through a 2-stage cp.async pipeline, online softmax\n"
+                      "// in f32; the output is staged in shared memory for coalesced stores.");
+    std::string mma = bf16 ? "kiln_mma_m16n8k16_bf16" : "kiln_mma_m16n8k16_f16";
+    std::string pack = bf16 ? "kiln_pack_bf16" : "kiln_pack_f16";
+    // Two probabilities as one A-fragment register (guarded: a translation
+    // unit holds every kernel).
+    os << "#ifndef KILN_PACK_" << (bf16 ? "BF16" : "F16") << "\n#define KILN_PACK_"
+       << (bf16 ? "BF16" : "F16") << "\n"
+       << "__device__ __forceinline__ unsigned " << pack << "(float lo, float hi) {\n"
+       << "  const " << (bf16 ? "__nv_bfloat162 h = __floats2bfloat162_rn" : "__half2 h = __floats2half2_rn")
+       << "(lo, hi);\n"
+       << "  unsigned u;\n  memcpy(&u, &h, 4);\n  return u;\n}\n#endif\n";
+    os << "extern \"C\" __global__ void __launch_bounds__(" << kThreads << ", 1)\n"
+       << kernel.name << "(" << llvm::join(params, ",\n    ") << ") {\n"
+       << "  // Two stages of K [" << kRows << "][" << kCols + 8 << "] and V [" << vRows << "]["
+       << vCols + 8 << "]; Q passes through them\n  // first, the output last.\n"
+       << "  KILN_SHARED_ALIGNED(" << elem << ", tiles, " << sharedElems << ", 16);\n"
+       << "  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;\n";
+    tileLoop(os, p, rowsPerBlock, I);
+    // Copies rows [r0, r0 + rows) x columns [c0, c0 + cols) of a row-major
+    // matrix (rows of `ld` elements, `limitR` x `limitC`) into a padded
+    // shared tile, 16 bytes a lane, zeros past the ends.
+    auto copyTile = [&](const std::string &dst, const std::string &src, int64_t rows,
+                        int64_t cols, const std::string &r0, const std::string &c0,
+                        int64_t limitR, int64_t limitC, int64_t ld) {
+      int64_t cpr = cols / 8;
+      os << "      for (int e = threadIdx.x; e < " << rows * cpr << "; e += " << kThreads
+         << ") {\n";
+      if (cpr == 4) // a quarter-warp's 8 lanes on rows r and r+4: disjoint banks
+        os << "        const int l = e % 32, r = e / 32 * 8 + l / 4 % 2 * 4 + l / 8, ch = l % 4;\n";
+      else
+        os << "        const int r = e / " << cpr << ", ch = e % " << cpr << ";\n";
+      os << "        const " << I << " gr = " << r0 << " + r, gc = " << c0 << " + ch * 8;\n"
+         << "        " << elem << " *d = " << dst << " + r * " << cols + 8 << " + ch * 8;\n"
+         << "        if (gr < " << num(limitR) << " && gc < " << num(limitC) << ")\n"
+         << "          kiln_cp_async_16(d, " << src << " + gr * " << num(ld) << " + gc);\n"
+         << "        else\n"
+         << "          kiln_store_vec(d, make_uint4(0, 0, 0, 0));\n"
+         << "      }\n";
+    };
+    os << "    // Q's 64 rows into registers (A fragments), through shared memory.\n"
+       << "    __syncthreads(); // the previous tile is done with the shared tiles\n"
+       << "    {\n";
+    copyTile("tiles", "q", rowsPerBlock, p.depth, "q0", "0", p.queries, p.depth, p.depth);
+    os << "    }\n"
+       << "    kiln_cp_async_commit();\n"
+       << "    kiln_cp_async_wait<0>();\n"
+       << "    __syncthreads();\n"
+       << "    unsigned qf[" << p.depth / 16 << "][4];\n"
+       << "    for (int t = 0; t < " << p.depth / 16 << "; ++t)\n"
+       << "      kiln_ldmatrix_x4(qf[t], tiles + (warp * 16 + lane % 16) * " << p.depth + 8
+       << " + t * 16 + lane / 16 * 8);\n"
+       << "    __syncthreads(); // every warp has its Q: the stages may overwrite it\n"
+       << "    // K and V tile `t` into stage `s`.\n"
+       << "    auto loadKV = [&](int s, " << I << " key0) {\n";
+    if (p.tb)
+      copyTile("tiles + s * " + std::to_string(stage), "k", bc, p.depth, "key0", "0", p.keys,
+               p.depth, p.depth);
+    else
+      copyTile("tiles + s * " + std::to_string(stage), "k", p.depth, bc, "0", "key0", p.depth,
+               p.keys, p.keys);
+    if (p.tv)
+      copyTile("tiles + s * " + std::to_string(stage) + " + " + std::to_string(kElems), "v", p.dv,
+               bc, "0", "key0", p.dv, p.keys, p.keys);
+    else
+      copyTile("tiles + s * " + std::to_string(stage) + " + " + std::to_string(kElems), "v", bc,
+               p.dv, "key0", "0", p.keys, p.dv, p.dv);
+    const int64_t keyTiles = (p.keys + bc - 1) / bc;
+    os << "    };\n"
+       << "    float o[" << p.dv / 8 << "][4] = {};\n"
+       << "    float rowMax[2] = {-__int_as_float(0x7f800000), -__int_as_float(0x7f800000)};\n"
+       << "    float rowSum[2] = {0.0f, 0.0f}; // this lane's part of its two rows' sums\n"
+       << "    loadKV(0, 0);\n"
+       << "    kiln_cp_async_commit();\n"
+       << "    for (" << I << " t = 0; t < " << num(keyTiles) << "; ++t) {\n"
+       << "      kiln_cp_async_wait<0>();\n"
+       << "      __syncthreads(); // tile t has landed; stage (t + 1) % 2 is free\n"
+       << "      if (t + 1 < " << num(keyTiles) << ")\n"
+       << "        loadKV((t + 1) % 2, (t + 1) * " << bc << L << ");\n"
+       << "      kiln_cp_async_commit();\n"
+       << "      const " << elem << " *ks = tiles + t % 2 * " << stage << ", *vs = ks + " << kElems
+       << ";\n"
+       << "      // S = Q K^T for the warp's 16 rows and the tile's " << bc << " keys.\n"
+       << "      float sc[" << bc / 8 << "][4] = {};\n"
+       << "      for (int d = 0; d < " << p.depth / 16 << "; ++d)\n"
+       << "        for (int j = 0; j < " << bc / 8 << "; j += 2) {\n"
+       << "          unsigned r[4];\n";
+    if (p.tb) // [key][d]: rows are n, columns k
+      os << "          kiln_ldmatrix_x4(r, ks + ((j + lane / 16) * 8 + lane % 8) * " << p.depth + 8
+         << " + d * 16 + lane / 8 % 2 * 8);\n";
+    else // [d][key]: rows are k
+      os << "          kiln_ldmatrix_x4_trans(r, ks + (d * 16 + lane % 16) * " << bc + 8
+         << " + (j + lane / 16) * 8);\n";
+    os << "          const unsigned b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};\n"
+       << "          " << mma << "(sc[j], qf[d], b0);\n"
+       << "          " << mma << "(sc[j + 1], qf[d], b1);\n"
+       << "        }\n"
+       << "      // Scale and mask; the tile's maximum of each of the lane's two rows.\n"
+       << "      float tileMax[2] = {-__int_as_float(0x7f800000), -__int_as_float(0x7f800000)};\n"
+       << "      for (int j = 0; j < " << bc / 8 << "; ++j)\n"
+       << "        for (int e = 0; e < 4; ++e) {\n"
+       << "          const " << I << " qi = q0 + warp * 16 + lane / 4 + e / 2 * 8;\n"
+       << "          const " << I << " kj = t * " << bc << L << " + j * 8 + lane % 4 * 2 + e % 2;\n"
+       << "          const float dot = sc[j][e];\n";
+    scoreAt(os, p, "          ", "x", L);
+    os << "          sc[j][e] = x;\n"
+       << "          tileMax[e / 2] = fmaxf(tileMax[e / 2], x);\n"
+       << "        }\n"
+       << "      float base[2];\n"
+       << "      for (int h = 0; h < 2; ++h) {\n"
+       << "        // A row's 4 lanes hold its tile; then rescale what came before.\n"
+       << "        tileMax[h] = fmaxf(tileMax[h], __shfl_xor_sync(0xffffffffu, tileMax[h], 1));\n"
+       << "        tileMax[h] = fmaxf(tileMax[h], __shfl_xor_sync(0xffffffffu, tileMax[h], 2));\n"
+       << "        const float newMax = fmaxf(rowMax[h], tileMax[h]);\n"
+       << "        // Every key so far masked: exponents against 0 give 0, not NaN.\n"
+       << "        base[h] = newMax == -__int_as_float(0x7f800000) ? 0.0f : newMax;\n"
+       << "        const float rescale = expf(rowMax[h] - base[h]);\n"
+       << "        rowMax[h] = newMax;\n"
+       << "        rowSum[h] *= rescale;\n"
+       << "        for (int c = 0; c < " << p.dv / 8 << "; ++c) {\n"
+       << "          o[c][2 * h] *= rescale;\n"
+       << "          o[c][2 * h + 1] *= rescale;\n"
+       << "        }\n"
+       << "      }\n"
+       << "      // P = exp(S - max) as A fragments (16 keys each), then O += P V.\n"
+       << "      unsigned pf[" << bc / 16 << "][4];\n"
+       << "      for (int j = 0; j < " << bc / 8 << "; ++j) {\n"
+       << "        float pv[4];\n"
+       << "        for (int e = 0; e < 4; ++e) {\n"
+       << "          pv[e] = expf(sc[j][e] - base[e / 2]);\n"
+       << "          rowSum[e / 2] += pv[e];\n"
+       << "        }\n"
+       << "        pf[j / 2][j % 2 * 2] = " << pack << "(pv[0], pv[1]);\n"
+       << "        pf[j / 2][j % 2 * 2 + 1] = " << pack << "(pv[2], pv[3]);\n"
+       << "      }\n"
+       << "      for (int kt = 0; kt < " << bc / 16 << "; ++kt)\n"
+       << "        for (int c = 0; c < " << p.dv / 8 << "; c += 2) {\n"
+       << "          unsigned r[4];\n";
+    if (p.tv) // [c][key]: rows are n
+      os << "          kiln_ldmatrix_x4(r, vs + ((c + lane / 16) * 8 + lane % 8) * " << bc + 8
+         << " + kt * 16 + lane / 8 % 2 * 8);\n";
+    else // [key][c]: rows are k
+      os << "          kiln_ldmatrix_x4_trans(r, vs + (kt * 16 + lane % 16) * " << p.dv + 8
+         << " + (c + lane / 16) * 8);\n";
+    os << "          const unsigned b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};\n"
+       << "          " << mma << "(o[c], pf[kt], b0);\n"
+       << "          " << mma << "(o[c + 1], pf[kt], b1);\n"
+       << "        }\n"
        << "    }\n"
-       << "    const float rowMax = kiln_block_reduce(localMax, scratch, KilnMax(), "
-       << cudaLiteral(-INFINITY, false) << ");\n"
-       << "    float localSum = 0.0f;\n"
-       << "    for (" << I << " j = threadIdx.x; j < " << num(keys) << "; j += blockDim.x) {\n"
-       << "      scores[j] = expf(scores[j] - rowMax);\n"
-       << "      localSum += scores[j];\n"
+       << "    kiln_cp_async_wait<0>();\n"
+       << "    // Normalise, stage the block's rows in shared memory, store coalesced.\n"
+       << "    for (int h = 0; h < 2; ++h) {\n"
+       << "      rowSum[h] += __shfl_xor_sync(0xffffffffu, rowSum[h], 1);\n"
+       << "      rowSum[h] += __shfl_xor_sync(0xffffffffu, rowSum[h], 2);\n"
        << "    }\n"
-       << "    // (The reduction's barriers also publish every thread's scores.)\n"
-       << "    const float rowSum = kiln_block_reduce(localSum, scratch, KilnSum(), 0.0f);\n"
-       << "    for (" << I << " c = threadIdx.x; c < " << num(dv) << "; c += blockDim.x) {\n"
-       << "      float acc = 0.0f;\n"
-       << "      for (" << I << " j = 0; j < " << num(keys) << "; ++j)\n"
-       << "        acc += scores[j] * " << vElem << ";\n"
-       << "      out0[row * " << dv << "LL + c] = "
-       << ElementEmitter::store(oType, "acc / rowSum") << ";\n"
+       << "    __syncthreads(); // every warp is done with the last tile\n"
+       << "    float *staged = reinterpret_cast<float *>(tiles); // [64][" << ldO << "]\n"
+       << "    for (int c = 0; c < " << p.dv / 8 << "; ++c)\n"
+       << "      for (int h = 0; h < 2; ++h)\n"
+       << "        kiln_store_vec(staged + (warp * 16 + lane / 4 + h * 8) * " << ldO
+       << " + c * 8 + lane % 4 * 2,\n"
+       << "                       kiln_pair<float>{o[c][2 * h] / rowSum[h], o[c][2 * h + 1] / "
+          "rowSum[h]});\n"
+       << "    __syncthreads();\n"
+       << "    for (int e = threadIdx.x; e < " << rowsPerBlock * p.dv << "; e += " << kThreads
+       << ") {\n"
+       << "      const int r = e / " << p.dv << ", c = e % " << p.dv << ";\n"
+       << "      if (q0 + r < " << num(p.queries) << ")\n"
+       << "        out0[(batch * " << p.queries << "LL + q0 + r) * " << p.dv << "LL + c] = "
+       << ElementEmitter::store(p.oType, "staged[r * " + std::to_string(ldO) + " + c]") << ";\n"
        << "    }\n"
-       << "    __syncthreads(); // the next row overwrites the scores\n"
        << "  }\n}\n";
+    int64_t blocks = p.batches * ((p.queries + rowsPerBlock - 1) / rowsPerBlock);
     kernel.source = os.str();
     kernel.blockThreads = kThreads;
-    kernel.gridBlocks = static_cast<unsigned>(std::min(rows, kMaxBlocks));
-    kernel.unit = "CUDA cores (one block per query row)";
+    kernel.gridBlocks = static_cast<unsigned>(std::min(blocks, kMaxBlocks));
+    kernel.unit = "Tensor Cores (FlashAttention-2, mma.sync m16n8k16, 64 queries x " +
+                  std::to_string(bc) + " keys per tile)";
+  }
+
+  /// Any element type on CUDA cores: blocks of 16 query rows (4 per warp),
+  /// K and V tiles of 32 keys in shared memory, a lane per key for the
+  /// scores and per output column for the sum.
+  void emitCudaCoreKernel(const Problem &p, const std::vector<std::string> &params) {
+    constexpr int64_t rowsPerWarp = 4, rowsPerBlock = 16, bc = 32;
+    std::string I = p.narrow ? "int" : "long long", L = p.narrow ? "" : "LL";
+    auto num = [&](int64_t v) { return std::to_string(v) + L; };
+    // Q rows [16][depth], K [32][depth + 1] (a lane per key reads a column
+    // of it: the padding puts every lane on its own bank), V [32][dv].
+    const int64_t ldK = p.depth + 1;
+    const int64_t sharedFloats = rowsPerBlock * p.depth + bc * ldK + bc * p.dv;
+    if (sharedFloats * 4 > kStaticShared)
+      return fail("attention with depth " + std::to_string(p.depth) + " and " +
+                  std::to_string(p.dv) + " output columns needs more shared memory than a "
+                  "block has");
+    const int64_t colsPerLane = (p.dv + 31) / 32;
+    std::string qElem = ElementEmitter::load(p.qType, p.ta ? "q[d * " + num(p.queries) + " + gq]"
+                                                           : "q[gq * " + num(p.depth) + " + d]");
+    std::string kElem = ElementEmitter::load(p.kType, p.tb ? "k[gk * " + num(p.depth) + " + d]"
+                                                           : "k[d * " + num(p.keys) + " + gk]");
+    std::string vElem = ElementEmitter::load(p.vType, p.tv ? "v[c * " + num(p.keys) + " + gk]"
+                                                           : "v[gk * " + num(p.dv) + " + c]");
+    std::ostringstream os;
+    os << ElementEmitter::includesFor(step) << kernelPrelude();
+    header(os, p, "CUDA cores: 16 query rows per block (4 per warp), K/V tiles of 32 keys in "
+                  "shared\n// memory, a lane per key for the scores, online softmax in f32.");
+    os << "extern \"C\" __global__ void " << tiledLaunchBounds(kThreads) << "\n"
+       << kernel.name << "(" << llvm::join(params, ",\n    ") << ") {\n"
+       << "  KILN_SHARED(float, qs, " << rowsPerBlock * p.depth << "); // [16][depth]\n"
+       << "  KILN_SHARED(float, ks, " << bc * ldK << "); // [32][depth + 1]\n"
+       << "  KILN_SHARED(float, vs, " << bc * p.dv << "); // [32][dv]\n"
+       << "  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;\n";
+    tileLoop(os, p, rowsPerBlock, I);
+    os << "    __syncthreads(); // the previous tile is done with qs\n"
+       << "    for (int e = threadIdx.x; e < " << rowsPerBlock * p.depth << "; e += " << kThreads
+       << ") {\n"
+       << "      const " << I << " gq = q0 + e / " << p.depth << ", d = e % " << p.depth << ";\n"
+       << "      qs[e] = gq < " << num(p.queries) << " ? " << qElem << " : 0.0f;\n"
+       << "    }\n"
+       << "    float o[" << rowsPerWarp << "][" << colsPerLane << "] = {};\n"
+       << "    float rowMax[" << rowsPerWarp << "], rowSum[" << rowsPerWarp << "];\n"
+       << "    for (int i = 0; i < " << rowsPerWarp << "; ++i) {\n"
+       << "      rowMax[i] = -__int_as_float(0x7f800000);\n"
+       << "      rowSum[i] = 0.0f;\n"
+       << "    }\n"
+       << "    for (" << I << " key0 = 0; key0 < " << num(p.keys) << "; key0 += " << bc << ") {\n"
+       << "      __syncthreads(); // the previous K/V tile is read\n"
+       << "      for (int e = threadIdx.x; e < " << bc * p.depth << "; e += " << kThreads << ") {\n"
+       << "        const int j = e / " << p.depth << ", d = e % " << p.depth << ";\n"
+       << "        const " << I << " gk = key0 + j;\n"
+       << "        ks[j * " << ldK << " + d] = gk < " << num(p.keys) << " ? " << kElem
+       << " : 0.0f;\n"
+       << "      }\n"
+       << "      for (int e = threadIdx.x; e < " << bc * p.dv << "; e += " << kThreads << ") {\n"
+       << "        const int j = e / " << p.dv << ", c = e % " << p.dv << ";\n"
+       << "        const " << I << " gk = key0 + j;\n"
+       << "        vs[e] = gk < " << num(p.keys) << " ? " << vElem << " : 0.0f;\n"
+       << "      }\n"
+       << "      __syncthreads();\n"
+       << "      for (int i = 0; i < " << rowsPerWarp << "; ++i) {\n"
+       << "        const int r = warp * " << rowsPerWarp << " + i;\n"
+       << "        const " << I << " qi = q0 + r, kj = key0 + lane;\n"
+       << "        float dot = 0.0f;\n"
+       << "        for (int d = 0; d < " << p.depth << "; ++d)\n"
+       << "          dot += qs[r * " << p.depth << " + d] * ks[lane * " << ldK << " + d];\n";
+    scoreAt(os, p, "        ", "x", L);
+    os << "        float tileMax = x;\n"
+       << "        for (int offset = 16; offset > 0; offset /= 2)\n"
+       << "          tileMax = fmaxf(tileMax, __shfl_xor_sync(0xffffffffu, tileMax, offset));\n"
+       << "        const float newMax = fmaxf(rowMax[i], tileMax);\n"
+       << "        // Every key so far masked: exponents against 0 give 0, not NaN.\n"
+       << "        const float base = newMax == -__int_as_float(0x7f800000) ? 0.0f : newMax;\n"
+       << "        const float rescale = expf(rowMax[i] - base), pj = expf(x - base);\n"
+       << "        rowMax[i] = newMax;\n"
+       << "        float tileSum = pj;\n"
+       << "        for (int offset = 16; offset > 0; offset /= 2)\n"
+       << "          tileSum += __shfl_xor_sync(0xffffffffu, tileSum, offset);\n"
+       << "        rowSum[i] = rowSum[i] * rescale + tileSum;\n"
+       << "        for (int u = 0; u < " << colsPerLane << "; ++u)\n"
+       << "          o[i][u] *= rescale;\n"
+       << "        for (int j = 0; j < " << bc << "; ++j) {\n"
+       << "          const float w = __shfl_sync(0xffffffffu, pj, j);\n"
+       << "          for (int u = 0; u < " << colsPerLane << "; ++u) {\n"
+       << "            const int c = lane + u * 32;\n"
+       << "            if (c < " << p.dv << ")\n"
+       << "              o[i][u] += w * vs[j * " << p.dv << " + c];\n"
+       << "          }\n"
+       << "        }\n"
+       << "      }\n"
+       << "    }\n"
+       << "    for (int i = 0; i < " << rowsPerWarp << "; ++i) {\n"
+       << "      const " << I << " qi = q0 + warp * " << rowsPerWarp << " + i;\n"
+       << "      for (int u = 0; u < " << colsPerLane << "; ++u) {\n"
+       << "        const int c = lane + u * 32;\n"
+       << "        if (qi < " << num(p.queries) << " && c < " << p.dv << ")\n"
+       << "          out0[(batch * " << p.queries << "LL + qi) * " << p.dv << "LL + c] = "
+       << ElementEmitter::store(p.oType, "o[i][u] / rowSum[i]") << ";\n"
+       << "      }\n"
+       << "    }\n"
+       << "  }\n}\n";
+    int64_t blocks = p.batches * ((p.queries + rowsPerBlock - 1) / rowsPerBlock);
+    kernel.source = os.str();
+    kernel.blockThreads = kThreads;
+    kernel.gridBlocks = static_cast<unsigned>(std::min(blocks, kMaxBlocks));
+    kernel.unit = "CUDA cores (FlashAttention tiling, 16 queries x 32 keys per tile)";
   }
 };
 

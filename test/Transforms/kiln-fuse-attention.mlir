@@ -80,6 +80,56 @@ func.func @select_mask(%q: !q, %k: !q, %v: !q, %keep: !b) -> !q {
 
 !q = tensor<2x16x32xf32, #kiln.enc<row_major, cpu>>
 !s = tensor<2x16x16xf32, #kiln.enc<row_major, cpu>>
+!m = tensor<2x1x16xf32, #kiln.enc<row_major, cpu>>
+!b = tensor<2x1x16xi1, #kiln.enc<row_major, cpu>>
+!f = tensor<f32, #kiln.enc<row_major, cpu>>
+
+// PyTorch's masked_fill as exported: Where(Equal(mask, 0), -inf, scores /
+// sqrt(d)). The scores are select's third operand; the comparison stays
+// outside (its result is an input of the region).
+// CHECK-LABEL: func.func @masked_fill
+// CHECK: %[[DROP:.*]] = kiln.eq
+// CHECK: kiln.fusion attention(%arg0, %arg1, %[[DROP]], %arg2)
+// CHECK: kiln.div
+// CHECK-NEXT: kiln.constant dense<0xFF800000>
+// CHECK-NEXT: kiln.select
+// CHECK-NEXT: kiln.softmax
+func.func @masked_fill(%q: !q, %k: !q, %v: !q, %mask: !m) -> !q {
+  %zero = kiln.constant dense<0.0> : tensor<f32> : !f
+  %ninf = kiln.constant dense<0xFF800000> : tensor<f32> : !f
+  %d = kiln.constant dense<5.656854> : tensor<f32> : !f
+  %drop = kiln.eq %mask, %zero : (!m, !f) -> !b
+  %0 = kiln.matmul %q, %k {transpose_b = true} : (!q, !q) -> !s
+  %1 = kiln.div %0, %d : (!s, !f) -> !s
+  %2 = kiln.select %drop, %ninf, %1 : (!b, !f, !s) -> !s
+  %3 = kiln.softmax %2 {axis = 2 : i64} : (!s) -> !s
+  // expected-remark @+1 {{attention region with mask: matmul, div, select, softmax, matmul}}
+  %4 = kiln.matmul %3, %v : (!s, !q) -> !q
+  return %4 : !q
+}
+
+// -----
+
+!q = tensor<2x16x32xf32, #kiln.enc<row_major, cpu>>
+!s = tensor<2x16x16xf32, #kiln.enc<row_major, cpu>>
+!b = tensor<2x16x16xi1, #kiln.enc<row_major, cpu>>
+
+// A select between two values neither of which is the scores: not
+// attention.
+// CHECK-LABEL: func.func @select_of_other_values
+// CHECK-NOT: kiln.fusion
+func.func @select_of_other_values(%q: !q, %k: !q, %v: !q, %c: !b, %a: !s, %b2: !s) -> !q {
+  %0 = kiln.select %c, %a, %b2 : (!b, !s, !s) -> !s
+  // expected-remark @+1 {{attention fusion: not an attention pattern: the softmax input is not computed by a matmul}}
+  %1 = kiln.softmax %0 {axis = 2 : i64} : (!s) -> !s
+  %2 = kiln.matmul %1, %v : (!s, !q) -> !q
+  return %2 : !q
+}
+
+// -----
+
+!q = tensor<2x16x32xf32, #kiln.enc<row_major, cpu>>
+!s = tensor<2x16x16xf32, #kiln.enc<row_major, cpu>>
 
 // The probabilities are a model output too: no region (a fused kernel
 // never writes them).

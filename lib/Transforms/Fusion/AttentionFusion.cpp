@@ -90,8 +90,10 @@ struct KilnFuseAttentionPass : public ::mlir::kiln::impl::KilnFuseAttentionBase<
         masked = true; // scores + mask, either order
         chain = isScores(def->getOperand(0)) ? def->getOperand(0) : def->getOperand(1);
       } else if (llvm::isa<SelectOp>(def) && !masked && !isScaled) {
-        masked = true; // select(mask, scores, fill)
-        chain = def->getOperand(1);
+        // select(keep, scores, fill), or select(drop, fill, scores) as
+        // PyTorch's masked_fill exports (Where(Equal(mask, 0), -inf, s)).
+        masked = true;
+        chain = isScores(def->getOperand(2)) ? def->getOperand(2) : def->getOperand(1);
       } else {
         return notFused("'" + shortName(def) + "' between the score matmul and the softmax is "
                         "neither a scale by a constant nor a mask");
