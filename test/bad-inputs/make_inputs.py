@@ -108,6 +108,9 @@ with open(path("emu.kg"), "w") as f:
             "y = softmax(relu(matmul(x, w)), axis=-1)\noutput y\n")
 subprocess.run([kilnc, path("emu.kg"), "--target=cuda-emu", "-o", path("emu.kx")], check=True,
                capture_output=True)
+# The same, built for kiln-run --profile.
+subprocess.run([kilnc, path("emu.kg"), "--target=cuda-emu", "--emu-profile", "-o",
+                path("emu-profiled.kx")], check=True, capture_output=True)
 edit_kx = os.path.join(os.path.dirname(os.path.abspath(__file__)), "edit_kx.py")
 so = "code('cuda-emu', 'elf-so')['data']"
 for name, edit in [
