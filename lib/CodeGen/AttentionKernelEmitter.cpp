@@ -219,7 +219,7 @@ private:
       return emitCudaCoreKernel(p, params);
 
     std::ostringstream os;
-    os << ElementEmitter::includesFor(step) << kernelPrelude() << ::kiln::codegen::warpMatrixPrelude();
+    os << ElementEmitter::includesFor(step) << kernelPrelude() << ::kiln::codegen::devicePrelude();
     header(os, p, "4 warps of 16 query rows on Tensor Cores (mma.sync m16n8k16, f32\n"
                   "// accumulators), K/V tiles of " + std::to_string(bc) +
                       " keys through a 2-stage cp.async pipeline, online softmax\n"

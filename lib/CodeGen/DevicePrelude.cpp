@@ -5,7 +5,7 @@
 namespace kiln {
 namespace codegen {
 
-const char *warpMatrixPrelude() {
+const char *devicePrelude() {
   return R"cuda(#ifndef KILN_WARP_MATRIX_PRELUDE
 #define KILN_WARP_MATRIX_PRELUDE
 /// Two adjacent elements, stored as one access.

@@ -41,14 +41,14 @@ TEST_P(NvrtcArch, CompilesTheEmulatorTestKernels) {
   }
 }
 
-// The warp-matrix prelude's inline PTX (cp.async, ldmatrix, mma.sync,
+// The device prelude's inline PTX (cp.async, ldmatrix, mma.sync,
 // vector accesses), through the kernels the profile tests run on cuda-emu.
-TEST_P(NvrtcArch, CompilesTheWarpMatrixPreludeAndTheProfiledKernels) {
+TEST_P(NvrtcArch, CompilesTheDevicePreludeAndTheProfiledKernels) {
   if (!haveNvrtc())
     GTEST_SKIP() << "built without the CUDA toolkit";
   std::string source = readSource("test/unit/emu/ProfileKernels.cu");
   ASSERT_FALSE(source.empty());
-  NvrtcResult r = compileCuda(std::string(warpMatrixPrelude()) + source, "ProfileKernels.cu",
+  NvrtcResult r = compileCuda(std::string(devicePrelude()) + source, "ProfileKernels.cu",
                               GetParam());
   ASSERT_TRUE(r.ok) << r.log;
   for (const char *instruction : {"mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",

@@ -14,8 +14,9 @@
 namespace kiln {
 namespace codegen {
 
-/// The prelude's text; a kernel that uses any of its functions starts with it.
-const char *warpMatrixPrelude();
+/// The prelude's text; a kernel that uses any of its functions starts with it
+/// (guarded: a translation unit holds every kernel of a model).
+const char *devicePrelude();
 
 } // namespace codegen
 } // namespace kiln
