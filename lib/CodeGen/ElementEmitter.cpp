@@ -1141,6 +1141,12 @@ __device__ float kiln_block_reduce(float v, float *scratch, Op op, float identit
   __syncthreads(); // the scratch is reused by the next reduction
   return v;
 }
+// The reduction of every lane's `v` over the warp, returned to all lanes.
+template <typename Op> __device__ float kiln_warp_reduce(float v, Op op) {
+  for (int offset = 16; offset > 0; offset /= 2)
+    v = op(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  return v;
+}
 #endif
 )";
   return text.c_str();

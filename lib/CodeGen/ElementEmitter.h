@@ -119,8 +119,9 @@ const char *kernelPrelude();
 
 /// The prelude plus the block reduction shared by the reduction and
 /// attention kernels (guarded, so a translation unit may hold several):
-/// kiln_block_reduce(v, scratch, op, identity) with ops KilnSum, KilnProd,
-/// KilnMax and KilnMin (the last two propagate NaN).
+/// kiln_block_reduce(v, scratch, op, identity) and kiln_warp_reduce(v, op)
+/// with ops KilnSum, KilnProd, KilnMax and KilnMin (the last two propagate
+/// NaN).
 const char *blockReduceHelpers();
 
 /// The definitions of the integer helpers (kiln_div_i64, kiln_f2i, ...)

@@ -1,14 +1,17 @@
 //===- ReductionKernelEmitter.cpp - row-wise reductions as one kernel -----===//
 //
-// One block per row (grid-stride over rows) for regions whose reduction runs
-// over the trailing dimensions: softmax, log_softmax and layer_norm over the
-// last axes, reduce_sum/mean/max/min/prod over trailing axes, and
-// global_avg_pool. Each pass over the row recomputes the elementwise
-// prologue from the inputs (cheap, and no row buffer is needed); the block
-// combines per-thread partials with warp shuffles and a 32-float shared
-// scratch. Softmax subtracts the row maximum and layer norm makes a second
-// pass for the variance, so both are numerically stable. The epilogue runs
-// on the result before the store.
+// Regions whose reduction runs over the trailing dimensions: softmax,
+// log_softmax and layer_norm over the last axes, reduce_sum/mean/max/min/
+// prod over trailing axes, and global_avg_pool. Rows of up to 1024
+// elements get a warp each (8 rows per block, reductions by shuffles, the
+// block's row results stored together); longer rows get a block each (warp
+// shuffles, then a 32-float shared scratch). Softmax and layer norm keep
+// each thread's elements of the row in registers between their passes, so
+// the input is read once (rows of up to 32 elements per thread; longer ones
+// recompute the elementwise prologue from the inputs in each pass). Softmax
+// subtracts the row maximum and layer norm makes a second pass for the
+// variance, so both are numerically stable. The epilogue runs on the
+// result before the store.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,6 +33,11 @@ using namespace mlir::kiln;
 namespace {
 
 constexpr int64_t kMaxBlocks = 65535;
+constexpr int64_t kThreads = 256;
+/// Rows up to this long get a warp each.
+constexpr int64_t kWarpRowLimit = 1024;
+/// A thread keeps at most this many elements of a row in registers.
+constexpr int64_t kMaxCached = 32;
 
 
 /// `pattern` with every X replaced by `x`.
@@ -99,42 +107,93 @@ public:
       return x;
     };
     std::string n = cudaLiteral(static_cast<double>(cols), false);
+    bool perElement = llvm::isa<SoftmaxOp, LogSoftmaxOp, LayerNormOp>(anchor);
+    // Short rows: a warp per row, 8 rows per block, reductions by shuffles
+    // alone. Long rows: a block per row. Softmax and layer norm keep the
+    // thread's elements of the row in registers (up to kMaxCached each), so
+    // they read the input once; longer rows recompute them in each pass.
+    const bool warpPerRow = cols <= kWarpRowLimit;
+    const int64_t threads = warpPerRow ? kThreads
+                                       : std::min<int64_t>(kThreads, (cols + 31) / 32 * 32);
+    const int64_t perRow = warpPerRow ? 32 : threads; // threads sharing a row
+    const int64_t rowsPerBlock = warpPerRow ? kThreads / 32 : 1;
+    const int64_t slots = (cols + perRow - 1) / perRow;
+    const bool cached = perElement && slots <= kMaxCached;
+    const std::string tid = warpPerRow ? "lane" : "threadIdx.x";
+    auto reduce = [&](const std::string &v, const std::string &functor,
+                      const std::string &identity) {
+      return warpPerRow ? "kiln_warp_reduce(" + v + ", " + functor + ")"
+                        : "kiln_block_reduce(" + v + ", scratch, " + functor + ", " + identity +
+                              ")";
+    };
     std::ostringstream os;
+    // A pass over the thread's elements of the row: the first computes them
+    // (into vals[] when cached), later ones read vals[].
+    bool computed = false;
     auto pass = [&](const std::string &init, const std::string &accumulate) {
+      os << "      float acc = " << init << ";\n";
+      if (cached && computed) {
+        os << "      for (int i = 0; i < " << slots << "; ++i)\n"
+           << "        if (" << tid << " + i * " << perRow << " < " << cols << ")\n"
+           << "          acc = " << substitute(accumulate, "vals[i]") << ";\n";
+        return;
+      }
       std::vector<std::string> lines;
       std::string x = element(lines);
-      os << "      float acc = " << init << ";\n"
-         << "      for (long long col = threadIdx.x; col < " << cols << "LL; col += blockDim.x) {\n";
+      if (cached)
+        os << "      for (int i = 0; i < " << slots << "; ++i) {\n"
+           << "        const long long col = " << tid << " + i * " << perRow << ";\n"
+           << "        if (col >= " << cols << "LL)\n"
+           << "          continue;\n";
+      else
+        os << "      for (long long col = " << tid << "; col < " << cols << "LL; col += " << perRow
+           << ") {\n";
       for (const std::string &line : lines)
         os << "        " << line << "\n";
-      os << "        acc = " << substitute(accumulate, x) << ";\n      }\n";
+      if (cached)
+        os << "        vals[i] = " << x << ";\n";
+      os << "        acc = " << substitute(accumulate, cached ? "vals[i]" : x) << ";\n      }\n";
+      computed = true;
     };
     std::vector<std::string> resultIndex;
-    bool perElement = llvm::isa<SoftmaxOp, LogSoftmaxOp, LayerNormOp>(anchor);
     std::string store;
 
-    os << "  KILN_SHARED(float, scratch, 32);\n"
-       << "  for (long long row = blockIdx.x; row < " << rows << "LL; row += gridDim.x) {\n";
+    if (warpPerRow)
+      os << "  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;\n";
+    else
+      os << "  KILN_SHARED(float, scratch, 32);\n";
+    if (warpPerRow && !perElement)
+      os << "  KILN_SHARED(float, rowOut, " << rowsPerBlock << "); // the block's row results\n";
+    if (warpPerRow)
+      os << "  for (long long base = (long long)blockIdx.x * " << rowsPerBlock << "; base < "
+         << rows << "LL; base += (long long)gridDim.x * " << rowsPerBlock << ") {\n"
+         << "    const long long row = base + warp;\n"
+         << "    if (row < " << rows << "LL) {\n";
+    else
+      os << "  for (long long row = blockIdx.x; row < " << rows << "LL; row += gridDim.x) {\n"
+         << "    {\n";
     for (const std::string &line : rowLines)
       os << "    " << line << "\n";
+    if (cached)
+      os << "    float vals[" << slots << "]; // the thread's elements of the row\n";
     std::string resultExpr;
     if (llvm::isa<SoftmaxOp, LogSoftmaxOp>(anchor)) {
       os << "    // Pass 1: the row maximum, for stability.\n    {\n";
       pass(cudaLiteral(-INFINITY, false), "KilnMax()(acc, X)");
-      os << "      rowMax = kiln_block_reduce(acc, scratch, KilnMax(), "
-         << cudaLiteral(-INFINITY, false) << ");\n    }\n";
+      os << "      rowMax = " << reduce("acc", "KilnMax()", cudaLiteral(-INFINITY, false))
+         << ";\n    }\n";
       os << "    // Pass 2: the sum of exponentials.\n    {\n";
       pass("0.0f", "acc + expf(X - rowMax)");
-      os << "      rowSum = kiln_block_reduce(acc, scratch, KilnSum(), 0.0f);\n    }\n";
+      os << "      rowSum = " << reduce("acc", "KilnSum()", "0.0f") << ";\n    }\n";
       resultExpr = llvm::isa<SoftmaxOp>(anchor) ? "expf(X - rowMax) / rowSum"
                                                 : "X - rowMax - logf(rowSum)";
     } else if (auto norm = llvm::dyn_cast<LayerNormOp>(anchor)) {
       os << "    // Pass 1: the mean; pass 2: the variance around it.\n    {\n";
       pass("0.0f", "acc + X");
-      os << "      rowMean = kiln_block_reduce(acc, scratch, KilnSum(), 0.0f) / " << n
+      os << "      rowMean = " << reduce("acc", "KilnSum()", "0.0f") << " / " << n
          << ";\n    }\n    {\n";
       pass("0.0f", "acc + (X - rowMean) * (X - rowMean)");
-      os << "      rowRstd = rsqrtf(kiln_block_reduce(acc, scratch, KilnSum(), 0.0f) / " << n
+      os << "      rowRstd = rsqrtf(" << reduce("acc", "KilnSum()", "0.0f") << " / " << n
          << " + " << cudaLiteral(norm.getEpsilon().convertToDouble(), false) << ");\n    }\n";
       // Scale and bias broadcast against the normalized (trailing) shape.
       std::vector<std::string> trailing(fullIndex.begin() + first, fullIndex.end());
@@ -147,8 +206,7 @@ public:
       Reduce r = reduceKind();
       os << "    {\n";
       pass(r.identity, r.accumulate);
-      os << "      rowResult = kiln_block_reduce(acc, scratch, " << r.functor << ", " << r.identity
-         << ");\n    }\n";
+      os << "      rowResult = " << reduce("acc", r.functor, r.identity) << ";\n    }\n";
       resultExpr = r.mean ? "rowResult / " + n : "rowResult";
     }
 
@@ -158,7 +216,13 @@ public:
     if (perElement) {
       resultIndex = fullIndex;
       std::vector<std::string> lines;
-      std::string x = element(lines);
+      std::string x;
+      if (cached) { // the element comes from vals[]
+        lines.insert(lines.end(), colLines.begin(), colLines.end());
+        x = "vals[i]";
+      } else {
+        x = element(lines);
+      }
       std::string y = substitute(resultExpr, x);
       if (scaleValue) {
         y.replace(y.find("__SCALE__"), 9,
@@ -174,13 +238,20 @@ public:
       std::string out = elements.valueAt(output, resultIndex);
       std::vector<std::string> epilogue = elements.takeLines();
       lines.insert(lines.end(), epilogue.begin(), epilogue.end());
-      os << "    // Last pass: the result, the epilogue, the store.\n"
-         << "    for (long long col = threadIdx.x; col < " << cols
-         << "LL; col += blockDim.x) {\n";
+      os << "    // Last pass: the result, the epilogue, the store.\n";
+      if (cached)
+        os << "    for (int i = 0; i < " << slots << "; ++i) {\n"
+           << "      const long long col = " << tid << " + i * " << perRow << ";\n"
+           << "      if (col >= " << cols << "LL)\n"
+           << "        continue;\n";
+      else
+        os << "    for (long long col = " << tid << "; col < " << cols << "LL; col += " << perRow
+           << ") {\n";
       for (const std::string &line : lines)
         os << "      " << line << "\n";
       os << "      out0[row * " << cols << "LL + col] = "
          << ElementEmitter::store(output.getType(), out) << ";\n    }\n";
+      os << "    }\n";
     } else {
       // One value per row: its index in the result keeps reduced dims as 0.
       resultIndex = rowIndex;
@@ -189,28 +260,47 @@ public:
       elements.seed(anchor->getResult(0), resultIndex, "y");
       std::string out = elements.valueAt(output, resultIndex);
       std::vector<std::string> epilogue = elements.takeLines();
-      os << "    if (threadIdx.x == 0) {\n      const float y = " << resultExpr << ";\n";
+      os << "    if (" << tid << " == 0) {\n      const float y = " << resultExpr << ";\n";
       for (const std::string &line : epilogue)
         os << "      " << line << "\n";
-      os << "      out0[row] = " << ElementEmitter::store(output.getType(), out) << ";\n    }\n";
+      if (warpPerRow) // stored with the block's other rows, below
+        os << "      rowOut[warp] = " << out << ";\n    }\n    }\n"
+           << "    // The block's row results in one coalesced store.\n"
+           << "    __syncthreads();\n"
+           << "    if (threadIdx.x < " << rowsPerBlock << " && base + threadIdx.x < " << rows
+           << "LL)\n"
+           << "      out0[base + threadIdx.x] = "
+           << ElementEmitter::store(output.getType(), "rowOut[threadIdx.x]") << ";\n"
+           << "    __syncthreads(); // rowOut is reused\n";
+      else
+        os << "      out0[row] = " << ElementEmitter::store(output.getType(), out)
+           << ";\n    }\n    }\n";
     }
     os << "  }\n}\n";
     if (!kernel.reason.empty())
       return;
 
-    int64_t threads = std::min<int64_t>(256, std::max<int64_t>(32, (cols + 31) / 32 * 32));
     kernel.blockThreads = static_cast<unsigned>(threads);
-    kernel.gridBlocks = static_cast<unsigned>(std::min<int64_t>(rows, kMaxBlocks));
-    kernel.unit = "CUDA cores";
+    kernel.gridBlocks = static_cast<unsigned>(
+        std::min<int64_t>((rows + rowsPerBlock - 1) / rowsPerBlock, kMaxBlocks));
+    kernel.unit = warpPerRow ? "CUDA cores (a warp per row)" : "CUDA cores (a block per row)";
+    kernel.flops = static_cast<double>(rows) * cols * (perElement ? 8 : 1);
 
     std::ostringstream text;
     text << ElementEmitter::includesFor(step) << blockReduceHelpers() << "\n// Generated by kiln: "
          << kernel.stepName << "\n";
     if (!kernel.location.empty())
       text << "// from " << kernel.location << "\n";
-    text << "// One block per row of " << cols << " elements (" << rows
-         << " rows); the prologue is recomputed in each pass over the row.\n"
-         << "extern \"C\" __global__ void __launch_bounds__(256)\n"
+    text << "// " << rows << " rows of " << cols << " elements, "
+         << (warpPerRow ? "a warp per row (" + std::to_string(rowsPerBlock) + " per block)"
+                        : std::string("a block per row"))
+         << "; "
+         << (cached ? "each thread's elements of the row stay in registers, so the input is "
+                      "read once."
+             : perElement ? "the prologue is recomputed in each pass over the row."
+                          : "one pass.")
+         << "\n"
+         << "extern \"C\" __global__ void __launch_bounds__(" << threads << ")\n"
          << kernel.name << "(" << llvm::join(params, ",\n    ") << ") {\n";
     std::string code = os.str();
     // Declare the per-row results the passes assign.
@@ -219,8 +309,12 @@ public:
       if (code.find(std::string(name) + " =") != std::string::npos)
         declared += std::string(declared.empty() ? "    float " : ", ") + name;
     if (!declared.empty()) {
-      size_t at = code.find("\n", code.find("row += gridDim.x) {")) + 1;
-      code.insert(at, declared + ";\n");
+      // Inside the block of the row: after `if (row < ...) {`, or after the
+      // loop's line and the `{` below it.
+      size_t at = code.find("\n", code.find(warpPerRow ? "if (row < " : "row += gridDim.x) {"));
+      if (!warpPerRow)
+        at = code.find("\n", at + 1);
+      code.insert(at + 1, declared + ";\n");
     }
     text << code;
     kernel.source = text.str();
