@@ -14,7 +14,11 @@ Sections:
             and device per run against the model's own inputs and outputs
             (1.00x: copies only at the boundary); for the int8 encoder, the
             executable's weight bytes against the CPU's, which folds them;
-  emulator  cuda-emu against the CPU backend on the same executables.
+  emulator  cuda-emu against the CPU backend on the same executables;
+  kernels   generated GPU kernels judged by cuda-emu's profile: predicted
+            fraction of ideal per kernel kind, and the coalescing and bank
+            conflicts of every kernel of the examples and benchmark models
+            (bench/kernel_profiles.py; every number predicted).
 
 Writes bench/results/<date>-<commit>.md and .csv and prints the table.
 """
@@ -35,6 +39,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import kernel_profiles  # noqa: E402
 import models  # noqa: E402
 
 ROOT = os.path.dirname(HERE)
@@ -289,11 +294,12 @@ def main():
     parser.add_argument("--quick", action="store_true",
                         help="small sizes only (a smoke test of the benchmark itself)")
     parser.add_argument("--no-peer", action="store_true", help="skip ONNX Runtime")
-    parser.add_argument("--only", choices=["compile", "runtime", "fusion", "placement", "emulator"],
+    parser.add_argument("--only", choices=["compile", "runtime", "fusion", "placement", "emulator",
+                                           "kernels"],
                         action="append")
     args = parser.parse_args()
     bench = Bench(args.build, args.out, args.threads)
-    sections = args.only or ["compile", "runtime", "fusion", "placement", "emulator"]
+    sections = args.only or ["compile", "runtime", "fusion", "placement", "emulator", "kernels"]
     try:
         if "compile" in sections:
             bench.bench_compile(args.quick)
@@ -305,6 +311,9 @@ def main():
             bench.bench_placement(args.quick)
         if "emulator" in sections:
             bench.bench_emulator(args.quick)
+        if "kernels" in sections:
+            kernel_profiles.bench_kernels(bench, args.quick)
+            kernel_profiles.bench_kernel_efficiency(bench, args.quick, models)
     finally:
         shutil.rmtree(bench.work, ignore_errors=True)
     bench.write()

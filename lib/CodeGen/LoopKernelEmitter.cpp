@@ -70,11 +70,40 @@ public:
     // loop over a window (four copies of the loop would only add code).
     bool windows = llvm::any_of(body.without_terminator(),
                                 [](Operation &op) { return isWindowOp(&op); });
+    // An input read with one 16-byte load per group: f32, row-major, its
+    // last dimension the output's, every dimension the output's or 1 (so
+    // the offset from the iteration index stays inside it even when it is
+    // used only through a reshape).
+    auto vectorizable = [&](BlockArgument arg) {
+      auto type = llvm::cast<RankedTensorType>(arg.getType());
+      if (!type.getElementType().isF32() || !getEncoding(type).isRowMajor() ||
+          type.getRank() == 0 || type.getRank() > static_cast<int64_t>(shape.size()) ||
+          type.getShape().back() != shape.back())
+        return false;
+      for (int64_t d = 0; d < type.getRank(); ++d) {
+        int64_t outDim = shape[shape.size() - type.getRank() + d];
+        if (type.getDimSize(d) != outDim && type.getDimSize(d) != 1)
+          return false;
+      }
+      return true;
+    };
+    // Any other input (a transpose or a reshape of it, a gather) is read
+    // element by element: 4 per thread would be 4 strided requests, so
+    // those kernels take one element per thread, which coalesces.
+    auto readPerElement = [&](BlockArgument arg) {
+      auto type = llvm::cast<RankedTensorType>(arg.getType());
+      return !arg.use_empty() && !ElementEmitter::splatOf(step.getInputs()[arg.getArgNumber()]) &&
+             type.getRank() > 0 && type.getShape().back() != 1 && !vectorizable(arg);
+    };
     int64_t group = 1;
     if (rowMajorOutputs && !windows && !shape.empty() && shape.back() % 4 == 0 &&
-        llvm::all_of(yield.getValues(), [](Value v) {
-          return llvm::cast<RankedTensorType>(v.getType()).getElementType().isF32();
-        }))
+        llvm::all_of(yield.getValues(),
+                     [](Value v) {
+                       return llvm::cast<RankedTensorType>(v.getType())
+                           .getElementType()
+                           .isF32();
+                     }) &&
+        llvm::none_of(body.getArguments(), readPerElement))
       group = 4;
 
     // The iteration index, one variable per dimension.
@@ -94,21 +123,8 @@ public:
       Block &entry = step.getBody().front();
       for (BlockArgument arg : entry.getArguments()) {
         auto type = llvm::cast<RankedTensorType>(arg.getType());
-        Value input = step.getInputs()[arg.getArgNumber()];
-        if (ElementEmitter::splatOf(input) || !type.getElementType().isF32() ||
-            !getEncoding(type).isRowMajor() ||
-            type.getRank() == 0 || type.getRank() > static_cast<int64_t>(shape.size()) ||
-            type.getShape().back() != shape.back() || arg.use_empty())
-          continue;
-        // Right-aligned, every dimension is the output's or 1, so the
-        // offset computed from the iteration index stays inside the input
-        // even if the input is only used through a reshape.
-        bool aligned = true;
-        for (int64_t d = 0; d < type.getRank(); ++d) {
-          int64_t outDim = shape[shape.size() - type.getRank() + d];
-          aligned &= type.getDimSize(d) == outDim || type.getDimSize(d) == 1;
-        }
-        if (!aligned)
+        if (ElementEmitter::splatOf(step.getInputs()[arg.getArgNumber()]) || arg.use_empty() ||
+            !vectorizable(arg))
           continue;
         std::vector<std::string> first = ElementEmitter::broadcastIndex(arg, laneIndex[0]);
         std::vector<int64_t> argStrides = ElementEmitter::rowMajorStrides(type.getShape());
