@@ -5,7 +5,11 @@
       fraction of the device-to-device copy bandwidth measured in the same
       run (the model's input transfer is a D2D copy on the GPU);
   gpu_kernels.py gemm GENERATED.json LIBRARY.json   each matmul step's time,
-      generated kernel against cuBLASLt, from two traces of one model.
+      generated kernel against cuBLASLt, from two traces of one model;
+  gpu_kernels.py predicted NAME TRACE.json PROFILE.json   each kernel's time
+      as cuda-emu's profile predicted it (kiln-run --profile, made with the
+      bundle) against the time the trace measured: the first GPU run's
+      correction of the model's constants (PerformanceModel.h).
 
 Prints one Markdown table row per step. The traces come from
 `kiln-run --trace` (CUDA events around each step on a GPU; wall time on the
@@ -88,7 +92,30 @@ def gemm(generated_path, library_path):
     return 0
 
 
+def predicted(name, trace_path, profile_path):
+    durations = {}
+    for e in steps(trace_path):
+        step = e.get("args", {}).get("step")
+        if step is not None:
+            durations.setdefault(step, []).append(e["dur"])
+    with open(profile_path) as f:
+        profile = json.load(f)
+    launch = profile["launch_us"]
+    for k in profile["kernels"]:
+        step = int(k["step"].split()[0].lstrip("#"))
+        if step not in durations:
+            continue
+        measured = sorted(durations[step])[len(durations[step]) // 2]
+        # Per launch, with the fixed launch cost the model reports apart.
+        guess = k["predicted_us"] / k["launches"] + launch
+        print(f"| {name} | {k['step']} | {k['kernel']} | {guess:.1f} (predicted) | "
+              f"{measured:.1f} | {measured / guess:.2f} |")
+    return 0
+
+
 if __name__ == "__main__":
+    if len(sys.argv) == 5 and sys.argv[1] == "predicted":
+        sys.exit(predicted(sys.argv[2], sys.argv[3], sys.argv[4]))
     if len(sys.argv) >= 4 and sys.argv[1] == "bandwidth":
         sys.exit(bandwidth(sys.argv[2], sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else "kiln-run"))
     if len(sys.argv) == 4 and sys.argv[1] == "gemm":

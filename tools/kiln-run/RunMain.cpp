@@ -327,7 +327,8 @@ bool writeTrace(const std::string &path, const rt::Executable &exe, const std::s
     std::snprintf(buf, sizeof(buf), "%.3f", t.endUs - t.startUs);
     out << ",\n{\"name\": \"" << jsonEscaped(t.name) << "\", \"cat\": \""
         << jsonEscaped(t.category.empty() ? device : t.category) << "\", \"ph\": \"X\", \"pid\": 1, \"tid\": " << t.stream
-        << ", \"ts\": " << start << ", \"dur\": " << buf << ", \"args\": {\"locations\": [";
+        << ", \"ts\": " << start << ", \"dur\": " << buf << ", \"args\": {\"step\": " << t.step
+        << ", \"locations\": [";
     std::vector<std::string> locations = exe.stepLocations(t.step);
     for (size_t l = 0; l < locations.size(); ++l)
       out << (l ? ", " : "") << "\"" << jsonEscaped(locations[l]) << "\"";
