@@ -20,34 +20,39 @@ __device__ __forceinline__ unsigned kiln_shared_address(const void *p) {
 /// 16 bytes global -> shared, bypassing registers (and L1).
 __device__ __forceinline__ void kiln_cp_async_16(void *shared, const void *global) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(kiln_shared_address(shared)),
-               "l"(global));
+               "l"(global)
+               : "memory");
 }
 __device__ __forceinline__ void kiln_cp_async_commit() {
-  asm volatile("cp.async.commit_group;\n" ::);
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
 }
 /// Waits until at most N committed groups are still in flight.
 template <int N> __device__ __forceinline__ void kiln_cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 __device__ __forceinline__ void kiln_ldmatrix_x4(unsigned (&r)[4], const void *row) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(kiln_shared_address(row)));
+               : "r"(kiln_shared_address(row))
+               : "memory"); // reads shared memory the compiler must not reorder around
 }
 __device__ __forceinline__ void kiln_ldmatrix_x2(unsigned (&r)[2], const void *row) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\n"
                : "=r"(r[0]), "=r"(r[1])
-               : "r"(kiln_shared_address(row)));
+               : "r"(kiln_shared_address(row))
+               : "memory"); // reads shared memory the compiler must not reorder around
 }
 __device__ __forceinline__ void kiln_ldmatrix_x4_trans(unsigned (&r)[4], const void *row) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(kiln_shared_address(row)));
+               : "r"(kiln_shared_address(row))
+               : "memory"); // reads shared memory the compiler must not reorder around
 }
 __device__ __forceinline__ void kiln_ldmatrix_x2_trans(unsigned (&r)[2], const void *row) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0, %1}, [%2];\n"
                : "=r"(r[0]), "=r"(r[1])
-               : "r"(kiln_shared_address(row)));
+               : "r"(kiln_shared_address(row))
+               : "memory"); // reads shared memory the compiler must not reorder around
 }
 /// d += a * b: a 16x16 (row), b 16x8 (col), d 16x8 in f32.
 __device__ __forceinline__ void kiln_mma_m16n8k16_f16(float (&d)[4], const unsigned (&a)[4],

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <initializer_list>
+#include <ostream>
 #include <string>
 
 namespace mlir {
@@ -64,6 +65,47 @@ constexpr int64_t kGridStrideBlocks = 4096;
 inline unsigned gridStrideBlocks(int64_t iterations, unsigned threads) {
   return static_cast<unsigned>(std::max<int64_t>(
       1, std::min<int64_t>(kGridStrideBlocks, (iterations + threads - 1) / threads)));
+}
+
+/// A tile of a row-major matrix staged in shared memory by cp.async, 16
+/// bytes a lane (the Tensor Core GEMM's and attention's loads).
+struct TileCopy {
+  std::string dst;    ///< the shared tile: rows of cols + kTilePad elements
+  std::string src;    ///< the matrix's first element
+  std::string r0, c0; ///< where the tile starts in the matrix
+  int64_t rows, cols; ///< cols a multiple of 8; rows a multiple of 8 when cols is 32
+  int64_t limitR, limitC, ld; ///< the matrix's rows, columns and row length
+  std::string elem;   ///< the element's C type (2 bytes)
+  std::string index;  ///< "int" or "long long", as the kernel's indices
+  unsigned threads;   ///< the block's
+};
+
+/// Rows of a staged tile are padded by this many elements (16 bytes), so
+/// that ldmatrix's 8 rows fall on disjoint banks.
+constexpr int64_t kTilePad = 8;
+
+/// The loop copying `c` (zeros past the matrix's ends), each line indented
+/// by `indent`. With 4 chunks a row, a quarter-warp's 8 lanes take rows r
+/// and r + 4, whose padded rows fall on disjoint banks; wider rows put a
+/// quarter-warp on 128 consecutive bytes of one row.
+inline void emitTileCopy(std::ostream &os, const TileCopy &c, const std::string &indent) {
+  int64_t chunks = c.cols / 8;
+  std::string L = c.index == "int" ? "" : "LL";
+  os << indent << "for (int e = threadIdx.x; e < " << c.rows * chunks << "; e += " << c.threads
+     << ") {\n";
+  if (chunks == 4)
+    os << indent << "  const int l = e % 32, r = e / 32 * 8 + l / 4 % 2 * 4 + l / 8, ch = l % 4;\n";
+  else
+    os << indent << "  const int r = e / " << chunks << ", ch = e % " << chunks << ";\n";
+  os << indent << "  const " << c.index << " gr = " << c.r0 << " + r, gc = " << c.c0
+     << " + ch * 8;\n"
+     << indent << "  " << c.elem << " *d = " << c.dst << " + r * " << c.cols + kTilePad
+     << " + ch * 8;\n"
+     << indent << "  if (gr < " << c.limitR << L << " && gc < " << c.limitC << L << ")\n"
+     << indent << "    kiln_cp_async_16(d, " << c.src << " + gr * " << c.ld << L << " + gc);\n"
+     << indent << "  else\n"
+     << indent << "    kiln_store_vec(d, make_uint4(0, 0, 0, 0));\n"
+     << indent << "}\n";
 }
 
 /// A kernel that failed keeps only its reason: no half-written text.

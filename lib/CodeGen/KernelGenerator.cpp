@@ -130,7 +130,7 @@ std::vector<GeneratedKernel> mlir::kiln::generateKernels(func::FuncOp plan,
     } else if (!step.getKind() && llvm::isa<ArgSortOp>(first)) {
       emitArgSortKernel(step, kernel);
     } else if (step.getKind() && *step.getKind() == "attention") {
-      emitAttentionKernel(step, kernel);
+      emitAttentionKernel(step, kernel, options);
     } else if ((step.getKind() && *step.getKind() == "conv_epilogue") || oneConv) {
       emitConvKernel(step, kernel);
     } else if ((step.getKind() &&

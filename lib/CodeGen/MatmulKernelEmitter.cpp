@@ -1,15 +1,17 @@
 //===- MatmulKernelEmitter.cpp - tiled matmul with a fused epilogue -------===//
 //
 // Matmul, matmul_epilogue and horizontal regions. Each block computes a
-// tile of one batch's result, staging 16-deep slices of A and B in shared
-// memory. f32 runs on CUDA cores: 64x64 tiles (256 threads) or 32x32 (64
-// threads) for small problems, each thread accumulating a 4x4 sub-tile in
-// registers. f16/bf16 runs on Tensor Cores: 64x64 tiles, 4 warps of 2x2
-// wmma 16x16x16 fragments accumulating in f32, staged through shared
-// memory for the epilogue. The region's epilogue (bias, activation,
-// scaling, residual, cast) runs before the single store; a horizontal
-// region's outputs are column ranges. Tiles are bounds-checked, so any M, N
-// and K work.
+// tile of one batch's result from slices of A and B staged in shared
+// memory. f16/bf16 whose rows are whole 16-byte chunks (on sm_80 and newer)
+// runs the pipelined Tensor Core kernel (emitMmaKernel): cp.async copies,
+// ldmatrix fragments, mma.sync m16n8k16 into f32 registers. Other f16/bf16
+// shapes, and f32 with TF32 allowed, use 64x64 tiles of 4 warps of 2x2
+// wmma fragments; f32 runs on CUDA cores in 64x64 or 32x32 tiles, 4x4
+// results per thread. Every variant passes its results through shared
+// memory to the region's epilogue (bias, activation, scaling, residual,
+// cast), one element per thread so that its reads and the store coalesce;
+// a horizontal region's outputs are column ranges. Tiles are
+// bounds-checked, so any M, N and K work.
 //
 //===----------------------------------------------------------------------===//
 
@@ -203,7 +205,8 @@ public:
     kernel.flops = 2.0 * static_cast<double>(batches) * m * n * k;
     kernel.tensorCoreWork = tensorCores && !tf32;
     // f16/bf16 with 16-byte rows: the pipelined mma.sync kernel.
-    if (tensorCores && !tf32 && !ta && !rhsPrologue && k % 8 == 0 && (tb || n % 8 == 0)) {
+    if (tensorCores && !tf32 && options.minArch >= 80 && !ta && !rhsPrologue && k % 8 == 0 &&
+        (tb || n % 8 == 0)) {
       MmaProblem problem{m, n, k, batches, tb, narrow, aName, bName, matrixStart(aType),
                          matrixStart(bType), *elements.storageType(aType), elementA.isBF16()};
       return emitMmaKernel(problem, params, batchLines, matmul.getResult(), tail, resultIndex,
@@ -417,7 +420,7 @@ private:
       return p.batches * ((p.m + c.bm - 1) / c.bm) * ((p.n + c.bn - 1) / c.bn);
     };
     const Config &cfg = tileCount(large) >= kFillBlocks ? large : small;
-    constexpr int64_t bk = 32, pad = 8;
+    constexpr int64_t bk = 32, pad = kTilePad;
     const int64_t warpM = cfg.bm / cfg.warpsM, warpN = cfg.bn / cfg.warpsN;
     const int64_t fragsM = warpM / 16, fragsN = warpN / 8;
     const unsigned threads = static_cast<unsigned>(cfg.warpsM * cfg.warpsN * 32);
@@ -464,10 +467,13 @@ private:
        << (p.tb ? "[" + std::to_string(cfg.bn) + "][" + std::to_string(ldB) + "]"
                 : "[" + std::to_string(bk) + "][" + std::to_string(ldB) + "]")
        << "; the epilogue reuses them.\n"
-       << "  KILN_SHARED_ALIGNED(" << p.elem << ", tileA, " << cfg.stages * stageA << ", 16);\n"
-       << "  KILN_SHARED_ALIGNED(" << p.elem << ", tileB, " << cfg.stages * stageB << ", 16);\n"
-       << "  float *staged = reinterpret_cast<float *>(tileA); // [" << stageRows << "][" << ldS
-       << "], after the main loop\n"
+       << "  // One array, so the epilogue's staging tile may span both.\n"
+       << "  KILN_SHARED_ALIGNED(" << p.elem << ", pipeline, " << cfg.stages * (stageA + stageB)
+       << ", 16);\n"
+       << "  " << p.elem << " *const tileA = pipeline, *const tileB = pipeline + "
+       << cfg.stages * stageA << ";\n"
+       << "  float *const staged = reinterpret_cast<float *>(pipeline); // [" << stageRows
+       << "][" << ldS << "], after the main loop\n"
        << "  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;\n"
        << "  const int wm = warp / " << cfg.warpsN << " * " << warpM << ", wn = warp % "
        << cfg.warpsN << " * " << warpN << ";\n"
@@ -481,45 +487,22 @@ private:
       os << "    " << line << "\n";
     os << "    const " << p.elem << " *a = " << p.aName << " + " << p.aStart << ";\n"
        << "    const " << p.elem << " *b = " << p.bName << " + " << p.bStart << ";\n";
-    // A k-slice into a stage: 16-byte chunks, zeros past the matrix. A
-    // warp's 32 chunks of a [rows][32] tile cover 8 rows; the 8 lanes of a
-    // quarter-warp take rows r and r+4 (4 chunks each), whose padded rows
-    // fall on disjoint banks.
-    auto rowChunks = [&](const std::string &tileName, const std::string &stage, int64_t rows,
-                         int64_t ld, const std::string &matrix, const std::string &rowLimit,
-                         const std::string &rowStride, const std::string &base) {
-      os << "      for (int e = threadIdx.x; e < " << rows * (bk / 8) << "; e += " << threads
-         << ") {\n"
-         << "        const int l = e % 32, r = e / 32 * 8 + l / 4 % 2 * 4 + l / 8, chunk = l % 4;\n"
-         << "        const " << I << " gr = " << base << " + r, gk = k0 + chunk * 8;\n"
-         << "        " << p.elem << " *dst = " << tileName << " + " << stage << " * "
-         << (tileName == "tileA" ? stageA : stageB) << " + r * " << ld << " + chunk * 8;\n"
-         << "        if (gr < " << rowLimit << " && gk < " << K << ")\n"
-         << "          kiln_cp_async_16(dst, " << matrix << " + gr * " << rowStride << " + gk);\n"
-         << "        else\n"
-         << "          kiln_store_vec(dst, make_uint4(0, 0, 0, 0));\n"
-         << "      }\n";
+    // A k-slice into a stage: 16-byte chunks by cp.async, zeros past the
+    // matrix (emitTileCopy says how the lanes avoid bank conflicts).
+    auto slice = [&](const std::string &tile, int64_t stageElems, const std::string &matrix,
+                     const std::string &r0, const std::string &c0, int64_t rows, int64_t cols,
+                     int64_t limitR, int64_t limitC, int64_t ld) {
+      emitTileCopy(os, {tile + " + stage * " + std::to_string(stageElems), matrix, r0, c0, rows,
+                        cols, limitR, limitC, ld, p.elem, I, threads},
+                   "      ");
     };
     os << "    // Copies k-slice [k0, k0 + " << bk << ") of A and B into stage `stage`.\n"
        << "    auto loadSlice = [&](int stage, " << I << " k0) {\n";
-    rowChunks("tileA", "stage", cfg.bm, ldA, "a", M, K, "m0");
-    if (p.tb) {
-      rowChunks("tileB", "stage", cfg.bn, ldB, "b", N, K, "n0");
-    } else {
-      int64_t chunksPerRow = cfg.bn / 8;
-      os << "      for (int e = threadIdx.x; e < " << bk * chunksPerRow << "; e += " << threads
-         << ") {\n"
-         << "        const int r = e / " << chunksPerRow << ", chunk = e % " << chunksPerRow
-         << ";\n"
-         << "        const " << I << " gk = k0 + r, gn = n0 + chunk * 8;\n"
-         << "        " << p.elem << " *dst = tileB + stage * " << stageB << " + r * " << ldB
-         << " + chunk * 8;\n"
-         << "        if (gk < " << K << " && gn < " << N << ")\n"
-         << "          kiln_cp_async_16(dst, b + gk * " << N << " + gn);\n"
-         << "        else\n"
-         << "          kiln_store_vec(dst, make_uint4(0, 0, 0, 0));\n"
-         << "      }\n";
-    }
+    slice("tileA", stageA, "a", "m0", "k0", cfg.bm, bk, p.m, p.k, p.k);
+    if (p.tb)
+      slice("tileB", stageB, "b", "n0", "k0", cfg.bn, bk, p.n, p.k, p.k);
+    else
+      slice("tileB", stageB, "b", "k0", "n0", bk, cfg.bn, p.k, p.n, p.n);
     os << "    };\n"
        << "    float acc[" << fragsM << "][" << fragsN << "][4] = {};\n"
        << "    const " << I << " slices = " << (p.k + bk - 1) / bk << L << ";\n"

@@ -163,7 +163,8 @@ public:
     else
       os << "  KILN_SHARED(float, scratch, 32);\n";
     if (warpPerRow && !perElement)
-      os << "  KILN_SHARED(float, rowOut, " << rowsPerBlock << "); // the block's row results\n";
+      os << "  KILN_SHARED(" << *elements.storageType(output.getType()) << ", rowOut, "
+         << rowsPerBlock << "); // the block's row results\n";
     if (warpPerRow)
       os << "  for (long long base = (long long)blockIdx.x * " << rowsPerBlock << "; base < "
          << rows << "LL; base += (long long)gridDim.x * " << rowsPerBlock << ") {\n"
@@ -264,13 +265,13 @@ public:
       for (const std::string &line : epilogue)
         os << "      " << line << "\n";
       if (warpPerRow) // stored with the block's other rows, below
-        os << "      rowOut[warp] = " << out << ";\n    }\n    }\n"
+        os << "      rowOut[warp] = " << ElementEmitter::store(output.getType(), out)
+           << ";\n    }\n    }\n"
            << "    // The block's row results in one coalesced store.\n"
            << "    __syncthreads();\n"
            << "    if (threadIdx.x < " << rowsPerBlock << " && base + threadIdx.x < " << rows
            << "LL)\n"
-           << "      out0[base + threadIdx.x] = "
-           << ElementEmitter::store(output.getType(), "rowOut[threadIdx.x]") << ";\n"
+           << "      out0[base + threadIdx.x] = rowOut[threadIdx.x];\n"
            << "    __syncthreads(); // rowOut is reused\n";
       else
         os << "      out0[row] = " << ElementEmitter::store(output.getType(), out)

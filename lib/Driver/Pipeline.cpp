@@ -4,6 +4,8 @@
 
 #include "kiln/Transforms/Passes.h"
 
+#include <algorithm>
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 using namespace mlir;
@@ -63,6 +65,9 @@ mlir::kiln::CodeGenOptions codeGenOptions(const CompileOptions &options) {
   mlir::kiln::CodeGenOptions codeGen;
   codeGen.allowTf32 = options.precision == Precision::Tf32;
   codeGen.placed = options.target != Target::CPU;
+  for (const std::string &arch : options.archs)
+    if (std::optional<unsigned> cc = parseArch(arch))
+      codeGen.minArch = std::min(codeGen.minArch, *cc);
   return codeGen;
 }
 

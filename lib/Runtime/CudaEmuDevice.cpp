@@ -82,10 +82,9 @@ void CudaEmuDevice::addProfile(const Program &program, size_t index,
   }
   if (std::find(p.steps.begin(), p.steps.end(), index) == p.steps.end()) {
     p.steps.push_back(index);
-    for (const OpDesc &op : step.ops)
-      if (!op.location.empty() &&
-          std::find(p.locations.begin(), p.locations.end(), op.location) == p.locations.end())
-        p.locations.push_back(op.location);
+    for (const std::string &location : opLocations(step)) // steps sharing the kernel: each once
+      if (std::find(p.locations.begin(), p.locations.end(), location) == p.locations.end())
+        p.locations.push_back(location);
   }
   ++p.launches;
   p.counts += profile.counts;

@@ -4,6 +4,8 @@
 
 #include "kiln/Runtime/LibraryAlignment.h"
 
+#include <algorithm>
+
 namespace kiln {
 namespace rt {
 
@@ -24,6 +26,14 @@ const char *stepCategory(const StepDesc &step) {
   return "host";
 }
 
+std::vector<std::string> opLocations(const StepDesc &step) {
+  std::vector<std::string> where;
+  for (const OpDesc &op : step.ops)
+    if (!op.location.empty() && std::find(where.begin(), where.end(), op.location) == where.end())
+      where.push_back(op.location);
+  return where;
+}
+
 std::string stepLabel(size_t index, const StepDesc &step) {
   std::string label = "step #" + std::to_string(index) + " '" + step.name + "' (";
   if (!step.kind.empty())
@@ -39,16 +49,7 @@ std::string stepLabel(size_t index, const StepDesc &step) {
   else
     label += "host step";
   // The distinct locations of the ops it fused, the first few of them.
-  std::vector<std::string> where;
-  for (const OpDesc &op : step.ops) {
-    if (op.location.empty())
-      continue;
-    bool seen = false;
-    for (const std::string &w : where)
-      seen |= w == op.location;
-    if (!seen)
-      where.push_back(op.location);
-  }
+  std::vector<std::string> where = opLocations(step);
   constexpr size_t kShown = 3;
   for (size_t k = 0; k < where.size() && k < kShown; ++k)
     label += (k ? ", " : where.size() > 1 ? ", ops at " : ", at ") + where[k];

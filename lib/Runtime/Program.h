@@ -98,6 +98,9 @@ const char *stepCategory(const StepDesc &step);
 /// The model locations travel in the executable with each op.
 std::string stepLabel(size_t index, const StepDesc &step);
 
+/// The model locations of a step's ops, each once, in op order.
+std::vector<std::string> opLocations(const StepDesc &step);
+
 /// The largest power of two dividing `p`, at most kLibraryAlignment (256):
 /// the alignment a buffer at `p` can promise a library (cuBLASLt and cuDNN
 /// assume 256 unless told).

@@ -108,14 +108,9 @@ std::string Session::describeDevice() const { return device_->describe(); }
 std::vector<KernelProfile> Session::kernelProfiles() const { return device_->kernelProfiles(); }
 
 std::vector<std::string> Executable::stepLocations(size_t step) const {
-  std::vector<std::string> locations;
   if (step >= program_->steps.size())
-    return locations;
-  for (const OpDesc &op : program_->steps[step].ops)
-    if (!op.location.empty() &&
-        std::find(locations.begin(), locations.end(), op.location) == locations.end())
-      locations.push_back(op.location);
-  return locations;
+    return {};
+  return opLocations(program_->steps[step]);
 }
 
 std::string Executable::describe() const {

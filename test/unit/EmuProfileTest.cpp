@@ -231,4 +231,9 @@ TEST(EmuProfile, AccessesOutsideTheGlobalRangesAreNotCounted) {
 }
 
 } // namespace
+#else
+TEST(EmuProfile, NeedsClangAndTheCudaHeaders) {
+  GTEST_SKIP() << "the profiled test kernels need clang and the CUDA toolkit's headers "
+                  "(test/unit/CMakeLists.txt)";
+}
 #endif // KILN_PROFILE_KERNELS

@@ -76,6 +76,10 @@ struct CodeGenOptions {
   /// host gets no kernel. (A CPU plan's kernels are generated for the
   /// reports and --emit=cuda.)
   bool placed = false;
+  /// The oldest compute capability the kernels must run on (the smallest
+  /// --arch): cp.async, ldmatrix and mma.sync m16n8k16 need 80 (below it,
+  /// f16 matmuls keep wmma and attention runs on CUDA cores).
+  unsigned minArch = 90;
 };
 
 /// A kernel (or a reason) for every step of `plan`.
@@ -107,7 +111,8 @@ void emitLibraryEpilogueKernel(exec::StepOp step, const ::kiln::rt::ConvCall &ca
                                GeneratedKernel &kernel);
 
 /// The fused attention kernel for an attention region, or a reason.
-void emitAttentionKernel(exec::StepOp step, GeneratedKernel &kernel);
+void emitAttentionKernel(exec::StepOp step, GeneratedKernel &kernel,
+                         const CodeGenOptions &options = {});
 
 /// The tiled matmul kernel with its fused epilogue for `step` (a
 /// matmul_epilogue or horizontal region, or one matmul), or a reason.

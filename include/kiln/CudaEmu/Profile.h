@@ -50,8 +50,9 @@ struct AccessCounts {
   uint64_t sharedRequests = 0;
   uint64_t sharedWavefronts = 0;
   uint64_t tensorCoreFlops = 0; ///< 2 per multiply-add of the mma operations
-  /// Warp-level cp.async requests: the kernel keeps loads in flight without
-  /// warps waiting on them (its bandwidth does not depend on occupancy).
+  /// cp.async copies / 32 (a warp's worth each): the kernel keeps loads in
+  /// flight without warps waiting on them (its bandwidth does not depend
+  /// on occupancy).
   uint64_t asyncCopyRequests = 0;
   uint64_t blocksEmulated = 0;
   uint64_t blocksInGrid = 0;

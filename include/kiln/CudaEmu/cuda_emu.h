@@ -9,8 +9,9 @@
 //
 // Warp matrix instructions: the kernel text calls kiln_cp_async_16,
 // kiln_ldmatrix_*, kiln_mma_m16n8k16_* and kiln_load_vec/kiln_store_vec,
-// which the GPU build defines with inline PTX (the prelude the emitters
-// write, under #ifndef KILN_CUDA_EMU) and this header emulates: ldmatrix
+// which the GPU build defines in the device prelude the emitters write
+// (inline PTX; plain vector accesses for kiln_load_vec/kiln_store_vec),
+// under #ifndef KILN_CUDA_EMU, and this header emulates: ldmatrix
 // and mma as warp collectives with the PTX ISA's fragment layouts, cp.async
 // as a copy that lands when cp.async.wait_group says so.
 //
