@@ -80,6 +80,42 @@ func.func @select_mask(%q: !q, %k: !q, %v: !q, %keep: !b) -> !q {
 
 !q = tensor<2x16x32xf32, #kiln.enc<row_major, cpu>>
 !s = tensor<2x16x16xf32, #kiln.enc<row_major, cpu>>
+!w = tensor<1xf32, #kiln.enc<row_major, cpu>>
+!w2 = tensor<2x1x1xf32, #kiln.enc<row_major, cpu>>
+
+// An ONNX exporter's scalar initializer as the scale (a one-element
+// weight): attention, with the weight as an input of the region.
+// CHECK-LABEL: func.func @scale_by_scalar_weight
+// CHECK: %[[W:.*]] = kiln.weight "scale"
+// CHECK: kiln.fusion attention(%arg0, %arg1, %[[W]], %arg2)
+func.func @scale_by_scalar_weight(%q: !q, %k: !q, %v: !q) -> !q {
+  %w = kiln.weight "scale" = dense<0.125> : tensor<1xf32> : !w
+  %0 = kiln.matmul %q, %k {transpose_b = true} : (!q, !q) -> !s
+  %1 = kiln.mul %0, %w : (!s, !w) -> !s
+  %2 = kiln.softmax %1 {axis = 2 : i64} : (!s) -> !s
+  // expected-remark @+1 {{attention region without mask: matmul, mul, softmax, matmul}}
+  %3 = kiln.matmul %2, %v : (!s, !q) -> !q
+  return %3 : !q
+}
+
+// A weight of two elements (one factor per batch) is not a scale: not
+// attention.
+// CHECK-LABEL: func.func @scale_by_weight_per_batch
+// CHECK-NOT: kiln.fusion
+func.func @scale_by_weight_per_batch(%q: !q, %k: !q, %v: !q) -> !q {
+  %w = kiln.weight "scales" = dense<[[[0.125]], [[0.25]]]> : tensor<2x1x1xf32> : !w2
+  %0 = kiln.matmul %q, %k {transpose_b = true} : (!q, !q) -> !s
+  %1 = kiln.mul %0, %w : (!s, !w2) -> !s
+  // expected-remark @+1 {{attention fusion: not an attention pattern: 'mul' between the score matmul and the softmax is neither a scale by a constant nor a mask}}
+  %2 = kiln.softmax %1 {axis = 2 : i64} : (!s) -> !s
+  %3 = kiln.matmul %2, %v : (!s, !q) -> !q
+  return %3 : !q
+}
+
+// -----
+
+!q = tensor<2x16x32xf32, #kiln.enc<row_major, cpu>>
+!s = tensor<2x16x16xf32, #kiln.enc<row_major, cpu>>
 !m = tensor<2x1x16xf32, #kiln.enc<row_major, cpu>>
 !b = tensor<2x1x16xi1, #kiln.enc<row_major, cpu>>
 !f = tensor<f32, #kiln.enc<row_major, cpu>>

@@ -31,12 +31,21 @@ Operation *soleProducer(Value value) {
   return def && isFusionCandidate(def) && value.hasOneUse() ? def : nullptr;
 }
 
-/// A multiplication by a splat constant, or a division by one: the
+/// A constant scale: a splat constant, or a weight of one element (an ONNX
+/// exporter's scalar initializer, which stays an input of the region).
+bool isScale(Value value) {
+  if (isInlinableConstant(value))
+    return true;
+  auto weight = value.getDefiningOp<WeightOp>();
+  return weight && weight.getValue().getNumElements() == 1;
+}
+
+/// A multiplication by a constant scale, or a division by one: the
 /// 1/sqrt(d) scale. Returns the scaled operand, or null.
 Value scaledOperand(Operation *op) {
-  if (llvm::isa<MulOp>(op) && isInlinableConstant(op->getOperand(0)))
+  if (llvm::isa<MulOp>(op) && isScale(op->getOperand(0)))
     return op->getOperand(1);
-  if (llvm::isa<MulOp, DivOp>(op) && isInlinableConstant(op->getOperand(1)))
+  if (llvm::isa<MulOp, DivOp>(op) && isScale(op->getOperand(1)))
     return op->getOperand(0);
   return nullptr;
 }
