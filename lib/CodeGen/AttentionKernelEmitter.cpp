@@ -465,8 +465,13 @@ private:
     auto num = [&](int64_t v) { return std::to_string(v) + L; };
     // Q rows [16][depth], K [32][depth + 1] (a lane per key reads a column
     // of it: the padding puts every lane on its own bank), V [32][dv].
-    const int64_t ldK = p.depth + 1;
-    const int64_t sharedFloats = rowsPerBlock * p.depth + bc * ldK + bc * p.dv;
+    // Each tile's loading loop runs along the dimension its matrix is
+    // contiguous in, so the loads coalesce: keys fastest for k stored as
+    // [depth][keys] and v as [dv][keys], queries fastest for a transposed q
+    // (whose rows are then padded, as k's always are and v's then).
+    const int64_t ldQ = p.ta ? p.depth + 1 : p.depth, ldK = p.depth + 1,
+                  ldV = p.tv ? p.dv + 1 : p.dv;
+    const int64_t sharedFloats = rowsPerBlock * ldQ + bc * ldK + bc * ldV;
     if (sharedFloats * 4 > kStaticShared)
       return fail("attention with depth " + std::to_string(p.depth) + " and " +
                   std::to_string(p.dv) + " output columns needs more shared memory than a "
@@ -484,16 +489,20 @@ private:
                   "shared\n// memory, a lane per key for the scores, online softmax in f32.");
     os << "extern \"C\" __global__ void " << tiledLaunchBounds(kThreads) << "\n"
        << kernel.name << "(" << llvm::join(params, ",\n    ") << ") {\n"
-       << "  KILN_SHARED(float, qs, " << rowsPerBlock * p.depth << "); // [16][depth]\n"
-       << "  KILN_SHARED(float, ks, " << bc * ldK << "); // [32][depth + 1]\n"
-       << "  KILN_SHARED(float, vs, " << bc * p.dv << "); // [32][dv]\n"
+       << "  KILN_SHARED(float, qs, " << rowsPerBlock * ldQ << "); // [16][" << ldQ << "]\n"
+       << "  KILN_SHARED(float, ks, " << bc * ldK << "); // [32][" << ldK << "]\n"
+       << "  KILN_SHARED(float, vs, " << bc * ldV << "); // [32][" << ldV << "]\n"
        << "  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;\n";
     tileLoop(os, p, rowsPerBlock, I);
     os << "    __syncthreads(); // the previous tile is done with qs\n"
        << "    for (int e = threadIdx.x; e < " << rowsPerBlock * p.depth << "; e += " << kThreads
        << ") {\n"
-       << "      const " << I << " gq = q0 + e / " << p.depth << ", d = e % " << p.depth << ";\n"
-       << "      qs[e] = gq < " << num(p.queries) << " ? " << qElem << " : 0.0f;\n"
+       << (p.ta ? "      const int r = e % 16, d = e / 16;\n"
+                : "      const int r = e / " + std::to_string(p.depth) + ", d = e % " +
+                      std::to_string(p.depth) + ";\n")
+       << "      const " << I << " gq = q0 + r;\n"
+       << "      qs[r * " << ldQ << " + d] = gq < " << num(p.queries) << " ? " << qElem
+       << " : 0.0f;\n"
        << "    }\n"
        << "    float o[" << rowsPerWarp << "][" << colsPerLane << "] = {};\n"
        << "    float rowMax[" << rowsPerWarp << "], rowSum[" << rowsPerWarp << "];\n"
@@ -511,15 +520,22 @@ private:
        << "    for (" << I << " key0 = 0; key0 < keyEnd; key0 += " << bc << ") {\n"
        << "      __syncthreads(); // the previous K/V tile is read\n"
        << "      for (int e = threadIdx.x; e < " << bc * p.depth << "; e += " << kThreads << ") {\n"
-       << "        const int j = e / " << p.depth << ", d = e % " << p.depth << ";\n"
+       << (p.tb ? "        const int j = e / " + std::to_string(p.depth) + ", d = e % " +
+                      std::to_string(p.depth) + ";\n"
+                : "        const int j = e % " + std::to_string(bc) + ", d = e / " +
+                      std::to_string(bc) + ";\n")
        << "        const " << I << " gk = key0 + j;\n"
        << "        ks[j * " << ldK << " + d] = gk < " << num(p.keys) << " ? " << kElem
        << " : 0.0f;\n"
        << "      }\n"
        << "      for (int e = threadIdx.x; e < " << bc * p.dv << "; e += " << kThreads << ") {\n"
-       << "        const int j = e / " << p.dv << ", c = e % " << p.dv << ";\n"
+       << (p.tv ? "        const int j = e % " + std::to_string(bc) + ", c = e / " +
+                      std::to_string(bc) + ";\n"
+                : "        const int j = e / " + std::to_string(p.dv) + ", c = e % " +
+                      std::to_string(p.dv) + ";\n")
        << "        const " << I << " gk = key0 + j;\n"
-       << "        vs[e] = gk < " << num(p.keys) << " ? " << vElem << " : 0.0f;\n"
+       << "        vs[j * " << ldV << " + c] = gk < " << num(p.keys) << " ? " << vElem
+       << " : 0.0f;\n"
        << "      }\n"
        << "      __syncthreads();\n"
        << "      for (int i = 0; i < " << rowsPerWarp << "; ++i) {\n"
@@ -527,7 +543,7 @@ private:
        << "        const " << I << " qi = q0 + r, kj = key0 + lane;\n"
        << "        float dot = 0.0f;\n"
        << "        for (int d = 0; d < " << p.depth << "; ++d)\n"
-       << "          dot += qs[r * " << p.depth << " + d] * ks[lane * " << ldK << " + d];\n";
+       << "          dot += qs[r * " << ldQ << " + d] * ks[lane * " << ldK << " + d];\n";
     scoreAt(os, p, "        ", "x", L);
     os << "        float tileMax = x;\n"
        << "        for (int offset = 16; offset > 0; offset /= 2)\n"
@@ -548,7 +564,7 @@ private:
        << "          for (int u = 0; u < " << colsPerLane << "; ++u) {\n"
        << "            const int c = lane + u * 32;\n"
        << "            if (c < " << p.dv << ")\n"
-       << "              o[i][u] += w * vs[j * " << p.dv << " + c];\n"
+       << "              o[i][u] += w * vs[j * " << ldV << " + c];\n"
        << "          }\n"
        << "        }\n"
        << "      }\n"
