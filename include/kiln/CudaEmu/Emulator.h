@@ -16,6 +16,9 @@
 //     at a page boundary followed by an inaccessible page, so the first
 //     out-of-range access traps with a message.
 //
+// With LaunchOptions::profile, a launch also counts what it asks of the
+// memory system and the Tensor Cores (Profile.h, docs/cuda-emu.md).
+//
 // ../shared/notes/cuda-emulation.md records the facts this builds on.
 //
 //===----------------------------------------------------------------------===//
