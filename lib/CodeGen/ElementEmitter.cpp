@@ -160,16 +160,8 @@ bool ElementEmitter::isNarrowFloat(Type type) {
 }
 
 std::optional<double> ElementEmitter::splatOf(Value value) {
-  // A splat constant, or a weight of one element (an ONNX scalar
-  // initializer such as GELU's sqrt(2)): a literal, not a load by every
-  // thread. (Larger splat weights stay buffers: a matmul reads them.)
-  DenseElementsAttr dense;
-  if (auto constant = value.getDefiningOp<ConstantOp>())
-    dense = llvm::dyn_cast<DenseElementsAttr>(constant.getValue());
-  else if (auto weight = value.getDefiningOp<WeightOp>())
-    if (weight.getValue().getNumElements() == 1)
-      dense = llvm::dyn_cast<DenseElementsAttr>(weight.getValue());
-  if (!dense || !dense.isSplat())
+  DenseElementsAttr dense = knownSplat(value);
+  if (!dense)
     return std::nullopt;
   Type element = dense.getElementType();
   if (llvm::isa<FloatType>(element))

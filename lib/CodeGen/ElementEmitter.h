@@ -57,8 +57,8 @@ public:
   static std::string includesFor(exec::StepOp step);
   /// True when the emitter can compute `op`'s elements.
   bool supported(Operation *op);
-  /// The value of a splat constant (or a one-element weight) feeding the
-  /// step, if `value` is one: kernels take it as a literal.
+  /// knownSplat(value) as a double, if a double holds it exactly: the
+  /// kernel takes it as a literal, not as a parameter.
   static std::optional<double> splatOf(Value value);
   static std::vector<int64_t> rowMajorStrides(llvm::ArrayRef<int64_t> dims);
   /// Element stride of each logical dimension in memory, by the type's

@@ -129,3 +129,13 @@ std::string mlir::kiln::whyNoDeviceCode(Operation *op) {
   }
   return "'" + op->getName().stripDialect().str() + "' has no generated kernel";
 }
+
+DenseElementsAttr mlir::kiln::knownSplat(Value value) {
+  DenseElementsAttr dense;
+  if (auto constant = value.getDefiningOp<ConstantOp>())
+    dense = llvm::dyn_cast<DenseElementsAttr>(constant.getValue());
+  else if (auto weight = value.getDefiningOp<WeightOp>())
+    if (weight.getValue().getNumElements() == 1)
+      dense = llvm::dyn_cast<DenseElementsAttr>(weight.getValue());
+  return dense && dense.isSplat() ? dense : nullptr;
+}

@@ -11,6 +11,7 @@
 
 #include "kiln/IR/KilnOps.h"
 #include "kiln/IR/KilnTypes.h"
+#include "kiln/IR/OpClasses.h"
 #include "kiln/IR/ReferenceConversion.h"
 
 #include "mlir/IR/Builders.h"
@@ -27,11 +28,11 @@ GemmMatch refuse(std::string reason) {
   return m;
 }
 
-/// The value of a splat constant feeding the step through `arg`.
+/// The value of a known float splat (knownSplat) feeding the step through
+/// `arg`.
 std::optional<double> splatInput(exec::StepOp step, BlockArgument arg) {
-  auto constant = step.getInputs()[arg.getArgNumber()].getDefiningOp<ConstantOp>();
-  auto dense = constant ? llvm::dyn_cast<DenseElementsAttr>(constant.getValue()) : nullptr;
-  if (!dense || !dense.isSplat() || !llvm::isa<FloatType>(dense.getElementType()))
+  DenseElementsAttr dense = knownSplat(step.getInputs()[arg.getArgNumber()]);
+  if (!dense || !llvm::isa<FloatType>(dense.getElementType()))
     return std::nullopt;
   return dense.getSplatValue<APFloat>().convertToDouble();
 }

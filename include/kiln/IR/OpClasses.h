@@ -12,6 +12,7 @@
 #ifndef KILN_IR_OPCLASSES_H
 #define KILN_IR_OPCLASSES_H
 
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Operation.h"
 
 #include <string>
@@ -48,6 +49,13 @@ bool isPerElementOp(Operation *op);
 /// Why `op`, with its element types and attributes, has no device code
 /// (generated kernel or library call), or "" when it has.
 std::string whyNoDeviceCode(Operation *op);
+
+/// The elements of `value` when the compiler knows they are all equal: a
+/// splat constant, or a weight of one element (an exporter's scalar
+/// initializer, e.g. attention's 1/sqrt(d)); null otherwise. Kernels take
+/// the value as a literal, library calls as a factor, attention fusion as
+/// the scale. (Larger splat weights stay buffers.)
+DenseElementsAttr knownSplat(Value value);
 
 } // namespace kiln
 } // namespace mlir

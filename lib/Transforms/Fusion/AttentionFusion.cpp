@@ -9,6 +9,7 @@
 
 #include "FusionUtils.h"
 
+#include "kiln/IR/OpClasses.h"
 #include "kiln/Transforms/Passes.h"
 
 namespace mlir {
@@ -31,21 +32,13 @@ Operation *soleProducer(Value value) {
   return def && isFusionCandidate(def) && value.hasOneUse() ? def : nullptr;
 }
 
-/// A constant scale: a splat constant, or a weight of one element (an ONNX
-/// exporter's scalar initializer, which stays an input of the region).
-bool isScale(Value value) {
-  if (isInlinableConstant(value))
-    return true;
-  auto weight = value.getDefiningOp<WeightOp>();
-  return weight && weight.getValue().getNumElements() == 1;
-}
-
-/// A multiplication by a constant scale, or a division by one: the
-/// 1/sqrt(d) scale. Returns the scaled operand, or null.
+/// A multiplication by a known splat (a splat constant, or an exporter's
+/// one-element initializer, which stays an input of the region), or a
+/// division by one: the 1/sqrt(d) scale. Returns the scaled operand, or null.
 Value scaledOperand(Operation *op) {
-  if (llvm::isa<MulOp>(op) && isScale(op->getOperand(0)))
+  if (llvm::isa<MulOp>(op) && knownSplat(op->getOperand(0)))
     return op->getOperand(1);
-  if (llvm::isa<MulOp, DivOp>(op) && isScale(op->getOperand(1)))
+  if (llvm::isa<MulOp, DivOp>(op) && knownSplat(op->getOperand(1)))
     return op->getOperand(0);
   return nullptr;
 }
