@@ -268,9 +268,9 @@ private:
     // [d][key] when k is stored so), V as [key][c] (or [c][key]).
     const int64_t kRows = p.tb ? bc : p.depth, kCols = p.tb ? p.depth : bc;
     const int64_t vRows = p.tv ? p.dv : bc, vCols = p.tv ? bc : p.dv;
-    const int64_t kElems = kRows * (kCols + 8), vElems = vRows * (vCols + 8);
+    const int64_t kElems = kRows * (kCols + kTilePad), vElems = vRows * (vCols + kTilePad);
     const int64_t stage = kElems + vElems, sharedElems = 2 * stage;
-    const int64_t qElems = rowsPerBlock * (p.depth + 8), ldO = p.dv + 8;
+    const int64_t qElems = rowsPerBlock * (p.depth + kTilePad), ldO = p.dv + 8;
     if (sharedElems * 2 > kStaticShared || qElems > sharedElems ||
         rowsPerBlock * ldO * 4 > sharedElems * 2)
       return emitCudaCoreKernel(p, params);
@@ -293,8 +293,8 @@ private:
        << "  unsigned u;\n  memcpy(&u, &h, 4);\n  return u;\n}\n#endif\n";
     os << "extern \"C\" __global__ void __launch_bounds__(" << kThreads << ", 1)\n"
        << kernel.name << "(" << llvm::join(params, ",\n    ") << ") {\n"
-       << "  // Two stages of K [" << kRows << "][" << kCols + 8 << "] and V [" << vRows << "]["
-       << vCols + 8 << "]; Q passes through them\n  // first, the output last.\n"
+       << "  // Two stages of K [" << kRows << "][" << kCols + kTilePad << "] and V [" << vRows
+       << "][" << vCols + kTilePad << "]; Q passes through them\n  // first, the output last.\n"
        << "  KILN_SHARED_ALIGNED(" << elem << ", tiles, " << sharedElems << ", 16);\n"
        << "  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;\n";
     tileLoop(os, p, rowsPerBlock, I);
@@ -317,7 +317,7 @@ private:
        << "    __syncthreads();\n"
        << "    unsigned qf[" << p.depth / 16 << "][4];\n"
        << "    for (int t = 0; t < " << p.depth / 16 << "; ++t)\n"
-       << "      kiln_ldmatrix_x4(qf[t], tiles + (warp * 16 + lane % 16) * " << p.depth + 8
+       << "      kiln_ldmatrix_x4(qf[t], tiles + (warp * 16 + lane % 16) * " << p.depth + kTilePad
        << " + t * 16 + lane / 16 * 8);\n"
        << "    __syncthreads(); // every warp has its Q: the stages may overwrite it\n"
        << "    // K and V tile `t` into stage `s`.\n"
@@ -363,13 +363,9 @@ private:
        << "      for (int d = 0; d < " << p.depth / 16 << "; ++d)\n"
        << "        for (int j = 0; j < " << bc / 8 << "; j += 2) {\n"
        << "          unsigned r[4];\n";
-    if (p.tb) // [key][d]: rows are n, columns k
-      os << "          kiln_ldmatrix_x4(r, ks + ((j + lane / 16) * 8 + lane % 8) * " << p.depth + 8
-         << " + d * 16 + lane / 8 % 2 * 8);\n";
-    else // [d][key]: rows are k
-      os << "          kiln_ldmatrix_x4_trans(r, ks + (d * 16 + lane % 16) * " << bc + 8
-         << " + (j + lane / 16) * 8);\n";
-    os << "          const unsigned b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};\n"
+    // K is S's B operand (k: the depth, n: the keys).
+    os << "          " << ldmatrixBPair("ks", kCols + kTilePad, p.tb, "d * 16", "j * 8") << "\n"
+       << "          const unsigned b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};\n"
        << "          " << mma << "(sc[j], qf[d], b0);\n"
        << "          " << mma << "(sc[j + 1], qf[d], b1);\n"
        << "        }\n"
@@ -414,13 +410,9 @@ private:
        << "      for (int kt = 0; kt < " << bc / 16 << "; ++kt)\n"
        << "        for (int c = 0; c < " << p.dv / 8 << "; c += 2) {\n"
        << "          unsigned r[4];\n";
-    if (p.tv) // [c][key]: rows are n
-      os << "          kiln_ldmatrix_x4(r, vs + ((c + lane / 16) * 8 + lane % 8) * " << bc + 8
-         << " + kt * 16 + lane / 8 % 2 * 8);\n";
-    else // [key][c]: rows are k
-      os << "          kiln_ldmatrix_x4_trans(r, vs + (kt * 16 + lane % 16) * " << p.dv + 8
-         << " + (c + lane / 16) * 8);\n";
-    os << "          const unsigned b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};\n"
+    // V is P V's B operand (k: the keys, n: the output columns).
+    os << "          " << ldmatrixBPair("vs", vCols + kTilePad, p.tv, "kt * 16", "c * 8") << "\n"
+       << "          const unsigned b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};\n"
        << "          " << mma << "(o[c], pf[kt], b0);\n"
        << "          " << mma << "(o[c + 1], pf[kt], b1);\n"
        << "        }\n"

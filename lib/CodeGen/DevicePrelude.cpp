@@ -36,12 +36,6 @@ __device__ __forceinline__ void kiln_ldmatrix_x4(unsigned (&r)[4], const void *r
                : "r"(kiln_shared_address(row))
                : "memory"); // reads shared memory the compiler must not reorder around
 }
-__device__ __forceinline__ void kiln_ldmatrix_x2(unsigned (&r)[2], const void *row) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0, %1}, [%2];\n"
-               : "=r"(r[0]), "=r"(r[1])
-               : "r"(kiln_shared_address(row))
-               : "memory"); // reads shared memory the compiler must not reorder around
-}
 __device__ __forceinline__ void kiln_ldmatrix_x4_trans(unsigned (&r)[4], const void *row) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])

@@ -108,6 +108,22 @@ inline void emitTileCopy(std::ostream &os, const TileCopy &c, const std::string 
      << indent << "}\n";
 }
 
+/// The ldmatrix (into `unsigned r[4]`) of the mma.sync B fragments of two
+/// neighbouring n8 blocks, rows k .. k + 15 and columns n .. n + 15 of B,
+/// from a shared tile with rows of `ld` elements: stored [n][k] (a
+/// transposed B, attention's K as [key][d] and V as [c][key]) it is a plain
+/// ldmatrix, stored [k][n] a .trans one. r[0..1] hold the block at n, r[2..3]
+/// the one at n + 8. `k` and `n` are expressions.
+inline std::string ldmatrixBPair(const std::string &tile, int64_t ld, bool nMajor,
+                                 const std::string &k, const std::string &n) {
+  std::string row = std::to_string(ld);
+  if (nMajor)
+    return "kiln_ldmatrix_x4(r, " + tile + " + (" + n + " + lane / 16 * 8 + lane % 8) * " + row +
+           " + " + k + " + lane / 8 % 2 * 8);";
+  return "kiln_ldmatrix_x4_trans(r, " + tile + " + (" + k + " + lane % 16) * " + row + " + " + n +
+         " + lane / 16 * 8);";
+}
+
 /// A kernel that failed keeps only its reason: no half-written text.
 inline void discardIfFailed(GeneratedKernel &kernel) {
   if (kernel.reason.empty())

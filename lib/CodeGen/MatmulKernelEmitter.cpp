@@ -529,12 +529,7 @@ private:
        << " + kk + lane / 16 * 8);\n"
        << "        for (int j = 0; j < " << fragsN << "; j += 2) { // two n8 fragments a load\n"
        << "          unsigned r[4];\n";
-    if (p.tb)
-      os << "          kiln_ldmatrix_x4(r, sb + (wn + (j + lane / 16) * 8 + lane % 8) * " << ldB
-         << " + kk + lane / 8 % 2 * 8);\n";
-    else
-      os << "          kiln_ldmatrix_x4_trans(r, sb + (kk + lane % 16) * " << ldB
-         << " + wn + (j + lane / 16) * 8);\n";
+    os << "          " << ldmatrixBPair("sb", ldB, p.tb, "kk", "wn + j * 8") << "\n";
     os << "          bf[j][0] = r[0];\n"
        << "          bf[j][1] = r[1];\n"
        << "          bf[j + 1][0] = r[2];\n"

@@ -127,6 +127,18 @@ public:
                               ")";
     };
     std::ostringstream os;
+    // The loop over the thread's elements of the row, `col` each: over the
+    // vals[] slots when cached.
+    auto openRowLoop = [&](const std::string &indent) {
+      if (cached)
+        os << indent << "for (int i = 0; i < " << slots << "; ++i) {\n"
+           << indent << "  const long long col = " << tid << " + i * " << perRow << ";\n"
+           << indent << "  if (col >= " << cols << "LL)\n"
+           << indent << "    continue;\n";
+      else
+        os << indent << "for (long long col = " << tid << "; col < " << cols << "LL; col += "
+           << perRow << ") {\n";
+    };
     // A pass over the thread's elements of the row: the first computes them
     // (into vals[] when cached), later ones read vals[].
     bool computed = false;
@@ -140,14 +152,7 @@ public:
       }
       std::vector<std::string> lines;
       std::string x = element(lines);
-      if (cached)
-        os << "      for (int i = 0; i < " << slots << "; ++i) {\n"
-           << "        const long long col = " << tid << " + i * " << perRow << ";\n"
-           << "        if (col >= " << cols << "LL)\n"
-           << "          continue;\n";
-      else
-        os << "      for (long long col = " << tid << "; col < " << cols << "LL; col += " << perRow
-           << ") {\n";
+      openRowLoop("      ");
       for (const std::string &line : lines)
         os << "        " << line << "\n";
       if (cached)
@@ -240,14 +245,7 @@ public:
       std::vector<std::string> epilogue = elements.takeLines();
       lines.insert(lines.end(), epilogue.begin(), epilogue.end());
       os << "    // Last pass: the result, the epilogue, the store.\n";
-      if (cached)
-        os << "    for (int i = 0; i < " << slots << "; ++i) {\n"
-           << "      const long long col = " << tid << " + i * " << perRow << ";\n"
-           << "      if (col >= " << cols << "LL)\n"
-           << "        continue;\n";
-      else
-        os << "    for (long long col = " << tid << "; col < " << cols << "LL; col += " << perRow
-           << ") {\n";
+      openRowLoop("    ");
       for (const std::string &line : lines)
         os << "      " << line << "\n";
       os << "      out0[row * " << cols << "LL + col] = "

@@ -58,6 +58,16 @@ struct AccessCounts {
   uint64_t blocksInGrid = 0;
 
   AccessCounts &operator+=(const AccessCounts &other);
+
+  /// The counts a sampled launch scales to its grid (all but the block
+  /// counts): one list, for sums and scaling alike.
+  static constexpr uint64_t AccessCounts::*kScaled[] = {
+      &AccessCounts::globalLoadRequests,  &AccessCounts::globalLoadRequestedBytes,
+      &AccessCounts::globalLoadSectors,   &AccessCounts::globalStoreRequests,
+      &AccessCounts::globalStoreRequestedBytes, &AccessCounts::globalStoreSectors,
+      &AccessCounts::dramBytes,           &AccessCounts::sharedRequests,
+      &AccessCounts::sharedWavefronts,    &AccessCounts::tensorCoreFlops,
+      &AccessCounts::asyncCopyRequests};
 };
 
 /// A buffer kernels may read or write: accesses elsewhere (the threads'

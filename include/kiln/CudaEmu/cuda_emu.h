@@ -257,7 +257,6 @@ KILN_EMU_UNTRACED inline void kiln_cp_async_16(void *shared, const void *global)
 inline void kiln_cp_async_commit() { ::kiln::emu::cpAsyncCommit(); }
 template <int N> inline void kiln_cp_async_wait() { ::kiln::emu::cpAsyncWait(N); }
 #define kiln_ldmatrix_x4(r, p) ::kiln::emu::ldMatrix((r), 4, false, (p), __FILE__, __LINE__)
-#define kiln_ldmatrix_x2(r, p) ::kiln::emu::ldMatrix((r), 2, false, (p), __FILE__, __LINE__)
 #define kiln_ldmatrix_x4_trans(r, p) ::kiln::emu::ldMatrix((r), 4, true, (p), __FILE__, __LINE__)
 #define kiln_ldmatrix_x2_trans(r, p) ::kiln::emu::ldMatrix((r), 2, true, (p), __FILE__, __LINE__)
 #define kiln_mma_m16n8k16_f16(d, a, b)                                                         \

@@ -9,17 +9,8 @@ namespace kiln {
 namespace emu {
 
 AccessCounts &AccessCounts::operator+=(const AccessCounts &o) {
-  globalLoadRequests += o.globalLoadRequests;
-  globalLoadRequestedBytes += o.globalLoadRequestedBytes;
-  globalLoadSectors += o.globalLoadSectors;
-  globalStoreRequests += o.globalStoreRequests;
-  globalStoreRequestedBytes += o.globalStoreRequestedBytes;
-  globalStoreSectors += o.globalStoreSectors;
-  dramBytes += o.dramBytes;
-  sharedRequests += o.sharedRequests;
-  sharedWavefronts += o.sharedWavefronts;
-  tensorCoreFlops += o.tensorCoreFlops;
-  asyncCopyRequests += o.asyncCopyRequests;
+  for (uint64_t AccessCounts::*count : kScaled)
+    this->*count += o.*count;
   blocksEmulated += o.blocksEmulated;
   blocksInGrid += o.blocksInGrid;
   return *this;
@@ -138,16 +129,9 @@ void AccessProfiler::finish(uint64_t blocksInGrid) {
   uint64_t emulated = counts_.blocksEmulated;
   if (emulated > 0 && emulated < blocksInGrid) {
     double scale = static_cast<double>(blocksInGrid) / static_cast<double>(emulated);
-    auto scaled = [&](uint64_t &count) {
-      count = static_cast<uint64_t>(std::llround(static_cast<double>(count) * scale));
-    };
-    for (uint64_t *count :
-         {&counts_.globalLoadRequests, &counts_.globalLoadRequestedBytes,
-          &counts_.globalLoadSectors, &counts_.globalStoreRequests,
-          &counts_.globalStoreRequestedBytes, &counts_.globalStoreSectors, &counts_.dramBytes,
-          &counts_.sharedRequests, &counts_.sharedWavefronts, &counts_.tensorCoreFlops,
-          &counts_.asyncCopyRequests})
-      scaled(*count);
+    for (uint64_t AccessCounts::*count : AccessCounts::kScaled)
+      counts_.*count =
+          static_cast<uint64_t>(std::llround(static_cast<double>(counts_.*count) * scale));
     // Blocks share what they read (a GEMM's panels): the whole grid fetches
     // each touched buffer at most once.
     uint64_t footprint = 0;
