@@ -9,7 +9,11 @@
   gpu_kernels.py predicted NAME TRACE.json PROFILE.json   each kernel's time
       as cuda-emu's profile predicted it (kiln-run --profile, made with the
       bundle) against the time the trace measured: the first GPU run's
-      correction of the model's constants (PerformanceModel.h).
+      correction of the model's constants (PerformanceModel.h);
+  gpu_kernels.py counters NAME NCU.csv PROFILE.json   each kernel's
+      emulator counters (the profile) beside the hardware's (Nsight Compute,
+      `ncu --csv --page raw --print-units base`): global sectors, shared
+      wavefronts, DRAM bytes; the test of the profile's counting.
 
 Prints one Markdown table row per step. The traces come from
 `kiln-run --trace` (CUDA events around each step on a GPU; wall time on the
@@ -113,7 +117,72 @@ def predicted(name, trace_path, profile_path):
     return 0
 
 
+# The profile's counters and the Nsight Compute metrics that count the same
+# thing on the hardware (cp.async's global reads are LDGSTS sectors there).
+COUNTERS = [
+    ("global load sectors", ["global_load_sectors"],
+     ["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+      "l1tex__t_sectors_pipe_lsu_mem_global_op_ldgsts.sum"]),
+    ("global store sectors", ["global_store_sectors"],
+     ["l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"]),
+    ("shared wavefronts", ["shared_wavefronts"],
+     ["l1tex__data_pipe_lsu_wavefronts_mem_shared.sum"]),
+    ("DRAM bytes", ["dram_bytes"], ["dram__bytes_read.sum", "dram__bytes_write.sum"]),
+]
+
+
+def ncu_rows(csv_path):
+    """Kernel name -> summed metrics over its launches (ncu --page raw)."""
+    import csv
+    with open(csv_path) as f:
+        lines = [line for line in f if line.startswith('"')]
+    rows = list(csv.reader(lines))
+    if not rows:
+        return {}
+    header, kernels = rows[0], {}
+    for row in rows[1:]:
+        if row == header or len(row) != len(header):
+            continue
+        record = dict(zip(header, row))
+        if not record.get("ID", "").isdigit():  # the units row
+            continue
+        name = record["Kernel Name"].split("(")[0]
+        total = kernels.setdefault(name, {"launches": 0})
+        total["launches"] += 1
+        for key, value in record.items():
+            try:
+                total[key] = total.get(key, 0.0) + float(value.replace(",", ""))
+            except ValueError:
+                pass
+    return kernels
+
+
+def counters(name, csv_path, profile_path):
+    hardware = ncu_rows(csv_path)
+    with open(profile_path) as f:
+        profile = json.load(f)
+    sampled = profile.get("sample_blocks", 0)
+    for k in profile["kernels"]:
+        hw = hardware.get(k["kernel"])
+        if hw is None:
+            continue
+        # The profile sums its launches; ncu may have profiled a different
+        # number of them (one run each, but warm-ups differ): per launch.
+        cells = []
+        for _, ours, theirs in COUNTERS:
+            emu = sum(k[c] for c in ours) / k["launches"]
+            measured = sum(hw.get(m, 0.0) for m in theirs) / hw["launches"]
+            ratio = f"{measured / emu:.2f}" if emu else "-"
+            cells.append(f"{emu:.0f} / {measured:.0f} ({ratio})")
+        time = hw.get("gpu__time_duration.sum", 0.0) / hw["launches"] / 1e3  # ns -> us
+        print(f"| {name} | {k['kernel']} | " + " | ".join(cells) +
+              f" | {time:.1f} | {'sampled' if sampled else 'exact'} |")
+    return 0
+
+
 if __name__ == "__main__":
+    if len(sys.argv) == 5 and sys.argv[1] == "counters":
+        sys.exit(counters(sys.argv[2], sys.argv[3], sys.argv[4]))
     if len(sys.argv) == 5 and sys.argv[1] == "predicted":
         sys.exit(predicted(sys.argv[2], sys.argv[3], sys.argv[4]))
     if len(sys.argv) >= 4 and sys.argv[1] == "bandwidth":
