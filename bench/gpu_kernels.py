@@ -10,6 +10,10 @@
       as cuda-emu's profile predicted it (kiln-run --profile, made with the
       bundle) against the time the trace measured: the first GPU run's
       correction of the model's constants (PerformanceModel.h);
+  gpu_kernels.py ideal TITLE TARGET TRACE.json PROFILE.json LIBRARY.json|- PEER_US|-
+      a kernel kind at its target size: ideal time (the profile's), predicted,
+      measured, measured fraction of ideal against the target, and the vendor
+      library's (a trace of the --impl=library build) or PyTorch's time;
   gpu_kernels.py counters NAME NCU.csv PROFILE.json   each kernel's
       emulator counters (the profile) beside the hardware's (Nsight Compute,
       `ncu --csv --page raw --print-units base`): global sectors, shared
@@ -117,6 +121,39 @@ def predicted(name, trace_path, profile_path):
     return 0
 
 
+def step_medians(trace_path):
+    """Step index -> median duration (us) of its traced runs, transfers left out."""
+    durations = {}
+    for e in steps(trace_path):
+        step = e.get("args", {}).get("step")
+        if step is not None and not e["name"].startswith("transfer"):
+            durations.setdefault(step, []).append(e["dur"])
+    return {s: sorted(d)[len(d) // 2] for s, d in durations.items()}
+
+
+def ideal(title, target, trace_path, profile_path, library_path, peer_us):
+    measured = step_medians(trace_path)
+    with open(profile_path) as f:
+        profile = json.load(f)
+    kernels = [k for k in profile["kernels"] if int(k["step"].split()[0].lstrip("#")) in measured]
+    ideal_us = sum(k["ideal_us"] / k["launches"] for k in kernels)
+    predicted_us = sum(k["predicted_us"] / k["launches"] + profile["launch_us"] for k in kernels)
+    ours = sum(measured.values())
+    if library_path != "-":
+        peer, peer_name = sum(step_medians(library_path).values()), "cuBLASLt"
+    elif peer_us != "-":
+        peer, peer_name = float(peer_us), "PyTorch"
+    else:
+        peer, peer_name = None, ""
+    fraction = ideal_us / ours if ours else 0.0
+    verdict = "" if target == "-" else ("met" if fraction >= float(target) else "MISSED")
+    names = "+".join(k["kernel"] for k in kernels)
+    peer_cells = f"{peer:.1f} ({peer_name}) | {ours / peer:.2f}" if peer else " | "
+    print(f"| {title} | {names} | {ideal_us:.1f} | {predicted_us:.1f} (predicted) | {ours:.1f} | "
+          f"{fraction:.2f} | {'' if target == '-' else '>= ' + target} {verdict} | {peer_cells} |")
+    return 0
+
+
 # The profile's counters and the Nsight Compute metrics that count the same
 # thing on the hardware (cp.async's global reads are LDGSTS sectors there).
 COUNTERS = [
@@ -181,6 +218,8 @@ def counters(name, csv_path, profile_path):
 
 
 if __name__ == "__main__":
+    if len(sys.argv) == 8 and sys.argv[1] == "ideal":
+        sys.exit(ideal(*sys.argv[2:]))
     if len(sys.argv) == 5 and sys.argv[1] == "counters":
         sys.exit(counters(sys.argv[2], sys.argv[3], sys.argv[4]))
     if len(sys.argv) == 5 and sys.argv[1] == "predicted":

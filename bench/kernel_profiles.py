@@ -11,24 +11,27 @@ rate or its FLOPs at the unit's peak) over the predicted time.
 import json
 import os
 import subprocess
+import sys
 import time
 
 # Kernel kinds at the sizes the targets name: (name, .kg text, inputs,
-# --profile-sample blocks, target fraction of ideal or None).
+# --profile-sample blocks, target fraction of ideal or None). The GEMMs'
+# right-hand sides are inputs, not weights, so that the executables stay
+# small enough to carry to a GPU machine (scripts/gpu-check).
 KINDS = [
     ("gemm f16 4096^3 +bias+relu", """model gemm
 input x: f16[4096, 4096]
-weight w: f16[4096, 4096] = random(seed=3, scale=0.02)
+input w: f16[4096, 4096]
 weight b: f16[4096] = random(seed=4, scale=0.2)
 y = relu(matmul(x, w) + b)
 output y
-""", ["x"], 8, 0.5),
+""", ["x", "w"], 8, 0.5),
     ("gemm f32 1024^3 (CUDA cores)", """model gemm32
 input x: f32[1024, 1024]
-weight w: f32[1024, 1024] = random(seed=3, scale=0.02)
+input w: f32[1024, 1024]
 y = matmul(x, w)
 output y
-""", ["x"], 8, None),
+""", ["x", "w"], 8, None),
     ("attention f16 8x12x1024x64", """model attention
 input q: f16[8, 12, 1024, 64]
 input k: f16[8, 12, 1024, 64]
@@ -143,3 +146,28 @@ def bench_kernel_efficiency(bench, quick, models):
                       f"{load:.2f}/{store:.2f}", "", peer=f"{waves:.2f} wavefronts/req",
                       target=">= 0.9, <= 1.1", status=("met" if ok else "MISSED") +
                       f"; {k['step']}")
+
+
+def slug(name):
+    """A file name for a kind: "gemm f16 4096^3 +bias+relu" -> gemm-f16-4096e3-bias-relu."""
+    words = "".join(c if c.isalnum() or c == "_" else " " for c in name.replace("^", "e"))
+    return "-".join(words.split())
+
+
+def write_models(folder):
+    """scripts/gpu-check's half: each kind's .kg in FOLDER, and on stdout one
+    tab-separated line per kind: slug, inputs, profile sample, target (or -),
+    title. On a GPU the same kernels are timed against the ideal time."""
+    for name, text, inputs, sample, target in KINDS:
+        with open(os.path.join(folder, slug(name) + ".kg"), "w") as f:
+            f.write(text)
+        print("\t".join([slug(name), ",".join(inputs), str(sample),
+                         "-" if target is None else f"{target:g}", name]))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--write-models":
+        write_models(sys.argv[2])
+        sys.exit(0)
+    print("usage: kernel_profiles.py --write-models FOLDER (scripts/bench runs the rest)")
+    sys.exit(2)

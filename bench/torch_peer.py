@@ -8,6 +8,9 @@ input already on the device, synchronised around each run. kiln's own
 median for the same example comes from kiln-run in gpu-check.
 
     torch_peer.py [--runs N]
+    torch_peer.py --kernels     the kernel kinds of bench/kernel_profiles.py
+                                (same titles, shapes and ops), one row each:
+                                | title | median us | (CUDA events)
 """
 
 import argparse
@@ -67,9 +70,51 @@ def median_us(torch, fn, x, runs):
     return statistics.median(samples)
 
 
+def kernel_peers(torch):
+    """Title (as in bench/kernel_profiles.py's KINDS) -> (function, inputs)."""
+    F = torch.nn.functional
+
+    def randn(*shape, dtype=torch.float32):
+        return torch.randn(*shape, device="cuda", dtype=dtype)
+
+    h = torch.float16
+    w16, b16 = randn(4096, 4096, dtype=h), randn(4096, dtype=h) * 0.2
+    w32 = randn(1024, 1024)
+    g, b = randn(1024), randn(1024)
+    attention = lambda q: F.scaled_dot_product_attention(q, q, q, scale=0.125)  # noqa: E731
+    return [
+        ("gemm f16 4096^3 +bias+relu", lambda x: torch.relu(torch.addmm(b16, x, w16)),
+         randn(4096, 4096, dtype=h)),
+        ("gemm f32 1024^3 (CUDA cores)", lambda x: x @ w32, randn(1024, 1024)),
+        ("attention f16 8x12x1024x64", attention, randn(8, 12, 1024, 64, dtype=h)),
+        ("attention f32 2x12x512x64", attention, randn(2, 12, 512, 64)),
+        ("layer norm f32 4096x1024", lambda x: F.layer_norm(x, (1024,), g, b), randn(4096, 1024)),
+        ("softmax f32 4096x1024", lambda x: torch.softmax(x * 0.5, dim=-1), randn(4096, 1024)),
+        ("transpose f32 2048x2048", lambda x: x.t().contiguous(), randn(2048, 2048)),
+        ("gelu f32 2048x2048", lambda x: F.gelu(x) * 2.0 + 1.0, randn(2048, 2048)),
+        ("reduce_sum f32 4096x1024", lambda x: x.sum(dim=1), randn(4096, 1024)),
+    ]
+
+
+def event_median_us(torch, fn, x, runs):
+    """Device time of one call, CUDA events around it (like kiln-run --trace)."""
+    for _ in range(5):
+        fn(x)
+    samples = []
+    for _ in range(runs):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn(x)
+        end.record()
+        end.synchronize()
+        samples.append(start.elapsed_time(end) * 1e3)
+    return statistics.median(samples)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=50)
+    parser.add_argument("--kernels", action="store_true")
     args = parser.parse_args()
     try:
         import torch
@@ -78,6 +123,13 @@ def main():
         return 0
     if not torch.cuda.is_available():
         print("| (no CUDA device for torch) | | |")
+        return 0
+    if args.kernels:
+        # PyTorch's defaults: f32 matmuls in full f32 (no TF32), like kiln's strict precision.
+        torch.backends.cuda.matmul.allow_tf32 = False
+        with torch.inference_mode():
+            for title, fn, x in kernel_peers(torch):
+                print(f"| {title} | {event_median_us(torch, fn, x, args.runs):.1f} |")
         return 0
     with torch.inference_mode():
         for name, model, shape in build(torch):
