@@ -10,7 +10,7 @@ median for the same example comes from kiln-run in gpu-check.
     torch_peer.py [--runs N]
     torch_peer.py --kernels     the kernel kinds of bench/kernel_profiles.py
                                 (same titles, shapes and ops), one row each:
-                                | title | median us | (CUDA events)
+                                | title | median us | how timed |
 """
 
 import argparse
@@ -97,18 +97,34 @@ def kernel_peers(torch):
 
 
 def event_median_us(torch, fn, x, runs):
-    """Device time of one call, CUDA events around it (like kiln-run --trace)."""
+    """Device time of one call: CUDA events around a replay of the call
+    captured as a CUDA graph (like kiln-run --trace's events around a step;
+    eager calls would also time Python's dispatch while the GPU waits).
+    Returns (us, how)."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            fn(x)
+    torch.cuda.current_stream().wait_stream(side)
+    try:
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            fn(x)
+        call, how = graph.replay, "graph replay"
+    except Exception:  # an op that cannot be captured: eager calls
+        call, how = (lambda: fn(x)), "eager"
     for _ in range(5):
-        fn(x)
+        call()
     samples = []
     for _ in range(runs):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        fn(x)
+        call()
         end.record()
         end.synchronize()
         samples.append(start.elapsed_time(end) * 1e3)
-    return statistics.median(samples)
+    return statistics.median(samples), how
 
 
 def main():
@@ -129,7 +145,8 @@ def main():
         torch.backends.cuda.matmul.allow_tf32 = False
         with torch.inference_mode():
             for title, fn, x in kernel_peers(torch):
-                print(f"| {title} | {event_median_us(torch, fn, x, args.runs):.1f} |")
+                us, how = event_median_us(torch, fn, x, args.runs)
+                print(f"| {title} | {us:.1f} | {how} |")
         return 0
     with torch.inference_mode():
         for name, model, shape in build(torch):

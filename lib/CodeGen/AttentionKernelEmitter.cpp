@@ -291,7 +291,10 @@ private:
        << "  const " << (bf16 ? "__nv_bfloat162 h = __floats2bfloat162_rn" : "__half2 h = __floats2half2_rn")
        << "(lo, hi);\n"
        << "  unsigned u;\n  memcpy(&u, &h, 4);\n  return u;\n}\n#endif\n";
-    os << "extern \"C\" __global__ void __launch_bounds__(" << kThreads << ", 1)\n"
+    // Registers bounded so that this many blocks fit an SM (--attention-blocks).
+    const unsigned blocksPerSM = options.attentionBlocksPerSM ? options.attentionBlocksPerSM : 1;
+    os << "extern \"C\" __global__ void __launch_bounds__(" << kThreads << ", " << blocksPerSM
+       << ")\n"
        << kernel.name << "(" << llvm::join(params, ",\n    ") << ") {\n"
        << "  // Two stages of K [" << kRows << "][" << kCols + kTilePad << "] and V [" << vRows
        << "][" << vCols + kTilePad << "]; Q passes through them\n  // first, the output last.\n"

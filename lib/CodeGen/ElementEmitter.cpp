@@ -1099,6 +1099,11 @@ const char *mlir::kiln::kernelPrelude() {
          "#ifndef KILN_SHARED_ALIGNED\n"
          "#define KILN_SHARED_ALIGNED(T, name, count, align) __shared__ __align__(align) T "
          "name[count]\n"
+         "#endif\n"
+         "#ifndef KILN_DYNAMIC_SHARED\n"
+         "#define KILN_DYNAMIC_SHARED(T, name) \\\n"
+         "  extern __shared__ __align__(16) unsigned char kiln_dynamic_shared[]; \\\n"
+         "  T *const name = reinterpret_cast<T *>(kiln_dynamic_shared)\n"
          "#endif\n";
 }
 

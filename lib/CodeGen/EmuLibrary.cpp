@@ -59,6 +59,11 @@ std::string mlir::kiln::emuLibrarySource(const std::vector<GeneratedKernel> &ker
     };
     s += "extern \"C\" const long long kiln_emu_launch_" + kernel.name + "[] = {" +
          joined(record) + "};\n";
+    // Its dynamic shared memory (absent: none), apart so that the record
+    // above keeps its layout.
+    if (kernel.dynamicSharedBytes)
+      s += "extern \"C\" const long long kiln_emu_shared_" + kernel.name + " = " +
+           std::to_string(kernel.dynamicSharedBytes) + ";\n";
     if (build.profile) {
       // For the profile: sm_90 registers and shared bytes (-1: unknown),
       // FLOPs per launch, Tensor Core work.

@@ -37,6 +37,8 @@ constexpr int64_t kTileM = 64, kTileN = 64, kTileK = 16;
 constexpr int64_t kSmallTile = 32;
 // Fewer 64x64 tiles than this leaves SMs idle (an H100/H200 has 132).
 constexpr int64_t kFillBlocks = 132;
+/// The most dynamic shared memory a block may have on sm_90 (227 KiB).
+constexpr int64_t kMaxDynamicSharedBytes = 232448;
 constexpr unsigned kTensorCoreThreads = 128; // 4 warps, 32x32 results each
 // Shared tile strides (elements) for wmma: multiples of 8 halves / 4
 // floats, padded so rows do not all start on the same bank.
@@ -399,7 +401,10 @@ private:
 
   /// The Tensor Core kernel: block tiles of 128x128 (8 warps of 64x32) or,
   /// when those would not fill the GPU, 64x64 (4 warps of 32x32), 32 deep.
-  /// A and B stream through a multi-stage cp.async pipeline (16-byte copies,
+  /// A and B stream through a multi-stage cp.async pipeline in dynamic
+  /// shared memory (enough slices in flight to cover a DRAM round trip: two
+  /// stages left an H200 waiting on loads at 0.2 of its Tensor Core rate;
+  /// --mma-pipeline overrides the depth and stages). 16-byte copies,
   /// rows padded by 8 elements so that neither the copies nor ldmatrix
   /// conflict); each warp loads fragments with ldmatrix and accumulates with
   /// mma.sync m16n8k16 in f32 registers. The epilogue passes the
@@ -413,14 +418,18 @@ private:
                      const std::vector<std::pair<int64_t, int64_t>> &columns,
                      exec::YieldOp yield) {
     struct Config {
-      int64_t bm, bn, warpsM, warpsN, stages;
+      int64_t bm, bn, warpsM, warpsN, stages, blocksPerSM;
     };
-    const Config large{128, 128, 2, 4, 2}, small{64, 64, 2, 2, 3};
+    const Config large{128, 128, 2, 4, 4, 1}, small{64, 64, 2, 2, 3, 1};
     auto tileCount = [&](const Config &c) {
       return p.batches * ((p.m + c.bm - 1) / c.bm) * ((p.n + c.bn - 1) / c.bn);
     };
-    const Config &cfg = tileCount(large) >= kFillBlocks ? large : small;
-    constexpr int64_t bk = 32, pad = kTilePad;
+    Config cfg = tileCount(large) >= kFillBlocks ? large : small;
+    if (options.mmaStages)
+      cfg.stages = options.mmaStages;
+    if (options.mmaBlocksPerSM)
+      cfg.blocksPerSM = options.mmaBlocksPerSM;
+    const int64_t bk = options.mmaSliceK ? options.mmaSliceK : 32, pad = kTilePad;
     const int64_t warpM = cfg.bm / cfg.warpsM, warpN = cfg.bn / cfg.warpsN;
     const int64_t fragsM = warpM / 16, fragsN = warpN / 8;
     const unsigned threads = static_cast<unsigned>(cfg.warpsM * cfg.warpsN * 32);
@@ -433,6 +442,10 @@ private:
     const int64_t pipelineBytes = cfg.stages * (stageA + stageB) * 2;
     if (stageRows * ldS * 4 > pipelineBytes)
       return fail("internal: the epilogue staging tile does not fit the pipeline's memory");
+    if (pipelineBytes > kMaxDynamicSharedBytes)
+      return fail("the Tensor Core pipeline (" + std::to_string(cfg.stages) + " stages of " +
+                  std::to_string(bk) + "-deep slices) needs " + std::to_string(pipelineBytes) +
+                  " bytes of shared memory, more than a block may have");
     const int64_t tilesM = (p.m + cfg.bm - 1) / cfg.bm, tilesN = (p.n + cfg.bn - 1) / cfg.bn;
     const int64_t tiles = p.batches * tilesM * tilesN;
     std::string I = p.narrow ? "int" : "long long", L = p.narrow ? "" : "LL";
@@ -461,15 +474,17 @@ private:
        << "// on accumulators staged through shared memory, " << stageRows
        << " rows at a time.\n";
     std::string mma = p.bf16 ? "kiln_mma_m16n8k16_bf16" : "kiln_mma_m16n8k16_f16";
-    os << "extern \"C\" __global__ void __launch_bounds__(" << threads << ", 1)\n"
+    os << "extern \"C\" __global__ void __launch_bounds__(" << threads << ", " << cfg.blocksPerSM
+       << ")\n"
        << kernel.name << "(" << llvm::join(params, ",\n    ") << ") {\n"
        << "  // " << cfg.stages << " stages of A [" << cfg.bm << "][" << ldA << "] and B "
        << (p.tb ? "[" + std::to_string(cfg.bn) + "][" + std::to_string(ldB) + "]"
                 : "[" + std::to_string(bk) + "][" + std::to_string(ldB) + "]")
        << "; the epilogue reuses them.\n"
-       << "  // One array, so the epilogue's staging tile may span both.\n"
-       << "  KILN_SHARED_ALIGNED(" << p.elem << ", pipeline, " << cfg.stages * (stageA + stageB)
-       << ", 16);\n"
+       << "  // One array, so the epilogue's staging tile may span both: " << pipelineBytes
+       << " bytes\n"
+       << "  // of dynamic shared memory.\n"
+       << "  KILN_DYNAMIC_SHARED(" << p.elem << ", pipeline);\n"
        << "  " << p.elem << " *const tileA = pipeline, *const tileB = pipeline + "
        << cfg.stages * stageA << ";\n"
        << "  float *const staged = reinterpret_cast<float *>(pipeline); // [" << stageRows
@@ -570,6 +585,7 @@ private:
     kernel.source = ElementEmitter::includesFor(step) + os.str();
     kernel.blockThreads = threads;
     kernel.gridBlocks = static_cast<unsigned>(std::min(tiles, kMaxBlocks));
+    kernel.dynamicSharedBytes = static_cast<unsigned>(pipelineBytes);
     kernel.unit = "Tensor Cores (mma.sync m16n8k16, f32 accumulate, tile " +
                   std::to_string(cfg.bm) + "x" + std::to_string(cfg.bn) + "x" +
                   std::to_string(bk) + ", " + std::to_string(cfg.stages) +

@@ -91,6 +91,7 @@ LogicalResult buildDeviceCode(func::FuncOp plan, const CompileOptions &options,
     step.name = kernel.name;
     step.grid = kernel.gridBlocks;
     step.block = kernel.blockThreads;
+    step.dynamicShared = kernel.dynamicSharedBytes;
     step.inputs = kernel.inputArgs;
     code.kernels[kernel.step] = step;
   }

@@ -50,7 +50,11 @@ LogicalResult reportKernels(ModuleOp module, const std::vector<std::string> &arc
         }
         const codegen::KernelResources &r = compiled.resources[kernel.name];
         os << "      " << arch << ": " << r.registers << " registers, " << r.sharedBytes
-           << " bytes shared, "
+           << " bytes shared"
+           << (kernel.dynamicSharedBytes
+                   ? " + " + std::to_string(kernel.dynamicSharedBytes) + " dynamic"
+                   : std::string())
+           << ", "
            << (r.spills() ? "SPILLS " + std::to_string(r.spillStoreBytes) + "/" +
                                 std::to_string(r.spillLoadBytes) + " bytes"
                           : std::string("no spills"))

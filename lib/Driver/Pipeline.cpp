@@ -65,6 +65,10 @@ mlir::kiln::CodeGenOptions codeGenOptions(const CompileOptions &options) {
   mlir::kiln::CodeGenOptions codeGen;
   codeGen.allowTf32 = options.precision == Precision::Tf32;
   codeGen.placed = options.target != Target::CPU;
+  codeGen.mmaSliceK = options.mmaSliceK;
+  codeGen.mmaStages = options.mmaStages;
+  codeGen.mmaBlocksPerSM = options.mmaBlocksPerSM;
+  codeGen.attentionBlocksPerSM = options.attentionBlocksPerSM;
   for (const std::string &arch : options.archs)
     if (std::optional<unsigned> cc = parseArch(arch))
       codeGen.minArch = std::min(codeGen.minArch, *cc);

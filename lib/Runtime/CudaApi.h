@@ -28,7 +28,7 @@ namespace rt {
   X(cudaStreamWaitEvent) X(cudaEventCreateWithFlags) X(cudaEventRecord)                        \
   X(cudaEventRecordWithFlags) X(cudaEventElapsedTime) X(cudaEventDestroy)                      \
   X(cudaDeviceSynchronize) X(cudaLibraryLoadData) X(cudaLibraryUnload) X(cudaLibraryGetKernel) \
-  X(cudaLaunchKernel) X(cudaStreamBeginCapture) X(cudaStreamEndCapture)                        \
+  X(cudaLaunchKernel) X(cudaFuncSetAttribute) X(cudaStreamBeginCapture) X(cudaStreamEndCapture)                        \
   X(cudaGraphInstantiate) X(cudaGraphLaunch) X(cudaGraphDestroy) X(cudaGraphExecDestroy)
 
 struct CudaApi {

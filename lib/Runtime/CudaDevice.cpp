@@ -183,6 +183,15 @@ Status CudaDevice::loadCode() {
           cuda.cudaLibraryGetKernel(&kernels_[k], library_, program_.steps[k].kernel.c_str()),
           stepLabel(k, program_.steps[k]) + ": finding its kernel in the " + code_->target + " " +
               code_->format);
+  // Past 48 KiB of dynamic shared memory a kernel must opt in.
+  for (size_t k = 0; st && k < program_.steps.size(); ++k)
+    if (kernels_[k] && program_.steps[k].dynamicShared > 48 * 1024)
+      st = cuda.check(cuda.cudaFuncSetAttribute(reinterpret_cast<const void *>(kernels_[k]),
+                                                cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                static_cast<int>(program_.steps[k].dynamicShared)),
+                      stepLabel(k, program_.steps[k]) + ": allowing " +
+                          std::to_string(program_.steps[k].dynamicShared) +
+                          " bytes of dynamic shared memory");
   return st;
 }
 
@@ -391,8 +400,8 @@ Status CudaDevice::enqueueStep(size_t index, cudaStream_t stream) {
     std::string what = step.conv ? "launching its epilogue kernel " + step.kernel + " <<<"
                                  : std::string("launching <<<");
     return cuda.check(cuda.cudaLaunchKernel(reinterpret_cast<const void *>(kernels_[index]),
-                                            dim3(step.grid), dim3(step.block), args.data(), 0,
-                                            stream),
+                                            dim3(step.grid), dim3(step.block), args.data(),
+                                            step.dynamicShared, stream),
                       stepLabel(index, step) + ": " + what + std::to_string(step.grid) + ", " +
                           std::to_string(step.block) + ">>>");
   }

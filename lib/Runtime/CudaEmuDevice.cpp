@@ -31,6 +31,13 @@ Status CudaEmuDevice::checkLaunch(void *library, const Program &program, size_t 
     return Status::error(what + " as <<<" + std::to_string(step.grid) + ", " +
                          std::to_string(step.block) + ">>>, but it was generated for <<<" +
                          std::to_string(grid) + ", " + std::to_string(block) + ">>>");
+  const auto *shared = static_cast<const long long *>(
+      dlsym(library, ("kiln_emu_shared_" + step.kernel).c_str()));
+  long long sharedBytes = shared ? *shared : 0;
+  if (step.dynamicShared != sharedBytes)
+    return Status::error(what + " with " + std::to_string(step.dynamicShared) +
+                         " bytes of dynamic shared memory, but it was generated for " +
+                         std::to_string(sharedBytes));
   size_t given = step.kernelInputs.size() + step.outputs.size();
   if (params < 0 || given != static_cast<size_t>(params))
     return Status::error(what + " with " + std::to_string(given) + " buffers, but it takes " +
@@ -75,7 +82,7 @@ void CudaEmuDevice::addProfile(const Program &program, size_t index,
     if (const auto *record = static_cast<const long long *>(
             dlsym(library_, ("kiln_emu_profile_" + step.kernel).c_str()))) {
       p.registers = static_cast<int>(record[0]);
-      p.sharedBytes = static_cast<int>(record[1]);
+      p.sharedBytes = static_cast<int>(record[1] + step.dynamicShared);
       p.flops = static_cast<double>(record[2]);
       p.tensorCores = record[3] != 0;
     }
@@ -243,7 +250,8 @@ Status CudaEmuDevice::runStep(const Program &program, size_t index,
     options.profile = &profile;
   }
   emu::LaunchResult result =
-      emu::launch(emu::Dim3{step.grid, 1, 1}, emu::Dim3{step.block, 1, 1}, 0, options,
+      emu::launch(emu::Dim3{step.grid, 1, 1}, emu::Dim3{step.block, 1, 1}, step.dynamicShared,
+                  options,
                   [&] { entry(guarded.empty() ? args.data() : guarded.data()); });
   if (profileSample_ && result.ok)
     addProfile(program, index, profile);

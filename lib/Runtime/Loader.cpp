@@ -45,6 +45,8 @@ namespace {
 constexpr int64_t kMaxElements = ref::kMaxElements;
 constexpr uint64_t kMaxArenaBytes = uint64_t(1) << 40;
 constexpr uint32_t kMaxStreams = 256;
+/// sm_90's most dynamic shared memory per block (227 KiB).
+constexpr uint32_t kMaxDynamicSharedBytes = 232448;
 
 std::string typeText(const TensorSpec &t) { return t.typeString(); }
 
@@ -286,6 +288,12 @@ Status ProgramBuilder::steps(Program &p) {
         return Status::error(what + " launches kernel '" + step.kernel + "' with " +
                              std::to_string(step.grid) + " blocks of " +
                              std::to_string(step.block) + " threads");
+      // A GPU with less than this refuses at launch, with CUDA's error.
+      step.dynamicShared = s->dynamic_shared();
+      if (step.dynamicShared > kMaxDynamicSharedBytes)
+        return Status::error(what + " asks for " + std::to_string(step.dynamicShared) +
+                             " bytes of dynamic shared memory for kernel '" + step.kernel +
+                             "' (at most " + std::to_string(kMaxDynamicSharedBytes) + ")");
       st = indices(s->kernel_inputs(), step.kernelInputs, step.inputs.size(), "kernel input");
       if (!st)
         return st;

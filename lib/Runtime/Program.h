@@ -51,6 +51,7 @@ struct StepDesc {
   /// its launch, and which step inputs it takes (then every output).
   std::string kernel;
   uint32_t grid = 0, block = 0;
+  uint32_t dynamicShared = 0; ///< bytes per block
   std::vector<uint32_t> kernelInputs;
   /// The cuBLASLt call computing the step on a GPU (then there is no
   /// kernel); validated against the step's buffers and the arena.

@@ -315,7 +315,8 @@ FailureOr<flatbuffers::Offset<kx::Step>> Writer::step(exec::StepOp s, unsigned s
                               &inputs, &outputs, &ops, &yields, kind.c_str(),
                               k.name.empty() ? nullptr : k.name.c_str(), k.name.empty() ? 0 : k.grid,
                               k.name.empty() ? 0 : k.block,
-                              k.name.empty() ? nullptr : &k.inputs, *gemm, *conv);
+                              k.name.empty() ? nullptr : &k.inputs, *gemm, *conv,
+                              k.name.empty() ? 0 : k.dynamicShared);
 }
 
 LogicalResult Writer::write(llvm::raw_ostream &os) {

@@ -116,6 +116,8 @@ so = "code('cuda-emu', 'elf-so')['data']"
 for name, edit in [
         ("emu-block.kx", "step('kiln_matmul_1')['block'] = 512"),  # past its tiles
         ("emu-grid.kx", "step('kiln_matmul_1')['grid'] = 4000000000"),
+        ("emu-shared.kx", "step('kiln_matmul_1')['dynamic_shared'] = 4096"),
+        ("emu-shared-huge.kx", "step('kiln_matmul_1')['dynamic_shared'] = 300000"),
         ("emu-few-params.kx", "step('kiln_matmul_1')['kernel_inputs'] = [0]"),
         ("emu-swapped-params.kx", "step('kiln_matmul_1')['kernel_inputs'] = [1, 0]"),
         ("emu-other-kernel.kx", "step('kiln_matmul_1')['kernel'] = 'kiln_reduction_2'"),

@@ -57,6 +57,7 @@ struct CUstream_st {
 
 struct CUkern_st {
   std::string name;
+  int maxDynamicShared = 48 * 1024; ///< cudaFuncAttributeMaxDynamicSharedMemorySize
 };
 
 struct CUlib_st {
@@ -422,14 +423,33 @@ cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **arg
     return cudaErrorInvalidDeviceFunction;
   const auto *k = static_cast<const CUkern_st *>(func);
   log("launch " + k->name + " <<<" + std::to_string(grid.x) + ", " + std::to_string(block.x) +
-      ">>>" + (captureOrigin ? " under capture" : ""));
+      (shared ? ", " + std::to_string(shared) : std::string()) + ">>>" +
+      (captureOrigin ? " under capture" : ""));
   if (cudaError_t e = injected("cudaLaunchKernel"))
     return e;
+  // As on a GPU: past 48 KiB of dynamic shared memory the kernel must have
+  // been allowed it first.
+  if (shared > 48 * 1024 && shared > k->maxDynamicShared)
+    return cudaErrorInvalidValue;
   std::string name = k->name;
   return enqueue(stream, [name] {
     fakeClock += 0.001;
     log("ran " + name);
   });
+}
+
+cudaError_t cudaFuncSetAttribute(const void *func, cudaFuncAttribute attribute, int value) {
+  if (!kernels.count(func))
+    return cudaErrorInvalidDeviceFunction;
+  auto *k = const_cast<CUkern_st *>(static_cast<const CUkern_st *>(func));
+  log("cudaFuncSetAttribute " + k->name + " " + std::to_string(attribute) + " " +
+      std::to_string(value));
+  if (cudaError_t e = injected("cudaFuncSetAttribute"))
+    return e;
+  if (attribute != cudaFuncAttributeMaxDynamicSharedMemorySize || value < 0 || value > 232448)
+    return cudaErrorInvalidValue;
+  k->maxDynamicShared = value;
+  return cudaSuccess;
 }
 
 cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mode) {

@@ -43,6 +43,8 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+#include <cstdio>
+
 using namespace mlir;
 namespace cl = llvm::cl;
 namespace driver = ::kiln::driver;
@@ -156,6 +158,17 @@ static cl::opt<driver::Precision> precision(
                clEnumValN(driver::Precision::Tf32, "tf32",
                           "f32 matmuls may round their inputs to TF32 on Tensor Cores")),
     cl::cat(kilncCategory));
+static cl::opt<std::string> mmaPipeline(
+    "mma-pipeline",
+    cl::desc("The Tensor Core GEMM's pipeline: k-slice depth (32 or 64), stages in flight "
+             "(2 to 6) and blocks per SM (1 or 2), e.g. 32,4,2 (default: kiln's choice; a "
+             "tuning aid)"),
+    cl::value_desc("K,STAGES,BLOCKS"), cl::cat(kilncCategory));
+static cl::opt<unsigned> attentionBlocks(
+    "attention-blocks",
+    cl::desc("Blocks per SM the Tensor Core attention kernel's registers are bounded for (1 to "
+             "4; default: kiln's choice; a tuning aid)"),
+    cl::value_desc("N"), cl::cat(kilncCategory));
 static cl::opt<bool> timePhases(
     "time-phases",
     cl::desc("Print the wall time of each phase (parse, graph passes, lowering, code "
@@ -274,6 +287,28 @@ LogicalResult readCompileOptions(EmitKind kind, driver::CompileOptions &options)
     options.archs.assign(archs.begin(), archs.end());
   options.precision = precision;
   options.implementation = implementation;
+  if (mmaPipeline.getNumOccurrences()) {
+    unsigned sliceK = 0, stages = 0, blocks = 0;
+    char tail = 0;
+    if (std::sscanf(mmaPipeline.c_str(), "%u,%u,%u%c", &sliceK, &stages, &blocks, &tail) != 3 ||
+        (sliceK != 32 && sliceK != 64) || stages < 2 || stages > 6 || blocks < 1 || blocks > 2) {
+      llvm::errs() << "kilnc: error: --mma-pipeline takes K,STAGES,BLOCKS: K 32 or 64, 2 to 6 "
+                      "stages, 1 or 2 blocks per SM; got '"
+                   << mmaPipeline << "'\n";
+      return failure();
+    }
+    options.mmaSliceK = sliceK;
+    options.mmaStages = stages;
+    options.mmaBlocksPerSM = blocks;
+  }
+  if (attentionBlocks.getNumOccurrences()) {
+    if (attentionBlocks < 1 || attentionBlocks > 4) {
+      llvm::errs() << "kilnc: error: --attention-blocks takes 1 to 4 blocks per SM, got "
+                   << attentionBlocks << "\n";
+      return failure();
+    }
+    options.attentionBlocksPerSM = attentionBlocks;
+  }
   options.deterministic = deterministic;
   options.noHostFallback = noHostFallback;
   options.hostOps.assign(hostOps.begin(), hostOps.end());

@@ -33,6 +33,8 @@ struct GeneratedKernel {
   std::string unit;          ///< "CUDA cores" or "Tensor Cores"
   unsigned blockThreads = 0; ///< launch: threads per block
   unsigned gridBlocks = 0;   ///< launch: blocks
+  /// launch: dynamic shared memory per block (KILN_DYNAMIC_SHARED), bytes
+  unsigned dynamicSharedBytes = 0;
   /// Why there is no kernel (when name is empty); for a library step, why
   /// the library computes it.
   std::string reason;
@@ -80,6 +82,13 @@ struct CodeGenOptions {
   /// --arch): cp.async, ldmatrix and mma.sync m16n8k16 need 80 (below it,
   /// f16 matmuls keep wmma and attention runs on CUDA cores).
   unsigned minArch = 90;
+  /// The Tensor Core GEMM's k-slice depth (32 or 64), pipeline stages (2
+  /// to 6) and blocks per SM (1 or 2); 0: kiln's choice
+  /// (MatmulKernelEmitter.cpp).
+  unsigned mmaSliceK = 0, mmaStages = 0, mmaBlocksPerSM = 0;
+  /// Blocks per SM the Tensor Core attention kernel's registers are bounded
+  /// for (1 to 4); 0: kiln's choice.
+  unsigned attentionBlocksPerSM = 0;
 };
 
 /// A kernel (or a reason) for every step of `plan`.

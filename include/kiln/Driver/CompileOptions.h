@@ -41,6 +41,14 @@ struct CompileOptions {
   std::vector<std::string> archs = {"sm_90", "sm_80"};
   Precision precision = Precision::Strict;
   Implementation implementation = Implementation::Auto;
+  /// The Tensor Core GEMM's pipeline (--mma-pipeline K,STAGES,BLOCKS): the
+  /// depth of a k-slice, the slices in flight and the blocks an SM must
+  /// hold (registers bounded to fit); 0: kiln's choice. A tuning aid
+  /// (scripts/gpu-check times variants).
+  unsigned mmaSliceK = 0, mmaStages = 0, mmaBlocksPerSM = 0;
+  /// Blocks per SM the Tensor Core attention kernel is built to fit
+  /// (--attention-blocks); 0: kiln's choice. A tuning aid too.
+  unsigned attentionBlocksPerSM = 0;
   /// Only implementations with bitwise reproducible results.
   bool deterministic = false;
   /// Refuse to compile when an op would run on the host (kiln-place's

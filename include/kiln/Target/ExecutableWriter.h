@@ -17,6 +17,7 @@ namespace kiln {
 struct StepKernel {
   std::string name;
   unsigned grid = 1, block = 1;
+  unsigned dynamicShared = 0; ///< bytes of dynamic shared memory per block
   std::vector<uint32_t> inputs; ///< step inputs passed, then every output
 };
 
