@@ -9,7 +9,8 @@
 // each score as it is produced; keys past the end count as masked.
 //
 // f16/bf16 with head dimensions that are multiples of 16 (up to 128): 4
-// warps of 16 query rows, Q fragments held in registers, K/V tiles through
+// warps of 32 query rows (16 when a head dimension is above 64), Q
+// fragments held in registers, K/V tiles through
 // a two-stage cp.async pipeline, S = Q K^T and O += P V by ldmatrix and
 // mma.sync m16n8k16 with f32 accumulation (P goes from the S accumulators
 // to A fragments in registers). Anything else (f32, odd shapes) runs the
@@ -258,8 +259,15 @@ private:
 
   /// f16/bf16 on Tensor Cores.
   void emitTensorCoreKernel(const Problem &p, const std::vector<std::string> &params) {
-    const int64_t rowsPerBlock = 64; // 4 warps x 16 query rows
-    const int64_t bc = p.depth <= 64 && p.dv <= 64 ? 64 : 32; // keys per tile
+    // Each warp holds `mf` 16-row fragments of queries: every K and V
+    // fragment it loads from shared memory serves all of them (the kernel's
+    // shared-memory traffic per FLOP falls by mf; on an H200 that traffic,
+    // not the Tensor Cores, bounded the 16-row kernel). Head dimensions up
+    // to 64 leave the registers for two.
+    const bool small = p.depth <= 64 && p.dv <= 64;
+    const int64_t mf = small ? 2 : 1, rowsPerWarp = 16 * mf;
+    const int64_t rowsPerBlock = 4 * rowsPerWarp; // 4 warps
+    const int64_t bc = small ? 64 : 32; // keys per tile
     std::string elem = *elements.storageType(p.qType);
     bool bf16 = p.qType.getElementType().isBF16();
     std::string I = p.narrow ? "int" : "long long", L = p.narrow ? "" : "LL";
@@ -277,8 +285,9 @@ private:
 
     std::ostringstream os;
     os << ElementEmitter::includesFor(step) << kernelPrelude() << ::kiln::codegen::devicePrelude();
-    header(os, p, "4 warps of 16 query rows on Tensor Cores (mma.sync m16n8k16, f32\n"
-                  "// accumulators), K/V tiles of " + std::to_string(bc) +
+    header(os, p, "4 warps of " + std::to_string(rowsPerWarp) +
+                      " query rows on Tensor Cores (mma.sync m16n8k16, f32\n"
+                      "// accumulators), K/V tiles of " + std::to_string(bc) +
                       " keys through a 2-stage cp.async pipeline, online softmax\n"
                       "// in f32; the output is staged in shared memory for coalesced stores.");
     std::string mma = bf16 ? "kiln_mma_m16n8k16_bf16" : "kiln_mma_m16n8k16_f16";
@@ -310,7 +319,8 @@ private:
       emitTileCopy(os, {dst, src, r0, c0, rows, cols, limitR, limitC, ld, elem, I, kThreads},
                    "      ");
     };
-    os << "    // Q's 64 rows into registers (A fragments), through shared memory.\n"
+    os << "    // Q's " << rowsPerBlock
+       << " rows into registers (A fragments), through shared memory.\n"
        << "    __syncthreads(); // the previous tile is done with the shared tiles\n"
        << "    {\n";
     copyTile("tiles", "q", rowsPerBlock, p.depth, "q0", "0", p.queries, p.depth, p.depth);
@@ -318,10 +328,13 @@ private:
        << "    kiln_cp_async_commit();\n"
        << "    kiln_cp_async_wait<0>();\n"
        << "    __syncthreads();\n"
-       << "    unsigned qf[" << p.depth / 16 << "][4];\n"
-       << "    for (int t = 0; t < " << p.depth / 16 << "; ++t)\n"
-       << "      kiln_ldmatrix_x4(qf[t], tiles + (warp * 16 + lane % 16) * " << p.depth + kTilePad
-       << " + t * 16 + lane / 16 * 8);\n"
+       << "    // The warp's rows: " << mf << " fragment(s) of 16 from row0.\n"
+       << "    const int row0 = warp * " << rowsPerWarp << ";\n"
+       << "    unsigned qf[" << mf << "][" << p.depth / 16 << "][4];\n"
+       << "    for (int mi = 0; mi < " << mf << "; ++mi)\n"
+       << "      for (int t = 0; t < " << p.depth / 16 << "; ++t)\n"
+       << "        kiln_ldmatrix_x4(qf[mi][t], tiles + (row0 + mi * 16 + lane % 16) * "
+       << p.depth + kTilePad << " + t * 16 + lane / 16 * 8);\n"
        << "    __syncthreads(); // every warp has its Q: the stages may overwrite it\n"
        << "    // K and V tile `t` into stage `s`.\n"
        << "    auto loadKV = [&](int s, " << I << " key0) {\n";
@@ -339,9 +352,14 @@ private:
                p.dv, "key0", "0", p.keys, p.dv, p.dv);
     const int64_t keyTiles = (p.keys + bc - 1) / bc;
     os << "    };\n"
-       << "    float o[" << p.dv / 8 << "][4] = {};\n"
-       << "    float rowMax[2] = {-__int_as_float(0x7f800000), -__int_as_float(0x7f800000)};\n"
-       << "    float rowSum[2] = {0.0f, 0.0f}; // this lane's part of its two rows' sums\n"
+       << "    float o[" << mf << "][" << p.dv / 8 << "][4] = {};\n"
+       << "    // Per fragment, the lane's two rows (lane / 4 and lane / 4 + 8).\n"
+       << "    float rowMax[" << mf << "][2], rowSum[" << mf << "][2]; // sums: this lane's part\n"
+       << "    for (int mi = 0; mi < " << mf << "; ++mi)\n"
+       << "      for (int h = 0; h < 2; ++h) {\n"
+       << "        rowMax[mi][h] = -__int_as_float(0x7f800000);\n"
+       << "        rowSum[mi][h] = 0.0f;\n"
+       << "      }\n"
        << "    loadKV(0, 0);\n"
        << "    kiln_cp_async_commit();\n"
        << "    // Key tiles to visit" << (p.causal ? ": none past the block's last query (the mask "
@@ -361,79 +379,92 @@ private:
        << "      kiln_cp_async_commit();\n"
        << "      const " << elem << " *ks = tiles + t % 2 * " << stage << ", *vs = ks + " << kElems
        << ";\n"
-       << "      // S = Q K^T for the warp's 16 rows and the tile's " << bc << " keys.\n"
-       << "      float sc[" << bc / 8 << "][4] = {};\n"
+       << "      // S = Q K^T for the warp's rows and the tile's " << bc
+       << " keys: each K fragment\n"
+       << "      // serves every row fragment.\n"
+       << "      float sc[" << mf << "][" << bc / 8 << "][4] = {};\n"
        << "      for (int d = 0; d < " << p.depth / 16 << "; ++d)\n"
        << "        for (int j = 0; j < " << bc / 8 << "; j += 2) {\n"
        << "          unsigned r[4];\n";
     // K is S's B operand (k: the depth, n: the keys).
     os << "          " << ldmatrixBPair("ks", kCols + kTilePad, p.tb, "d * 16", "j * 8") << "\n"
        << "          const unsigned b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};\n"
-       << "          " << mma << "(sc[j], qf[d], b0);\n"
-       << "          " << mma << "(sc[j + 1], qf[d], b1);\n"
+       << "          for (int mi = 0; mi < " << mf << "; ++mi) {\n"
+       << "            " << mma << "(sc[mi][j], qf[mi][d], b0);\n"
+       << "            " << mma << "(sc[mi][j + 1], qf[mi][d], b1);\n"
+       << "          }\n"
        << "        }\n"
-       << "      // Scale and mask; the tile's maximum of each of the lane's two rows.\n"
-       << "      float tileMax[2] = {-__int_as_float(0x7f800000), -__int_as_float(0x7f800000)};\n"
-       << "      for (int j = 0; j < " << bc / 8 << "; ++j)\n"
-       << "        for (int e = 0; e < 4; ++e) {\n"
-       << "          const " << I << " qi = q0 + warp * 16 + lane / 4 + e / 2 * 8;\n"
-       << "          const " << I << " kj = t * " << bc << L << " + j * 8 + lane % 4 * 2 + e % 2;\n"
-       << "          const float dot = sc[j][e];\n";
-    scoreAt(os, p, "          ", "x", L);
-    os << "          sc[j][e] = x;\n"
-       << "          tileMax[e / 2] = fmaxf(tileMax[e / 2], x);\n"
+       << "      // P = exp(S - max) as A fragments (16 keys each).\n"
+       << "      unsigned pf[" << mf << "][" << bc / 16 << "][4];\n"
+       << "      for (int mi = 0; mi < " << mf << "; ++mi) {\n"
+       << "        // Scale and mask; the tile's maximum of each of the lane's two rows.\n"
+       << "        float tileMax[2] = {-__int_as_float(0x7f800000), -__int_as_float(0x7f800000)};\n"
+       << "        for (int j = 0; j < " << bc / 8 << "; ++j)\n"
+       << "          for (int e = 0; e < 4; ++e) {\n"
+       << "            const " << I << " qi = q0 + row0 + mi * 16 + lane / 4 + e / 2 * 8;\n"
+       << "            const " << I << " kj = t * " << bc << L
+       << " + j * 8 + lane % 4 * 2 + e % 2;\n"
+       << "            const float dot = sc[mi][j][e];\n";
+    scoreAt(os, p, "            ", "x", L);
+    os << "            sc[mi][j][e] = x;\n"
+       << "            tileMax[e / 2] = fmaxf(tileMax[e / 2], x);\n"
+       << "          }\n"
+       << "        float base[2];\n"
+       << "        for (int h = 0; h < 2; ++h) {\n"
+       << "          // A row's 4 lanes hold its tile; then rescale what came before.\n"
+       << "          tileMax[h] = fmaxf(tileMax[h], __shfl_xor_sync(0xffffffffu, tileMax[h], 1));\n"
+       << "          tileMax[h] = fmaxf(tileMax[h], __shfl_xor_sync(0xffffffffu, tileMax[h], 2));\n"
+       << "          const float newMax = fmaxf(rowMax[mi][h], tileMax[h]);\n"
+       << "          // Every key so far masked: exponents against 0 give 0, not NaN.\n"
+       << "          base[h] = newMax == -__int_as_float(0x7f800000) ? 0.0f : newMax;\n"
+       << "          const float rescale = expf(rowMax[mi][h] - base[h]);\n"
+       << "          rowMax[mi][h] = newMax;\n"
+       << "          rowSum[mi][h] *= rescale;\n"
+       << "          for (int c = 0; c < " << p.dv / 8 << "; ++c) {\n"
+       << "            o[mi][c][2 * h] *= rescale;\n"
+       << "            o[mi][c][2 * h + 1] *= rescale;\n"
+       << "          }\n"
        << "        }\n"
-       << "      float base[2];\n"
-       << "      for (int h = 0; h < 2; ++h) {\n"
-       << "        // A row's 4 lanes hold its tile; then rescale what came before.\n"
-       << "        tileMax[h] = fmaxf(tileMax[h], __shfl_xor_sync(0xffffffffu, tileMax[h], 1));\n"
-       << "        tileMax[h] = fmaxf(tileMax[h], __shfl_xor_sync(0xffffffffu, tileMax[h], 2));\n"
-       << "        const float newMax = fmaxf(rowMax[h], tileMax[h]);\n"
-       << "        // Every key so far masked: exponents against 0 give 0, not NaN.\n"
-       << "        base[h] = newMax == -__int_as_float(0x7f800000) ? 0.0f : newMax;\n"
-       << "        const float rescale = expf(rowMax[h] - base[h]);\n"
-       << "        rowMax[h] = newMax;\n"
-       << "        rowSum[h] *= rescale;\n"
-       << "        for (int c = 0; c < " << p.dv / 8 << "; ++c) {\n"
-       << "          o[c][2 * h] *= rescale;\n"
-       << "          o[c][2 * h + 1] *= rescale;\n"
+       << "        for (int j = 0; j < " << bc / 8 << "; ++j) {\n"
+       << "          float pv[4];\n"
+       << "          for (int e = 0; e < 4; ++e) {\n"
+       << "            pv[e] = expf(sc[mi][j][e] - base[e / 2]);\n"
+       << "            rowSum[mi][e / 2] += pv[e];\n"
+       << "          }\n"
+       << "          pf[mi][j / 2][j % 2 * 2] = " << pack << "(pv[0], pv[1]);\n"
+       << "          pf[mi][j / 2][j % 2 * 2 + 1] = " << pack << "(pv[2], pv[3]);\n"
        << "        }\n"
        << "      }\n"
-       << "      // P = exp(S - max) as A fragments (16 keys each), then O += P V.\n"
-       << "      unsigned pf[" << bc / 16 << "][4];\n"
-       << "      for (int j = 0; j < " << bc / 8 << "; ++j) {\n"
-       << "        float pv[4];\n"
-       << "        for (int e = 0; e < 4; ++e) {\n"
-       << "          pv[e] = expf(sc[j][e] - base[e / 2]);\n"
-       << "          rowSum[e / 2] += pv[e];\n"
-       << "        }\n"
-       << "        pf[j / 2][j % 2 * 2] = " << pack << "(pv[0], pv[1]);\n"
-       << "        pf[j / 2][j % 2 * 2 + 1] = " << pack << "(pv[2], pv[3]);\n"
-       << "      }\n"
+       << "      // O += P V: each V fragment serves every row fragment.\n"
        << "      for (int kt = 0; kt < " << bc / 16 << "; ++kt)\n"
        << "        for (int c = 0; c < " << p.dv / 8 << "; c += 2) {\n"
        << "          unsigned r[4];\n";
     // V is P V's B operand (k: the keys, n: the output columns).
     os << "          " << ldmatrixBPair("vs", vCols + kTilePad, p.tv, "kt * 16", "c * 8") << "\n"
        << "          const unsigned b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};\n"
-       << "          " << mma << "(o[c], pf[kt], b0);\n"
-       << "          " << mma << "(o[c + 1], pf[kt], b1);\n"
+       << "          for (int mi = 0; mi < " << mf << "; ++mi) {\n"
+       << "            " << mma << "(o[mi][c], pf[mi][kt], b0);\n"
+       << "            " << mma << "(o[mi][c + 1], pf[mi][kt], b1);\n"
+       << "          }\n"
        << "        }\n"
        << "    }\n"
        << "    kiln_cp_async_wait<0>();\n"
        << "    // Normalise, stage the block's rows in shared memory, store coalesced.\n"
-       << "    for (int h = 0; h < 2; ++h) {\n"
-       << "      rowSum[h] += __shfl_xor_sync(0xffffffffu, rowSum[h], 1);\n"
-       << "      rowSum[h] += __shfl_xor_sync(0xffffffffu, rowSum[h], 2);\n"
-       << "    }\n"
+       << "    for (int mi = 0; mi < " << mf << "; ++mi)\n"
+       << "      for (int h = 0; h < 2; ++h) {\n"
+       << "        rowSum[mi][h] += __shfl_xor_sync(0xffffffffu, rowSum[mi][h], 1);\n"
+       << "        rowSum[mi][h] += __shfl_xor_sync(0xffffffffu, rowSum[mi][h], 2);\n"
+       << "      }\n"
        << "    __syncthreads(); // every warp is done with the last tile\n"
-       << "    float *staged = reinterpret_cast<float *>(tiles); // [64][" << ldO << "]\n"
-       << "    for (int c = 0; c < " << p.dv / 8 << "; ++c)\n"
-       << "      for (int h = 0; h < 2; ++h)\n"
-       << "        kiln_store_vec(staged + (warp * 16 + lane / 4 + h * 8) * " << ldO
+       << "    float *staged = reinterpret_cast<float *>(tiles); // [" << rowsPerBlock << "]["
+       << ldO << "]\n"
+       << "    for (int mi = 0; mi < " << mf << "; ++mi)\n"
+       << "      for (int c = 0; c < " << p.dv / 8 << "; ++c)\n"
+       << "        for (int h = 0; h < 2; ++h)\n"
+       << "          kiln_store_vec(staged + (row0 + mi * 16 + lane / 4 + h * 8) * " << ldO
        << " + c * 8 + lane % 4 * 2,\n"
-       << "                       kiln_pair<float>{o[c][2 * h] / rowSum[h], o[c][2 * h + 1] / "
-          "rowSum[h]});\n"
+       << "                         kiln_pair<float>{o[mi][c][2 * h] / rowSum[mi][h],\n"
+       << "                                          o[mi][c][2 * h + 1] / rowSum[mi][h]});\n"
        << "    __syncthreads();\n"
        << "    for (int e = threadIdx.x; e < " << rowsPerBlock * p.dv << "; e += " << kThreads
        << ") {\n"
@@ -447,8 +478,9 @@ private:
     kernel.source = os.str();
     kernel.blockThreads = kThreads;
     kernel.gridBlocks = static_cast<unsigned>(std::min(blocks, kMaxBlocks));
-    kernel.unit = "Tensor Cores (FlashAttention-2, mma.sync m16n8k16, 64 queries x " +
-                  std::to_string(bc) + " keys per tile)";
+    kernel.unit = "Tensor Cores (FlashAttention-2, mma.sync m16n8k16, " +
+                  std::to_string(rowsPerBlock) + " queries x " + std::to_string(bc) +
+                  " keys per tile)";
   }
 
   /// Any element type on CUDA cores: blocks of 16 query rows (4 per warp),

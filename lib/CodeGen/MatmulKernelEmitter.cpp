@@ -399,14 +399,15 @@ private:
     bool bf16;
   };
 
-  /// The Tensor Core kernel: block tiles of 128x128 (8 warps of 64x32) or,
-  /// when those would not fill the GPU, 64x64 (4 warps of 32x32), 32 deep.
+  /// The Tensor Core kernel: block tiles of 128x128x64 (8 warps of 64x32,
+  /// two blocks an SM) or, when those would not fill the GPU, 64x64x32 (4
+  /// warps of 32x32).
   /// A and B stream through a multi-stage cp.async pipeline in dynamic
   /// shared memory (enough slices in flight to cover a DRAM round trip: two
-  /// stages left an H200 waiting on loads at 0.2 of its Tensor Core rate;
-  /// --mma-pipeline overrides the depth and stages). 16-byte copies,
-  /// rows padded by 8 elements so that neither the copies nor ldmatrix
-  /// conflict); each warp loads fragments with ldmatrix and accumulates with
+  /// stages left an H200 waiting on loads at 0.18 of its Tensor Core rate;
+  /// --mma-pipeline overrides the depth, stages and blocks an SM) in
+  /// 16-byte copies, rows padded by 8 elements so that neither the copies
+  /// nor ldmatrix conflict; each warp loads fragments with ldmatrix and accumulates with
   /// mma.sync m16n8k16 in f32 registers. The epilogue passes the
   /// accumulators through shared memory (half the block's rows at a time)
   /// so that it runs one element per thread with consecutive threads on
@@ -418,9 +419,13 @@ private:
                      const std::vector<std::pair<int64_t, int64_t>> &columns,
                      exec::YieldOp yield) {
     struct Config {
-      int64_t bm, bn, warpsM, warpsN, stages, blocksPerSM;
+      int64_t bm, bn, bk, warpsM, warpsN, stages, blocksPerSM;
     };
-    const Config large{128, 128, 2, 4, 4, 1}, small{64, 64, 2, 2, 3, 1};
+    // Measured on an H200 (f16 4096^3 with a bias and ReLU, docs/gpu-results.md):
+    // 64-deep slices, 3 stages and registers bounded for 2 blocks an SM ran
+    // in 495 us, against 604-943 us for 32-deep slices with 2 to 5 stages
+    // and 1 or 2 blocks.
+    const Config large{128, 128, 64, 2, 4, 3, 2}, small{64, 64, 32, 2, 2, 3, 1};
     auto tileCount = [&](const Config &c) {
       return p.batches * ((p.m + c.bm - 1) / c.bm) * ((p.n + c.bn - 1) / c.bn);
     };
@@ -429,7 +434,7 @@ private:
       cfg.stages = options.mmaStages;
     if (options.mmaBlocksPerSM)
       cfg.blocksPerSM = options.mmaBlocksPerSM;
-    const int64_t bk = options.mmaSliceK ? options.mmaSliceK : 32, pad = kTilePad;
+    const int64_t bk = options.mmaSliceK ? options.mmaSliceK : cfg.bk, pad = kTilePad;
     const int64_t warpM = cfg.bm / cfg.warpsM, warpN = cfg.bn / cfg.warpsN;
     const int64_t fragsM = warpM / 16, fragsN = warpN / 8;
     const unsigned threads = static_cast<unsigned>(cfg.warpsM * cfg.warpsN * 32);
