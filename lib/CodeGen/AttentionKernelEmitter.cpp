@@ -260,12 +260,13 @@ private:
   /// f16/bf16 on Tensor Cores.
   void emitTensorCoreKernel(const Problem &p, const std::vector<std::string> &params) {
     // Each warp holds `mf` 16-row fragments of queries: every K and V
-    // fragment it loads from shared memory serves all of them (the kernel's
-    // shared-memory traffic per FLOP falls by mf; on an H200 that traffic,
-    // not the Tensor Cores, bounded the 16-row kernel). Head dimensions up
-    // to 64 leave the registers for two.
+    // fragment it loads from shared memory serves all of them, so the
+    // kernel's shared-memory traffic per FLOP falls by mf. One by default:
+    // the two-fragment kernel (--attention-tile 32,N; head dimensions up to
+    // 64) has not run on a GPU without its arrays in local memory yet.
     const bool small = p.depth <= 64 && p.dv <= 64;
-    const int64_t mf = small ? 2 : 1, rowsPerWarp = 16 * mf;
+    const int64_t mf = small && options.attentionRowsPerWarp == 32 ? 2 : 1;
+    const int64_t rowsPerWarp = 16 * mf;
     const int64_t rowsPerBlock = 4 * rowsPerWarp; // 4 warps
     const int64_t bc = small ? 64 : 32; // keys per tile
     std::string elem = *elements.storageType(p.qType);
@@ -300,7 +301,7 @@ private:
        << "  const " << (bf16 ? "__nv_bfloat162 h = __floats2bfloat162_rn" : "__half2 h = __floats2half2_rn")
        << "(lo, hi);\n"
        << "  unsigned u;\n  memcpy(&u, &h, 4);\n  return u;\n}\n#endif\n";
-    // Registers bounded so that this many blocks fit an SM (--attention-blocks).
+    // Registers bounded so that this many blocks fit an SM (--attention-tile).
     const unsigned blocksPerSM = options.attentionBlocksPerSM ? options.attentionBlocksPerSM : 1;
     os << "extern \"C\" __global__ void __launch_bounds__(" << kThreads << ", " << blocksPerSM
        << ")\n"
@@ -331,6 +332,7 @@ private:
        << "    // The warp's rows: " << mf << " fragment(s) of 16 from row0.\n"
        << "    const int row0 = warp * " << rowsPerWarp << ";\n"
        << "    unsigned qf[" << mf << "][" << p.depth / 16 << "][4];\n"
+       << "    #pragma unroll // registers, not local memory\n"
        << "    for (int mi = 0; mi < " << mf << "; ++mi)\n"
        << "      for (int t = 0; t < " << p.depth / 16 << "; ++t)\n"
        << "        kiln_ldmatrix_x4(qf[mi][t], tiles + (row0 + mi * 16 + lane % 16) * "
@@ -355,6 +357,7 @@ private:
        << "    float o[" << mf << "][" << p.dv / 8 << "][4] = {};\n"
        << "    // Per fragment, the lane's two rows (lane / 4 and lane / 4 + 8).\n"
        << "    float rowMax[" << mf << "][2], rowSum[" << mf << "][2]; // sums: this lane's part\n"
+       << "    #pragma unroll // registers, not local memory\n"
        << "    for (int mi = 0; mi < " << mf << "; ++mi)\n"
        << "      for (int h = 0; h < 2; ++h) {\n"
        << "        rowMax[mi][h] = -__int_as_float(0x7f800000);\n"
@@ -389,6 +392,7 @@ private:
     // K is S's B operand (k: the depth, n: the keys).
     os << "          " << ldmatrixBPair("ks", kCols + kTilePad, p.tb, "d * 16", "j * 8") << "\n"
        << "          const unsigned b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};\n"
+       << "          #pragma unroll // registers, not local memory\n"
        << "          for (int mi = 0; mi < " << mf << "; ++mi) {\n"
        << "            " << mma << "(sc[mi][j], qf[mi][d], b0);\n"
        << "            " << mma << "(sc[mi][j + 1], qf[mi][d], b1);\n"
@@ -396,6 +400,7 @@ private:
        << "        }\n"
        << "      // P = exp(S - max) as A fragments (16 keys each).\n"
        << "      unsigned pf[" << mf << "][" << bc / 16 << "][4];\n"
+       << "      #pragma unroll // registers, not local memory\n"
        << "      for (int mi = 0; mi < " << mf << "; ++mi) {\n"
        << "        // Scale and mask; the tile's maximum of each of the lane's two rows.\n"
        << "        float tileMax[2] = {-__int_as_float(0x7f800000), -__int_as_float(0x7f800000)};\n"
@@ -442,6 +447,7 @@ private:
     // V is P V's B operand (k: the keys, n: the output columns).
     os << "          " << ldmatrixBPair("vs", vCols + kTilePad, p.tv, "kt * 16", "c * 8") << "\n"
        << "          const unsigned b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};\n"
+       << "          #pragma unroll // registers, not local memory\n"
        << "          for (int mi = 0; mi < " << mf << "; ++mi) {\n"
        << "            " << mma << "(o[mi][c], pf[mi][kt], b0);\n"
        << "            " << mma << "(o[mi][c + 1], pf[mi][kt], b1);\n"
@@ -450,6 +456,7 @@ private:
        << "    }\n"
        << "    kiln_cp_async_wait<0>();\n"
        << "    // Normalise, stage the block's rows in shared memory, store coalesced.\n"
+       << "    #pragma unroll // registers, not local memory\n"
        << "    for (int mi = 0; mi < " << mf << "; ++mi)\n"
        << "      for (int h = 0; h < 2; ++h) {\n"
        << "        rowSum[mi][h] += __shfl_xor_sync(0xffffffffu, rowSum[mi][h], 1);\n"
@@ -458,6 +465,7 @@ private:
        << "    __syncthreads(); // every warp is done with the last tile\n"
        << "    float *staged = reinterpret_cast<float *>(tiles); // [" << rowsPerBlock << "]["
        << ldO << "]\n"
+       << "    #pragma unroll // registers, not local memory\n"
        << "    for (int mi = 0; mi < " << mf << "; ++mi)\n"
        << "      for (int c = 0; c < " << p.dv / 8 << "; ++c)\n"
        << "        for (int h = 0; h < 2; ++h)\n"

@@ -58,6 +58,10 @@ LogicalResult reportKernels(ModuleOp module, const std::vector<std::string> &arc
            << (r.spills() ? "SPILLS " + std::to_string(r.spillStoreBytes) + "/" +
                                 std::to_string(r.spillLoadBytes) + " bytes"
                           : std::string("no spills"))
+           // Arrays the compiler could not keep in registers: local memory
+           // as slow as spills (ptxas counts them apart).
+           << (r.stackBytes > 0 ? ", STACK FRAME " + std::to_string(r.stackBytes) + " bytes"
+                                : std::string())
            << "\n";
       }
     }

@@ -164,11 +164,12 @@ static cl::opt<std::string> mmaPipeline(
              "(2 to 6) and blocks per SM (1 or 2), e.g. 32,4,2 (default: kiln's choice; a "
              "tuning aid)"),
     cl::value_desc("K,STAGES,BLOCKS"), cl::cat(kilncCategory));
-static cl::opt<unsigned> attentionBlocks(
-    "attention-blocks",
-    cl::desc("Blocks per SM the Tensor Core attention kernel's registers are bounded for (1 to "
-             "4; default: kiln's choice; a tuning aid)"),
-    cl::value_desc("N"), cl::cat(kilncCategory));
+static cl::opt<std::string> attentionTile(
+    "attention-tile",
+    cl::desc("The Tensor Core attention kernel's query rows a warp (16 or 32) and blocks per SM "
+             "its registers are bounded for (1 to 4), e.g. 32,2 (default: kiln's choice; a "
+             "tuning aid)"),
+    cl::value_desc("ROWS,BLOCKS"), cl::cat(kilncCategory));
 static cl::opt<bool> timePhases(
     "time-phases",
     cl::desc("Print the wall time of each phase (parse, graph passes, lowering, code "
@@ -301,13 +302,18 @@ LogicalResult readCompileOptions(EmitKind kind, driver::CompileOptions &options)
     options.mmaStages = stages;
     options.mmaBlocksPerSM = blocks;
   }
-  if (attentionBlocks.getNumOccurrences()) {
-    if (attentionBlocks < 1 || attentionBlocks > 4) {
-      llvm::errs() << "kilnc: error: --attention-blocks takes 1 to 4 blocks per SM, got "
-                   << attentionBlocks << "\n";
+  if (attentionTile.getNumOccurrences()) {
+    unsigned rows = 0, blocks = 0;
+    char tail = 0;
+    if (std::sscanf(attentionTile.c_str(), "%u,%u%c", &rows, &blocks, &tail) != 2 ||
+        (rows != 16 && rows != 32) || blocks < 1 || blocks > 4) {
+      llvm::errs() << "kilnc: error: --attention-tile takes ROWS,BLOCKS: 16 or 32 query rows a "
+                      "warp, 1 to 4 blocks per SM; got '"
+                   << attentionTile << "'\n";
       return failure();
     }
-    options.attentionBlocksPerSM = attentionBlocks;
+    options.attentionRowsPerWarp = rows;
+    options.attentionBlocksPerSM = blocks;
   }
   options.deterministic = deterministic;
   options.noHostFallback = noHostFallback;

@@ -86,9 +86,10 @@ struct CodeGenOptions {
   /// to 6) and blocks per SM (1 or 2); 0: kiln's choice
   /// (MatmulKernelEmitter.cpp).
   unsigned mmaSliceK = 0, mmaStages = 0, mmaBlocksPerSM = 0;
-  /// Blocks per SM the Tensor Core attention kernel's registers are bounded
-  /// for (1 to 4); 0: kiln's choice.
-  unsigned attentionBlocksPerSM = 0;
+  /// The Tensor Core attention kernel's query rows a warp (16 or 32) and
+  /// the blocks an SM its registers are bounded for (1 to 4); 0: kiln's
+  /// choice.
+  unsigned attentionRowsPerWarp = 0, attentionBlocksPerSM = 0;
 };
 
 /// A kernel (or a reason) for every step of `plan`.

@@ -46,9 +46,9 @@ struct CompileOptions {
   /// hold (registers bounded to fit); 0: kiln's choice. A tuning aid
   /// (scripts/gpu-check times variants).
   unsigned mmaSliceK = 0, mmaStages = 0, mmaBlocksPerSM = 0;
-  /// Blocks per SM the Tensor Core attention kernel is built to fit
-  /// (--attention-blocks); 0: kiln's choice. A tuning aid too.
-  unsigned attentionBlocksPerSM = 0;
+  /// The Tensor Core attention kernel's query rows a warp and blocks an SM
+  /// (--attention-tile ROWS,BLOCKS); 0: kiln's choice. A tuning aid too.
+  unsigned attentionRowsPerWarp = 0, attentionBlocksPerSM = 0;
   /// Only implementations with bitwise reproducible results.
   bool deterministic = false;
   /// Refuse to compile when an op would run on the host (kiln-place's
