@@ -429,7 +429,10 @@ private:
     auto tileCount = [&](const Config &c) {
       return p.batches * ((p.m + c.bm - 1) / c.bm) * ((p.n + c.bn - 1) / c.bn);
     };
-    Config cfg = tileCount(large) >= kFillBlocks ? large : small;
+    Config wide = large;
+    if (options.mmaTileN)
+      wide.bn = options.mmaTileN; // 4 warps across: warp tiles of 64 x bn / 4
+    Config cfg = tileCount(wide) >= kFillBlocks ? wide : small;
     if (options.mmaStages)
       cfg.stages = options.mmaStages;
     if (options.mmaBlocksPerSM)

@@ -68,6 +68,7 @@ mlir::kiln::CodeGenOptions codeGenOptions(const CompileOptions &options) {
   codeGen.mmaSliceK = options.mmaSliceK;
   codeGen.mmaStages = options.mmaStages;
   codeGen.mmaBlocksPerSM = options.mmaBlocksPerSM;
+  codeGen.mmaTileN = options.mmaTileN;
   codeGen.attentionRowsPerWarp = options.attentionRowsPerWarp;
   codeGen.attentionBlocksPerSM = options.attentionBlocksPerSM;
   for (const std::string &arch : options.archs)

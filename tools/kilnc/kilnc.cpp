@@ -161,9 +161,10 @@ static cl::opt<driver::Precision> precision(
 static cl::opt<std::string> mmaPipeline(
     "mma-pipeline",
     cl::desc("The Tensor Core GEMM's pipeline: k-slice depth (32 or 64), stages in flight "
-             "(2 to 6) and blocks per SM (1 or 2), e.g. 32,4,2 (default: kiln's choice; a "
-             "tuning aid)"),
-    cl::value_desc("K,STAGES,BLOCKS"), cl::cat(kilncCategory));
+             "(2 to 6), blocks per SM (1 or 2) and optionally the large block tile's width "
+             "(128, or 256 for 64x64 warp tiles), e.g. 32,4,2 or 32,3,1,256 (default: kiln's "
+             "choice; a tuning aid)"),
+    cl::value_desc("K,STAGES,BLOCKS[,N]"), cl::cat(kilncCategory));
 static cl::opt<std::string> attentionTile(
     "attention-tile",
     cl::desc("The Tensor Core attention kernel's query rows a warp (16 or 32) and blocks per SM "
@@ -289,15 +290,18 @@ LogicalResult readCompileOptions(EmitKind kind, driver::CompileOptions &options)
   options.precision = precision;
   options.implementation = implementation;
   if (mmaPipeline.getNumOccurrences()) {
-    unsigned sliceK = 0, stages = 0, blocks = 0;
+    unsigned sliceK = 0, stages = 0, blocks = 0, width = 128;
     char tail = 0;
-    if (std::sscanf(mmaPipeline.c_str(), "%u,%u,%u%c", &sliceK, &stages, &blocks, &tail) != 3 ||
-        (sliceK != 32 && sliceK != 64) || stages < 2 || stages > 6 || blocks < 1 || blocks > 2) {
-      llvm::errs() << "kilnc: error: --mma-pipeline takes K,STAGES,BLOCKS: K 32 or 64, 2 to 6 "
-                      "stages, 1 or 2 blocks per SM; got '"
+    int fields = std::sscanf(mmaPipeline.c_str(), "%u,%u,%u,%u%c", &sliceK, &stages, &blocks,
+                             &width, &tail);
+    if ((fields != 3 && fields != 4) || (sliceK != 32 && sliceK != 64) || stages < 2 ||
+        stages > 6 || blocks < 1 || blocks > 2 || (width != 128 && width != 256)) {
+      llvm::errs() << "kilnc: error: --mma-pipeline takes K,STAGES,BLOCKS[,N]: K 32 or 64, 2 "
+                      "to 6 stages, 1 or 2 blocks per SM, N 128 or 256; got '"
                    << mmaPipeline << "'\n";
       return failure();
     }
+    options.mmaTileN = width;
     options.mmaSliceK = sliceK;
     options.mmaStages = stages;
     options.mmaBlocksPerSM = blocks;

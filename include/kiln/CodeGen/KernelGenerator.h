@@ -83,9 +83,9 @@ struct CodeGenOptions {
   /// f16 matmuls keep wmma and attention runs on CUDA cores).
   unsigned minArch = 90;
   /// The Tensor Core GEMM's k-slice depth (32 or 64), pipeline stages (2
-  /// to 6) and blocks per SM (1 or 2); 0: kiln's choice
-  /// (MatmulKernelEmitter.cpp).
-  unsigned mmaSliceK = 0, mmaStages = 0, mmaBlocksPerSM = 0;
+  /// to 6), blocks per SM (1 or 2) and large block tile width (128 or
+  /// 256); 0: kiln's choice (MatmulKernelEmitter.cpp).
+  unsigned mmaSliceK = 0, mmaStages = 0, mmaBlocksPerSM = 0, mmaTileN = 0;
   /// The Tensor Core attention kernel's query rows a warp (16 or 32) and
   /// the blocks an SM its registers are bounded for (1 to 4); 0: kiln's
   /// choice.

@@ -41,11 +41,12 @@ struct CompileOptions {
   std::vector<std::string> archs = {"sm_90", "sm_80"};
   Precision precision = Precision::Strict;
   Implementation implementation = Implementation::Auto;
-  /// The Tensor Core GEMM's pipeline (--mma-pipeline K,STAGES,BLOCKS): the
-  /// depth of a k-slice, the slices in flight and the blocks an SM must
-  /// hold (registers bounded to fit); 0: kiln's choice. A tuning aid
+  /// The Tensor Core GEMM's pipeline (--mma-pipeline K,STAGES,BLOCKS[,N]):
+  /// the depth of a k-slice, the slices in flight, the blocks an SM must
+  /// hold (registers bounded to fit) and the block tile's width (128, or
+  /// 256 for warp tiles of 64x64); 0: kiln's choice. A tuning aid
   /// (scripts/gpu-check times variants).
-  unsigned mmaSliceK = 0, mmaStages = 0, mmaBlocksPerSM = 0;
+  unsigned mmaSliceK = 0, mmaStages = 0, mmaBlocksPerSM = 0, mmaTileN = 0;
   /// The Tensor Core attention kernel's query rows a warp and blocks an SM
   /// (--attention-tile ROWS,BLOCKS); 0: kiln's choice. A tuning aid too.
   unsigned attentionRowsPerWarp = 0, attentionBlocksPerSM = 0;
