@@ -79,7 +79,9 @@ output y
 def profile(bench, model, flags, inputs, sample, name):
     """kiln-run --profile's kernels for `model` (compiled for cuda-emu)."""
     exe = os.path.join(bench.work, name + ".prof.kx")
-    bench.compile(model, exe, "--target=cuda-emu", "--impl=generated", "--emu-profile", *flags)
+    # The kernels an sm_90 build gets: the model is an H200's.
+    bench.compile(model, exe, "--target=cuda-emu", "--arch=sm_90", "--impl=generated",
+                  "--emu-profile", *flags)
     out = exe + ".json"
     cmd = [bench.run, exe, "--device=cuda-emu", "--profile", out]
     cmd += [a for i in inputs for a in ("--input", f"{i}=random:{len(i)}")]

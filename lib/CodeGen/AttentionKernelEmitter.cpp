@@ -9,8 +9,8 @@
 // each score as it is produced; keys past the end count as masked.
 //
 // f16/bf16 with head dimensions that are multiples of 16 (up to 128): 4
-// warps of 32 query rows (16 when a head dimension is above 64), Q
-// fragments held in registers, K/V tiles through
+// warps of 16 query rows (32 with --attention-tile 32,N, head dimensions up
+// to 64), Q fragments held in registers, K/V tiles through
 // a two-stage cp.async pipeline, S = Q K^T and O += P V by ldmatrix and
 // mma.sync m16n8k16 with f32 accumulation (P goes from the S accumulators
 // to A fragments in registers). Anything else (f32, odd shapes) runs the
@@ -23,6 +23,7 @@
 
 #include "kiln/CodeGen/DevicePrelude.h"
 #include "kiln/CodeGen/KernelGenerator.h"
+#include "kiln/Runtime/DeviceLimits.h"
 #include "kiln/IR/KilnOps.h"
 #include "kiln/IR/KilnTypes.h"
 
@@ -38,7 +39,7 @@ namespace {
 
 constexpr unsigned kThreads = 128; // 4 warps
 constexpr int64_t kMaxBlocks = 65535;
-constexpr int64_t kStaticShared = 48 * 1024;
+constexpr int64_t kStaticShared = ::kiln::rt::kDefaultSharedBytes;
 
 
 class AttentionEmitter : public KernelEmitter {

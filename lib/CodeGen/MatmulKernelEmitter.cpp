@@ -18,6 +18,7 @@
 #include "KernelEmitter.h"
 
 #include "kiln/CodeGen/DevicePrelude.h"
+#include "kiln/Runtime/DeviceLimits.h"
 #include "kiln/CodeGen/KernelGenerator.h"
 #include "kiln/IR/KilnOps.h"
 #include "kiln/IR/KilnTypes.h"
@@ -37,8 +38,6 @@ constexpr int64_t kTileM = 64, kTileN = 64, kTileK = 16;
 constexpr int64_t kSmallTile = 32;
 // Fewer 64x64 tiles than this leaves SMs idle (an H100/H200 has 132).
 constexpr int64_t kFillBlocks = 132;
-/// The most dynamic shared memory a block may have on sm_90 (227 KiB).
-constexpr int64_t kMaxDynamicSharedBytes = 232448;
 constexpr unsigned kTensorCoreThreads = 128; // 4 warps, 32x32 results each
 // Shared tile strides (elements) for wmma: multiples of 8 halves / 4
 // floats, padded so rows do not all start on the same bank.
@@ -399,15 +398,15 @@ private:
     bool bf16;
   };
 
-  /// The Tensor Core kernel: block tiles of 128x128x64 (8 warps of 64x32,
-  /// two blocks an SM) or, when those would not fill the GPU, 64x64x32 (4
-  /// warps of 32x32).
+  /// The Tensor Core kernel: block tiles of 128x128 (8 warps of 64x32, two
+  /// blocks an SM; 64 deep for sm_90 code, 32 where sm_8x must run it) or,
+  /// when those would not fill the GPU, 64x64x32 (4 warps of 32x32).
   /// A and B stream through a multi-stage cp.async pipeline in dynamic
   /// shared memory (enough slices in flight to cover a DRAM round trip: two
   /// stages left an H200 waiting on loads at 0.18 of its Tensor Core rate;
-  /// --mma-pipeline overrides the depth, stages and blocks an SM) in
-  /// 16-byte copies, rows padded by 8 elements so that neither the copies
-  /// nor ldmatrix conflict; each warp loads fragments with ldmatrix and accumulates with
+  /// --mma-pipeline overrides the depth, stages, blocks an SM and the
+  /// large tile's width) in 16-byte copies, rows padded by 8 elements so
+  /// that neither the copies nor ldmatrix conflict; each warp loads fragments with ldmatrix and accumulates with
   /// mma.sync m16n8k16 in f32 registers. The epilogue passes the
   /// accumulators through shared memory (half the block's rows at a time)
   /// so that it runs one element per thread with consecutive threads on
@@ -424,8 +423,13 @@ private:
     // Measured on an H200 (f16 4096^3 with a bias and ReLU, docs/gpu-results.md):
     // 64-deep slices, 3 stages and registers bounded for 2 blocks an SM ran
     // in 495 us, against 604-943 us for 32-deep slices with 2 to 5 stages
-    // and 1 or 2 blocks.
-    const Config large{128, 128, 64, 2, 4, 3, 2}, small{64, 64, 32, 2, 2, 3, 1};
+    // and 1 or 2 blocks. Its 105-108 KiB do not fit sm_86/sm_89 (99 KiB):
+    // code that must run there takes the runner-up, 32-deep slices with 4
+    // stages (74-80 KiB; 604 us).
+    const int64_t sharedLimit = ::kiln::rt::maxSharedBytes(options.minArch);
+    const Config large = options.minArch >= 90 ? Config{128, 128, 64, 2, 4, 3, 2}
+                                               : Config{128, 128, 32, 2, 4, 4, 2};
+    const Config small{64, 64, 32, 2, 2, 3, 1};
     auto tileCount = [&](const Config &c) {
       return p.batches * ((p.m + c.bm - 1) / c.bm) * ((p.n + c.bn - 1) / c.bn);
     };
@@ -447,13 +451,15 @@ private:
     // The epilogue's staging tile: half the rows (one row of warps) in f32,
     // rows padded by 8 floats (8-byte accumulator pairs do not conflict).
     const int64_t stageRows = warpM, ldS = cfg.bn + 8;
+    // The pipeline's stages, then the epilogue's staging tile in the same
+    // memory: the block needs the larger.
     const int64_t pipelineBytes = cfg.stages * (stageA + stageB) * 2;
-    if (stageRows * ldS * 4 > pipelineBytes)
-      return fail("internal: the epilogue staging tile does not fit the pipeline's memory");
-    if (pipelineBytes > kMaxDynamicSharedBytes)
+    const int64_t sharedBytes = std::max(pipelineBytes, stageRows * ldS * 4);
+    if (sharedBytes > sharedLimit)
       return fail("the Tensor Core pipeline (" + std::to_string(cfg.stages) + " stages of " +
-                  std::to_string(bk) + "-deep slices) needs " + std::to_string(pipelineBytes) +
-                  " bytes of shared memory, more than a block may have");
+                  std::to_string(bk) + "-deep slices) needs " + std::to_string(sharedBytes) +
+                  " bytes of shared memory, more than a block may have on sm_" +
+                  std::to_string(options.minArch));
     const int64_t tilesM = (p.m + cfg.bm - 1) / cfg.bm, tilesN = (p.n + cfg.bn - 1) / cfg.bn;
     const int64_t tiles = p.batches * tilesM * tilesN;
     std::string I = p.narrow ? "int" : "long long", L = p.narrow ? "" : "LL";
@@ -489,7 +495,7 @@ private:
        << (p.tb ? "[" + std::to_string(cfg.bn) + "][" + std::to_string(ldB) + "]"
                 : "[" + std::to_string(bk) + "][" + std::to_string(ldB) + "]")
        << "; the epilogue reuses them.\n"
-       << "  // One array, so the epilogue's staging tile may span both: " << pipelineBytes
+       << "  // One array, so the epilogue's staging tile may span both: " << sharedBytes
        << " bytes\n"
        << "  // of dynamic shared memory.\n"
        << "  KILN_DYNAMIC_SHARED(" << p.elem << ", pipeline);\n"
@@ -593,7 +599,7 @@ private:
     kernel.source = ElementEmitter::includesFor(step) + os.str();
     kernel.blockThreads = threads;
     kernel.gridBlocks = static_cast<unsigned>(std::min(tiles, kMaxBlocks));
-    kernel.dynamicSharedBytes = static_cast<unsigned>(pipelineBytes);
+    kernel.dynamicSharedBytes = static_cast<unsigned>(sharedBytes);
     kernel.unit = "Tensor Cores (mma.sync m16n8k16, f32 accumulate, tile " +
                   std::to_string(cfg.bm) + "x" + std::to_string(cfg.bn) + "x" +
                   std::to_string(bk) + ", " + std::to_string(cfg.stages) +

@@ -21,15 +21,16 @@ namespace kiln {
 namespace rt {
 
 #define KILN_CUDA_FUNCTIONS(X)                                                                 \
-  X(cudaRuntimeGetVersion) X(cudaDriverGetVersion) X(cudaGetDeviceCount) X(cudaSetDevice)      \
-  X(cudaDeviceGetAttribute) X(cudaGetDeviceProperties) X(cudaGetErrorString)                   \
-  X(cudaMalloc) X(cudaFree) X(cudaMemcpy) X(cudaMemcpyAsync) X(cudaMallocHost)                 \
-  X(cudaFreeHost) X(cudaStreamCreateWithFlags) X(cudaStreamDestroy) X(cudaStreamSynchronize)   \
-  X(cudaStreamWaitEvent) X(cudaEventCreateWithFlags) X(cudaEventRecord)                        \
-  X(cudaEventRecordWithFlags) X(cudaEventElapsedTime) X(cudaEventDestroy)                      \
-  X(cudaDeviceSynchronize) X(cudaLibraryLoadData) X(cudaLibraryUnload) X(cudaLibraryGetKernel) \
-  X(cudaLaunchKernel) X(cudaFuncSetAttribute) X(cudaStreamBeginCapture) X(cudaStreamEndCapture)                        \
-  X(cudaGraphInstantiate) X(cudaGraphLaunch) X(cudaGraphDestroy) X(cudaGraphExecDestroy)
+  X(cudaRuntimeGetVersion) X(cudaDriverGetVersion) X(cudaGetDeviceCount) X(cudaSetDevice)         \
+  X(cudaDeviceGetAttribute) X(cudaGetDeviceProperties) X(cudaGetErrorString)                      \
+  X(cudaMalloc) X(cudaFree) X(cudaMemcpy) X(cudaMemcpyAsync) X(cudaMallocHost)                    \
+  X(cudaFreeHost) X(cudaStreamCreateWithFlags) X(cudaStreamDestroy) X(cudaStreamSynchronize)      \
+  X(cudaStreamWaitEvent) X(cudaEventCreateWithFlags) X(cudaEventRecord)                           \
+  X(cudaEventRecordWithFlags) X(cudaEventElapsedTime) X(cudaEventDestroy)                         \
+  X(cudaDeviceSynchronize) X(cudaLibraryLoadData) X(cudaLibraryUnload) X(cudaLibraryGetKernel)    \
+  X(cudaLaunchKernel) X(cudaFuncSetAttribute) X(cudaStreamBeginCapture)                           \
+  X(cudaStreamEndCapture) X(cudaGraphInstantiate) X(cudaGraphLaunch) X(cudaGraphDestroy)          \
+  X(cudaGraphExecDestroy)
 
 struct CudaApi {
   SharedLibrary library;

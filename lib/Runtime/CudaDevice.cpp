@@ -6,6 +6,8 @@
 
 #include "CudaDevice.h"
 
+#include "kiln/Runtime/DeviceLimits.h"
+
 #include <cstring>
 
 namespace kiln {
@@ -185,7 +187,7 @@ Status CudaDevice::loadCode() {
               code_->format);
   // Past 48 KiB of dynamic shared memory a kernel must opt in.
   for (size_t k = 0; st && k < program_.steps.size(); ++k)
-    if (kernels_[k] && program_.steps[k].dynamicShared > 48 * 1024)
+    if (kernels_[k] && program_.steps[k].dynamicShared > kDefaultSharedBytes)
       st = cuda.check(cuda.cudaFuncSetAttribute(reinterpret_cast<const void *>(kernels_[k]),
                                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                 static_cast<int>(program_.steps[k].dynamicShared)),

@@ -82,7 +82,8 @@ void CudaEmuDevice::addProfile(const Program &program, size_t index,
     if (const auto *record = static_cast<const long long *>(
             dlsym(library_, ("kiln_emu_profile_" + step.kernel).c_str()))) {
       p.registers = static_cast<int>(record[0]);
-      p.sharedBytes = static_cast<int>(record[1] + step.dynamicShared);
+      // Static (from NVRTC; -1: unknown) and dynamic bytes.
+      p.sharedBytes = record[1] < 0 ? -1 : static_cast<int>(record[1] + step.dynamicShared);
       p.flops = static_cast<double>(record[2]);
       p.tensorCores = record[3] != 0;
     }

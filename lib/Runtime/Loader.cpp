@@ -12,6 +12,7 @@
 #include "ElfCheck.h"
 #include "Program.h"
 
+#include "kiln/Runtime/DeviceLimits.h"
 #include "kiln/Runtime/ExecutableFile.h"
 #include "kiln/Runtime/ExecutableFormat_generated.h"
 
@@ -45,8 +46,6 @@ namespace {
 constexpr int64_t kMaxElements = ref::kMaxElements;
 constexpr uint64_t kMaxArenaBytes = uint64_t(1) << 40;
 constexpr uint32_t kMaxStreams = 256;
-/// sm_90's most dynamic shared memory per block (227 KiB).
-constexpr uint32_t kMaxDynamicSharedBytes = 232448;
 
 std::string typeText(const TensorSpec &t) { return t.typeString(); }
 
@@ -288,12 +287,13 @@ Status ProgramBuilder::steps(Program &p) {
         return Status::error(what + " launches kernel '" + step.kernel + "' with " +
                              std::to_string(step.grid) + " blocks of " +
                              std::to_string(step.block) + " threads");
-      // A GPU with less than this refuses at launch, with CUDA's error.
+      // At most sm_90's; a GPU with less refuses when the executable loads
+      // (the CUDA device's opt-in), with CUDA's error.
       step.dynamicShared = s->dynamic_shared();
-      if (step.dynamicShared > kMaxDynamicSharedBytes)
+      if (step.dynamicShared > kMaxSharedBytesSm90)
         return Status::error(what + " asks for " + std::to_string(step.dynamicShared) +
                              " bytes of dynamic shared memory for kernel '" + step.kernel +
-                             "' (at most " + std::to_string(kMaxDynamicSharedBytes) + ")");
+                             "' (at most " + std::to_string(kMaxSharedBytesSm90) + ")");
       st = indices(s->kernel_inputs(), step.kernelInputs, step.inputs.size(), "kernel input");
       if (!st)
         return st;
@@ -541,9 +541,10 @@ struct Loader {
     std::memcpy(&header, data, sizeof(header));
     if (std::memcmp(header.magic, kFileMagic, sizeof(kFileMagic)) != 0)
       return fail("not a kiln executable (bad magic)");
-    if (header.version != kFormatVersion)
+    if (header.version < kOldestFormatVersion || header.version > kFormatVersion)
       return fail("executable format version " + std::to_string(header.version) +
-                  " is not supported (this runtime reads version " +
+                  " is not supported (this runtime reads versions " +
+                  std::to_string(kOldestFormatVersion) + " to " +
                   std::to_string(kFormatVersion) + ")");
     if (header.headerSize != kHeaderSize)
       return fail("bad header size");

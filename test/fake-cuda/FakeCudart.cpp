@@ -28,6 +28,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kiln/Runtime/DeviceLimits.h" // the limits the fake enforces, as a GPU does
+
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -57,7 +59,7 @@ struct CUstream_st {
 
 struct CUkern_st {
   std::string name;
-  int maxDynamicShared = 48 * 1024; ///< cudaFuncAttributeMaxDynamicSharedMemorySize
+  unsigned maxDynamicShared = kiln::rt::kDefaultSharedBytes; ///< cudaFuncAttributeMaxDynamicSharedMemorySize
 };
 
 struct CUlib_st {
@@ -429,7 +431,7 @@ cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **arg
     return e;
   // As on a GPU: past 48 KiB of dynamic shared memory the kernel must have
   // been allowed it first.
-  if (shared > 48 * 1024 && shared > k->maxDynamicShared)
+  if (shared > k->maxDynamicShared)
     return cudaErrorInvalidValue;
   std::string name = k->name;
   return enqueue(stream, [name] {
@@ -446,9 +448,10 @@ cudaError_t cudaFuncSetAttribute(const void *func, cudaFuncAttribute attribute, 
       std::to_string(value));
   if (cudaError_t e = injected("cudaFuncSetAttribute"))
     return e;
-  if (attribute != cudaFuncAttributeMaxDynamicSharedMemorySize || value < 0 || value > 232448)
+  if (attribute != cudaFuncAttributeMaxDynamicSharedMemorySize || value < 0 ||
+      static_cast<unsigned>(value) > kiln::rt::kMaxSharedBytesSm90)
     return cudaErrorInvalidValue;
-  k->maxDynamicShared = value;
+  k->maxDynamicShared = static_cast<unsigned>(value);
   return cudaSuccess;
 }
 

@@ -43,8 +43,6 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
-#include <cstdio>
-
 using namespace mlir;
 namespace cl = llvm::cl;
 namespace driver = ::kiln::driver;
@@ -282,6 +280,20 @@ LogicalResult parseElideConstants(std::optional<unsigned> &limit) {
   return success();
 }
 
+/// "32,4,2" -> {32, 4, 2}; false unless every comma-separated field is a
+/// whole number.
+bool parseNumbers(llvm::StringRef text, std::vector<unsigned> &numbers) {
+  llvm::SmallVector<llvm::StringRef> fields;
+  text.split(fields, ',');
+  for (llvm::StringRef field : fields) {
+    unsigned n = 0;
+    if (field.getAsInteger(10, n))
+      return false;
+    numbers.push_back(n);
+  }
+  return true;
+}
+
 /// The flags as the driver's options; says what is wrong with them.
 LogicalResult readCompileOptions(EmitKind kind, driver::CompileOptions &options) {
   options.target = target;
@@ -290,34 +302,31 @@ LogicalResult readCompileOptions(EmitKind kind, driver::CompileOptions &options)
   options.precision = precision;
   options.implementation = implementation;
   if (mmaPipeline.getNumOccurrences()) {
-    unsigned sliceK = 0, stages = 0, blocks = 0, width = 128;
-    char tail = 0;
-    int fields = std::sscanf(mmaPipeline.c_str(), "%u,%u,%u,%u%c", &sliceK, &stages, &blocks,
-                             &width, &tail);
-    if ((fields != 3 && fields != 4) || (sliceK != 32 && sliceK != 64) || stages < 2 ||
-        stages > 6 || blocks < 1 || blocks > 2 || (width != 128 && width != 256)) {
+    std::vector<unsigned> v;
+    if (!parseNumbers(mmaPipeline, v) || (v.size() != 3 && v.size() != 4) ||
+        (v[0] != 32 && v[0] != 64) || v[1] < 2 || v[1] > 6 || v[2] < 1 || v[2] > 2 ||
+        (v.size() == 4 && v[3] != 128 && v[3] != 256)) {
       llvm::errs() << "kilnc: error: --mma-pipeline takes K,STAGES,BLOCKS[,N]: K 32 or 64, 2 "
                       "to 6 stages, 1 or 2 blocks per SM, N 128 or 256; got '"
                    << mmaPipeline << "'\n";
       return failure();
     }
-    options.mmaTileN = width;
-    options.mmaSliceK = sliceK;
-    options.mmaStages = stages;
-    options.mmaBlocksPerSM = blocks;
+    options.mmaSliceK = v[0];
+    options.mmaStages = v[1];
+    options.mmaBlocksPerSM = v[2];
+    options.mmaTileN = v.size() == 4 ? v[3] : 128;
   }
   if (attentionTile.getNumOccurrences()) {
-    unsigned rows = 0, blocks = 0;
-    char tail = 0;
-    if (std::sscanf(attentionTile.c_str(), "%u,%u%c", &rows, &blocks, &tail) != 2 ||
-        (rows != 16 && rows != 32) || blocks < 1 || blocks > 4) {
+    std::vector<unsigned> v;
+    if (!parseNumbers(attentionTile, v) || v.size() != 2 || (v[0] != 16 && v[0] != 32) ||
+        v[1] < 1 || v[1] > 4) {
       llvm::errs() << "kilnc: error: --attention-tile takes ROWS,BLOCKS: 16 or 32 query rows a "
                       "warp, 1 to 4 blocks per SM; got '"
                    << attentionTile << "'\n";
       return failure();
     }
-    options.attentionRowsPerWarp = rows;
-    options.attentionBlocksPerSM = blocks;
+    options.attentionRowsPerWarp = v[0];
+    options.attentionBlocksPerSM = v[1];
   }
   options.deterministic = deterministic;
   options.noHostFallback = noHostFallback;

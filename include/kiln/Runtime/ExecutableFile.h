@@ -20,8 +20,13 @@ namespace rt {
 constexpr char kFileMagic[8] = {'K', 'I', 'L', 'N', 'E', 'X', 'E', '\0'};
 /// Bumped whenever a change is not backward compatible (2: the lane-wise
 /// payload checksum; 3: cuDNN steps may be channels last, and weights are
-/// stored in their type's layout, which an older runtime would misread).
-constexpr uint32_t kFormatVersion = 3;
+/// stored in their type's layout, which an older runtime would misread; 4:
+/// a kernel may need dynamic shared memory, which an older runtime would
+/// launch it without).
+constexpr uint32_t kFormatVersion = 4;
+/// The oldest version this runtime reads (version 3 files have no dynamic
+/// shared memory: their field reads 0).
+constexpr uint32_t kOldestFormatVersion = 3;
 /// The payload starts 64 bytes in, so its 32-byte-aligned weights stay
 /// aligned when the file is mapped.
 constexpr uint32_t kHeaderSize = 64;
