@@ -23,9 +23,9 @@
 
 #include "kiln/CodeGen/DevicePrelude.h"
 #include "kiln/CodeGen/KernelGenerator.h"
-#include "kiln/Runtime/DeviceLimits.h"
 #include "kiln/IR/KilnOps.h"
 #include "kiln/IR/KilnTypes.h"
+#include "kiln/Runtime/DeviceLimits.h"
 
 #include "llvm/ADT/StringExtras.h"
 

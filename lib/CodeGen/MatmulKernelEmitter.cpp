@@ -18,10 +18,10 @@
 #include "KernelEmitter.h"
 
 #include "kiln/CodeGen/DevicePrelude.h"
-#include "kiln/Runtime/DeviceLimits.h"
 #include "kiln/CodeGen/KernelGenerator.h"
 #include "kiln/IR/KilnOps.h"
 #include "kiln/IR/KilnTypes.h"
+#include "kiln/Runtime/DeviceLimits.h"
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -406,8 +406,9 @@ private:
   /// stages left an H200 waiting on loads at 0.18 of its Tensor Core rate;
   /// --mma-pipeline overrides the depth, stages, blocks an SM and the
   /// large tile's width) in 16-byte copies, rows padded by 8 elements so
-  /// that neither the copies nor ldmatrix conflict; each warp loads fragments with ldmatrix and accumulates with
-  /// mma.sync m16n8k16 in f32 registers. The epilogue passes the
+  /// that neither the copies nor ldmatrix conflict; each warp loads
+  /// fragments with ldmatrix and accumulates with mma.sync m16n8k16 in f32
+  /// registers. The epilogue passes the
   /// accumulators through shared memory (half the block's rows at a time)
   /// so that it runs one element per thread with consecutive threads on
   /// consecutive columns: its reads (bias, residual) and the stores are

@@ -5,8 +5,9 @@
 // profile that follows from its access pattern: a float4 copy uses every
 // byte of its sectors, a stride-32 read an eighth, a 32x32 shared
 // transpose needs 32 wavefronts per read unless the tile is padded, and
-// ldmatrix on 32-byte rows conflicts two ways where 48-byte rows do not.
-// The mma kernel also checks the fragment layouts against a product.
+// ldmatrix on 32-byte rows conflicts two ways where 48-byte rows do not,
+// and wmma's tile loads and stores count as 16-byte chunks, 8 a phase. The
+// mma and wmma kernels also check their results against a product.
 //
 //===----------------------------------------------------------------------===//
 
@@ -177,6 +178,45 @@ TEST(EmuProfile, LdmatrixOnThirtyTwoByteRowsConflictsTwoWays) {
   // Rows 32 bytes apart: row r and r+4 of a matrix share banks.
   EXPECT_EQ(c.sharedRequests, 18u);
   EXPECT_EQ(c.sharedWavefronts, 12u + 2 * 6);
+}
+
+AccessCounts wmmaProfile(const char *name) {
+  auto wmmaTile = kernel<void (*)(const __half *, const __half *, float *)>(name);
+  EXPECT_NE(wmmaTile, nullptr);
+  Buffer a(16 * 16 * 2), b(16 * 16 * 2), d(16 * 16 * 4);
+  std::vector<float> fa(256), fb(256);
+  for (int e = 0; e < 256; ++e) {
+    fa[e] = static_cast<float>((e * 7 + 3) % 5 - 2);
+    fb[e] = static_cast<float>((e * 3 + 1) % 7 - 3);
+    a.as<__half>()[e] = __float2half(fa[e]);
+    b.as<__half>()[e] = __float2half(fb[e]);
+  }
+  AccessCounts c = profiled({1, 1, 1}, {32, 1, 1}, {a.range(), b.range(), d.range()},
+                            [&] { wmmaTile(a.as<__half>(), b.as<__half>(), d.as<float>()); });
+  for (int i = 0; i < 16; ++i)
+    for (int j = 0; j < 16; ++j) {
+      float expected = 0;
+      for (int k = 0; k < 16; ++k)
+        expected += fa[i * 16 + k] * fb[k * 16 + j];
+      EXPECT_EQ(d.as<float>()[i * 16 + j], expected) << "at " << i << "," << j;
+    }
+  return c;
+}
+
+TEST(EmuProfile, WmmaLoadsAndStoresCountAsTileAccesses) {
+  AccessCounts c = wmmaProfile("wmmaTilePitch16");
+  // Staging stores (16 requests) and copy-out loads (8), one wavefront
+  // each; A and B loads 4 phases of 8 16-byte chunks each, the
+  // accumulator's store 8: rows packed end to end conflict nowhere.
+  EXPECT_EQ(c.sharedRequests, 16u + 4 + 4 + 8 + 8);
+  EXPECT_EQ(c.sharedWavefronts, 16u + 4 + 4 + 8 + 8);
+}
+
+TEST(EmuProfile, WmmaLoadsOnFortyEightByteRowsConflictTwoWays) {
+  AccessCounts c = wmmaProfile("wmmaTilePitch24");
+  // Rows 48 bytes apart: a phase's rows 0 and 3 share banks 4-7.
+  EXPECT_EQ(c.sharedRequests, 16u + 4 + 4 + 8 + 8);
+  EXPECT_EQ(c.sharedWavefronts, 16u + 8 + 8 + 8 + 8);
 }
 
 TEST(EmuProfile, CpAsyncLandsAtTheWaitAndIsCounted) {

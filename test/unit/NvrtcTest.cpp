@@ -55,9 +55,9 @@ TEST_P(NvrtcArch, CompilesTheDevicePreludeAndTheProfiledKernels) {
                                   "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
                                   "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16",
                                   "cp.async.cg.shared.global", "cp.async.wait_group",
-                                  "ld.global.v4.f32"})
+                                  "ld.global.v4.f32", "wmma.load.a.sync", "wmma.store.d.sync"})
     EXPECT_NE(r.ptx.find(instruction), std::string::npos) << instruction;
-  EXPECT_EQ(r.resources.size(), 7u) << r.log;
+  EXPECT_EQ(r.resources.size(), 9u) << r.log;
   for (const auto &[kernel, usage] : r.resources)
     EXPECT_FALSE(usage.spills()) << kernel;
 }

@@ -57,8 +57,9 @@ template <> inline __nv_bfloat16 fromFloat<__nv_bfloat16>(float v) { return __fl
 
 /// Every lane of the warp reaches the same call (a warp collective).
 #define KILN_WMMA_SYNC() __syncwarp()
-/// The fragments' copies are the emulation's, not the kernel's accesses:
-/// a profile does not trace them (it does not count wmma's memory traffic).
+/// The fragments' copies are the emulation's, not the kernel's accesses: a
+/// profile does not trace them lane by lane; each load and store counts as
+/// the warp's one tile access instead (traceWmmaTile).
 #if defined(__clang__)
 #define KILN_WMMA_UNTRACED __attribute__((noinline, no_sanitize("coverage")))
 #else
@@ -109,6 +110,9 @@ KILN_WMMA_UNTRACED void load_matrix_sync(fragment<Use, M, N, K, T, Layout> &f,
   KILN_WMMA_SYNC();
   ::kiln::emu::checkWmmaMatrix(p, ldm * sizeof(*p), "load_matrix_sync");
   constexpr bool colMajor = std::is_same<Layout, col_major>::value;
+  if (threadIdx.x % 32 == 0) // memory holds the tile's rows, or its columns
+    ::kiln::emu::traceWmmaTile(p, ldm * sizeof(*p), colMajor ? f.cols : f.rows,
+                               static_cast<int>((colMajor ? f.rows : f.cols) * sizeof(*p)));
   for (int r = 0; r < f.rows; ++r)
     for (int c = 0; c < f.cols; ++c)
       f.x[r * f.cols + c] = colMajor ? p[c * ldm + r] : p[r * ldm + c];
@@ -120,6 +124,10 @@ KILN_WMMA_UNTRACED void load_matrix_sync(fragment<accumulator, M, N, K, T> &f, c
                              layout_t layout) {
   KILN_WMMA_SYNC();
   ::kiln::emu::checkWmmaMatrix(p, ldm * sizeof(T), "load_matrix_sync");
+  if (threadIdx.x % 32 == 0)
+    ::kiln::emu::traceWmmaTile(p, ldm * sizeof(T), layout == mem_col_major ? f.cols : f.rows,
+                               static_cast<int>((layout == mem_col_major ? f.rows : f.cols) *
+                                                sizeof(T)));
   for (int r = 0; r < f.rows; ++r)
     for (int c = 0; c < f.cols; ++c)
       f.x[r * f.cols + c] = layout == mem_col_major ? p[c * ldm + r] : p[r * ldm + c];
@@ -131,6 +139,10 @@ KILN_WMMA_UNTRACED void store_matrix_sync(T *p, const fragment<accumulator, M, N
   KILN_WMMA_SYNC();
   ::kiln::emu::checkWmmaMatrix(p, ldm * sizeof(T), "store_matrix_sync");
   const unsigned lane = threadIdx.x % 32;
+  if (lane == 0)
+    ::kiln::emu::traceWmmaTile(p, ldm * sizeof(T), layout == mem_col_major ? f.cols : f.rows,
+                               static_cast<int>((layout == mem_col_major ? f.rows : f.cols) *
+                                                sizeof(T)));
   for (int e = static_cast<int>(lane); e < f.num_elements; e += 32) {
     int r = e / f.cols, c = e % f.cols;
     (layout == mem_col_major ? p[c * ldm + r] : p[r * ldm + c]) = f.x[e];

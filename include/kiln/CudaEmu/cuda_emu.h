@@ -91,6 +91,11 @@ void *sharedDynamic(const char *file, int line);
 /// Profiling (Profile.h): one lane's access of `bytes` at `address` by the
 /// instruction at `site`; nothing unless the launch is profiled.
 void traceAccess(const void *site, const void *address, unsigned bytes, bool store);
+/// A wmma load or store of a tile of `rows` rows of `rowBytes` bytes, rows
+/// `ldmBytes` apart, by the calling warp (one lane calls it): counted as
+/// 16-byte accesses, 8 a shared-memory phase, as ldmatrix's; nothing unless
+/// the launch is profiled and the tile is in shared memory.
+void traceWmmaTile(const void *tile, size_t ldmBytes, int rows, int rowBytes);
 /// cp.async of `bytes` (4, 8 or 16): the source is read now, the
 /// destination written when a cp.async.wait_group retires its group.
 void cpAsync(void *shared, const void *global, unsigned bytes, const void *site);

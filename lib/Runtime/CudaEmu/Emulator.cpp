@@ -741,6 +741,25 @@ void *sharedDynamic(const char *file, int line) {
   return active->dynamic;
 }
 
+void traceWmmaTile(const void *tile, size_t ldmBytes, int rows, int rowBytes) {
+  Launch *launch = active;
+  if (!launch || !self || !launch->profiler || !inShared(*launch, tile))
+    return;
+  // Row by row in 16-byte chunks (the 32-byte alignment and 16-byte leading
+  // dimension checkWmmaMatrix enforces keep every chunk whole), 8 chunks a
+  // phase, as 16-byte shared accesses are served.
+  std::vector<std::vector<LaneAccess>> phases(1);
+  const auto *base = static_cast<const char *>(tile);
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < rowBytes; c += 16) {
+      if (phases.back().size() == 8)
+        phases.emplace_back();
+      auto chunk = reinterpret_cast<uintptr_t>(base + r * ldmBytes + c);
+      phases.back().push_back({static_cast<unsigned>(phases.back().size()), chunk, 16});
+    }
+  launch->profiler->sharedRequest(phases);
+}
+
 void traceAccess(const void *site, const void *address, unsigned bytes, bool store) {
   Launch *launch = active;
   if (!launch || !self || !launch->profiler)

@@ -4,6 +4,9 @@
 // compiles them for sm_80 and sm_90 after the device prelude.
 
 #include <cuda_fp16.h>
+#ifndef KILN_CUDA_EMU // cuda-emu's wmma comes with its header
+#include <mma.h>
+#endif
 
 #ifndef KILN_SHARED // NVRTC (NvrtcTest): the prelude comes first
 #define KILN_SHARED(T, name, count) __shared__ T name[count]
@@ -82,4 +85,39 @@ extern "C" __global__ void cpAsyncCopy(const float *in, float *out, int wait) {
   __syncthreads();
   for (unsigned e = t; e < 128; e += 32)
     out[blockIdx.x * 128 + e] = staged[e];
+}
+
+/// One warp: A (16x16 halves, row-major) and B (16x16, row-major [k][n])
+/// staged in shared memory with rows `pitch` halves apart, wmma fragments,
+/// one mma_sync, the accumulator stored to shared memory (rows of 16
+/// floats) and copied out: D = A B. Profiled, each wmma load and store is
+/// the warp's one tile access.
+template <int pitch> __device__ void wmmaTile(const __half *a, const __half *b, float *d) {
+  using namespace nvcuda;
+  KILN_SHARED_ALIGNED(__half, tileA, 16 * pitch, 32);
+  KILN_SHARED_ALIGNED(__half, tileB, 16 * pitch, 32);
+  KILN_SHARED_ALIGNED(float, tileC, 16 * 16, 32);
+  unsigned lane = threadIdx.x;
+  for (unsigned e = lane; e < 16 * 16; e += 32) {
+    tileA[e / 16 * pitch + e % 16] = a[e];
+    tileB[e / 16 * pitch + e % 16] = b[e];
+  }
+  __syncwarp();
+  wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> fa;
+  wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::row_major> fb;
+  wmma::fragment<wmma::accumulator, 16, 16, 16, float> fc;
+  wmma::fill_fragment(fc, 0.0f);
+  wmma::load_matrix_sync(fa, tileA, pitch);
+  wmma::load_matrix_sync(fb, tileB, pitch);
+  wmma::mma_sync(fc, fa, fb, fc);
+  wmma::store_matrix_sync(tileC, fc, 16, wmma::mem_row_major);
+  __syncwarp();
+  for (unsigned e = lane; e < 16 * 16; e += 32)
+    d[e] = tileC[e];
+}
+extern "C" __global__ void wmmaTilePitch16(const __half *a, const __half *b, float *d) {
+  wmmaTile<16>(a, b, d);
+}
+extern "C" __global__ void wmmaTilePitch24(const __half *a, const __half *b, float *d) {
+  wmmaTile<24>(a, b, d);
 }
