@@ -40,6 +40,8 @@ namespace {
 constexpr unsigned kThreads = 128; // 4 warps
 constexpr int64_t kMaxBlocks = 65535;
 constexpr int64_t kStaticShared = ::kiln::rt::kDefaultSharedBytes;
+/// log2(e) as a CUDA float literal: exp(x) = exp2(x log2(e)).
+constexpr const char *kLog2e = "1.44269504f";
 
 
 class AttentionEmitter : public KernelEmitter {
@@ -415,7 +417,9 @@ private:
     os << "            sc[mi][j][e] = x;\n"
        << "            tileMax[e / 2] = fmaxf(tileMax[e / 2], x);\n"
        << "          }\n"
-       << "        float base[2];\n"
+       << "        // exp(x - base) as exp2(x log2(e) - base log2(e)): one FFMA and the\n"
+       << "        // special-function unit's ex2, where expf costs a range reduction.\n"
+       << "        float base[2], scaledBase[2];\n"
        << "        for (int h = 0; h < 2; ++h) {\n"
        << "          // A row's 4 lanes hold its tile; then rescale what came before.\n"
        << "          tileMax[h] = fmaxf(tileMax[h], __shfl_xor_sync(0xffffffffu, tileMax[h], 1));\n"
@@ -423,7 +427,8 @@ private:
        << "          const float newMax = fmaxf(rowMax[mi][h], tileMax[h]);\n"
        << "          // Every key so far masked: exponents against 0 give 0, not NaN.\n"
        << "          base[h] = newMax == -__int_as_float(0x7f800000) ? 0.0f : newMax;\n"
-       << "          const float rescale = expf(rowMax[mi][h] - base[h]);\n"
+       << "          scaledBase[h] = base[h] * " << kLog2e << ";\n"
+       << "          const float rescale = exp2f((rowMax[mi][h] - base[h]) * " << kLog2e << ");\n"
        << "          rowMax[mi][h] = newMax;\n"
        << "          rowSum[mi][h] *= rescale;\n"
        << "          for (int c = 0; c < " << p.dv / 8 << "; ++c) {\n"
@@ -434,7 +439,7 @@ private:
        << "        for (int j = 0; j < " << bc / 8 << "; ++j) {\n"
        << "          float pv[4];\n"
        << "          for (int e = 0; e < 4; ++e) {\n"
-       << "            pv[e] = expf(sc[mi][j][e] - base[e / 2]);\n"
+       << "            pv[e] = exp2f(fmaf(sc[mi][j][e], " << kLog2e << ", -scaledBase[e / 2]));\n"
        << "            rowSum[mi][e / 2] += pv[e];\n"
        << "          }\n"
        << "          pf[mi][j / 2][j % 2 * 2] = " << pack << "(pv[0], pv[1]);\n"
