@@ -217,6 +217,13 @@ public:
     // stores then hit 32 banks), the results staged in tileC with rows
     // padded by 4 (float4 stores from the accumulators, conflict-free).
     const int64_t ldA = tileM + 2, ldC = tensorCores ? kLdC : tileN + 4;
+    // A result narrower than a tile (e.g. 10 classes) on CUDA cores: the
+    // tile's rows of B and of the result are each one contiguous run in
+    // memory, so B is copied and the result stored in memory order
+    // (consecutive threads on consecutive elements) instead of tile column
+    // by tile column, which left most of each sector unused.
+    const bool narrowN = !tensorCores && n < tileN;
+    const bool narrowB = narrowN && !tb && !rhsPrologue;
     elements.seed(matmul.getResult(), resultIndex,
                   "tileC[r * " + std::to_string(ldC) + " + c]");
     std::string out = elements.valueAt(tail, resultIndex);
@@ -270,6 +277,11 @@ public:
          << ", 16); // the block's results, padded\n"
          << "  const int tx = threadIdx.x % " << tileN / 4 << ", ty = threadIdx.x / " << tileN / 4
          << ";\n";
+    if (narrowB)
+      os << "  // B's tile columns past " << n << " are never loaded: zeros, once.\n"
+         << "  for (int e = threadIdx.x; e < " << kTileK * tileN << "; e += " << threads << ")\n"
+         << "    if (e % " << tileN << " >= " << n << ")\n"
+         << "      tileB[e] = 0.0f;\n";
     os << "  for (long long tile = blockIdx.x; tile < " << tiles << "LL; tile += gridDim.x) {\n"
        << "    const long long batch = tile / " << tilesM * tilesN << "LL;\n"
        << "    const " << I << " m0 = "
@@ -298,15 +310,21 @@ public:
                                         : "(e % " + std::to_string(kTileK) + ") * " + std::to_string(ldA) + " + e / " + std::to_string(kTileK))
        << "] = (gm < " << m << L << " && gk < " << k << L << ") ? a[" << aIndex << "] : " << zero
        << ";\n"
-       << "      }\n"
-       << "      for (int e = threadIdx.x; e < " << kTileK * tileN << "; e += " << threads
-       << ") {\n"
-       << "        const " << I << " gk = k0 + e / " << tileN << ", gn = n0 + e % " << tileN
-       << ";\n"
-       ;
+       << "      }\n";
+    if (narrowB) // the slice's rows of B, contiguous: copied in memory order
+      os << "      for (int e = threadIdx.x; e < " << kTileK * n << "; e += " << threads
+         << ") {\n"
+         << "        const " << I << " gk = k0 + e / " << n << ", gn = e % " << n << ";\n";
+    else
+      os << "      for (int e = threadIdx.x; e < " << kTileK * tileN << "; e += " << threads
+         << ") {\n"
+         << "        const " << I << " gk = k0 + e / " << tileN << ", gn = n0 + e % " << tileN
+         << ";\n";
     std::string tileBAt = tensorCores ? "(e / " + std::to_string(tileN) + ") * " +
                                             std::to_string(kLdB) + " + e % " + std::to_string(tileN)
-                                      : std::string("e");
+                          : narrowB ? "(e / " + std::to_string(n) + ") * " +
+                                          std::to_string(tileN) + " + e % " + std::to_string(n)
+                                    : std::string("e");
     if (rhsPrologue) {
       // Dequantised as loaded: the weight stays narrow in memory.
       os << "        " << elem << " dequantized = " << zero << ";\n"
@@ -367,9 +385,13 @@ public:
       os << "    for (int i = 0; i < 4; ++i)\n"
          << "      kiln_store_vec(tileC + (ty * 4 + i) * " << ldC
          << " + tx * 4, make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]));\n";
+    // The epilogue walks the tile's results in memory order: whole tile
+    // rows, or for a narrow result only its n columns.
+    const int64_t epilogueCols = narrowN ? n : tileN;
     os << "    __syncthreads();\n"
-       << "    for (int e = threadIdx.x; e < " << tileM * tileN << "; e += " << threads << ") {\n"
-       << "      const int r = e / " << tileN << ", c = e % " << tileN << ";\n"
+       << "    for (int e = threadIdx.x; e < " << tileM * epilogueCols << "; e += " << threads
+       << ") {\n"
+       << "      const int r = e / " << epilogueCols << ", c = e % " << epilogueCols << ";\n"
        << "      {\n"
        << "        const " << I << " row = m0 + r, col = n0 + c;\n"
        << "        if (row >= " << m << L << " || col >= " << n << L << ")\n"
