@@ -296,6 +296,20 @@ private:
                       "// in f32; the output is staged in shared memory for coalesced stores.");
     std::string mma = bf16 ? "kiln_mma_m16n8k16_bf16" : "kiln_mma_m16n8k16_f16";
     std::string pack = bf16 ? "kiln_pack_bf16" : "kiln_pack_f16";
+    // Two neighbouring n8 B fragments by one ldmatrix (`load`), each
+    // multiplied into its accumulator (`left`, `right`) for every row
+    // fragment `mi` of the warp (A fragment `a`): S = Q K^T and O += P V.
+    auto mmaPair = [&](const std::string &load, const std::string &left,
+                       const std::string &right, const std::string &a) {
+      os << "          unsigned r[4];\n"
+         << "          " << load << "\n"
+         << "          const unsigned b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};\n"
+         << "          #pragma unroll // registers, not local memory\n"
+         << "          for (int mi = 0; mi < " << mf << "; ++mi) {\n"
+         << "            " << mma << "(" << left << ", " << a << ", b0);\n"
+         << "            " << mma << "(" << right << ", " << a << ", b1);\n"
+         << "          }\n";
+    };
     // Two probabilities as one A-fragment register (guarded: a translation
     // unit holds every kernel).
     os << "#ifndef KILN_PACK_" << (bf16 ? "BF16" : "F16") << "\n#define KILN_PACK_"
@@ -390,17 +404,11 @@ private:
        << "      // serves every row fragment.\n"
        << "      float sc[" << mf << "][" << bc / 8 << "][4] = {};\n"
        << "      for (int d = 0; d < " << p.depth / 16 << "; ++d)\n"
-       << "        for (int j = 0; j < " << bc / 8 << "; j += 2) {\n"
-       << "          unsigned r[4];\n";
+       << "        for (int j = 0; j < " << bc / 8 << "; j += 2) {\n";
     // K is S's B operand (k: the depth, n: the keys).
-    os << "          " << ldmatrixBPair("ks", kCols + kTilePad, p.tb, "d * 16", "j * 8") << "\n"
-       << "          const unsigned b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};\n"
-       << "          #pragma unroll // registers, not local memory\n"
-       << "          for (int mi = 0; mi < " << mf << "; ++mi) {\n"
-       << "            " << mma << "(sc[mi][j], qf[mi][d], b0);\n"
-       << "            " << mma << "(sc[mi][j + 1], qf[mi][d], b1);\n"
-       << "          }\n"
-       << "        }\n"
+    mmaPair(ldmatrixBPair("ks", kCols + kTilePad, p.tb, "d * 16", "j * 8"), "sc[mi][j]",
+            "sc[mi][j + 1]", "qf[mi][d]");
+    os << "        }\n"
        << "      // P = exp(S - max) as A fragments (16 keys each).\n"
        << "      unsigned pf[" << mf << "][" << bc / 16 << "][4];\n"
        << "      #pragma unroll // registers, not local memory\n"
@@ -448,17 +456,11 @@ private:
        << "      }\n"
        << "      // O += P V: each V fragment serves every row fragment.\n"
        << "      for (int kt = 0; kt < " << bc / 16 << "; ++kt)\n"
-       << "        for (int c = 0; c < " << p.dv / 8 << "; c += 2) {\n"
-       << "          unsigned r[4];\n";
+       << "        for (int c = 0; c < " << p.dv / 8 << "; c += 2) {\n";
     // V is P V's B operand (k: the keys, n: the output columns).
-    os << "          " << ldmatrixBPair("vs", vCols + kTilePad, p.tv, "kt * 16", "c * 8") << "\n"
-       << "          const unsigned b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};\n"
-       << "          #pragma unroll // registers, not local memory\n"
-       << "          for (int mi = 0; mi < " << mf << "; ++mi) {\n"
-       << "            " << mma << "(o[mi][c], pf[mi][kt], b0);\n"
-       << "            " << mma << "(o[mi][c + 1], pf[mi][kt], b1);\n"
-       << "          }\n"
-       << "        }\n"
+    mmaPair(ldmatrixBPair("vs", vCols + kTilePad, p.tv, "kt * 16", "c * 8"), "o[mi][c]",
+            "o[mi][c + 1]", "pf[mi][kt]");
+    os << "        }\n"
        << "    }\n"
        << "    kiln_cp_async_wait<0>();\n"
        << "    // Normalise, stage the block's rows in shared memory, store coalesced.\n"
