@@ -156,19 +156,19 @@ static cl::opt<driver::Precision> precision(
                clEnumValN(driver::Precision::Tf32, "tf32",
                           "f32 matmuls may round their inputs to TF32 on Tensor Cores")),
     cl::cat(kilncCategory));
-static cl::opt<std::string> mmaPipeline(
+static cl::list<unsigned> mmaPipeline(
     "mma-pipeline",
     cl::desc("The Tensor Core GEMM's pipeline: k-slice depth (32 or 64), stages in flight "
              "(2 to 6), blocks per SM (1 or 2) and optionally the large block tile's width "
              "(128, or 256 for 64x64 warp tiles), e.g. 32,4,2 or 32,3,1,256 (default: kiln's "
              "choice; a tuning aid)"),
-    cl::value_desc("K,STAGES,BLOCKS[,N]"), cl::cat(kilncCategory));
-static cl::opt<std::string> attentionTile(
+    cl::value_desc("K,STAGES,BLOCKS[,N]"), cl::CommaSeparated, cl::cat(kilncCategory));
+static cl::list<unsigned> attentionTile(
     "attention-tile",
     cl::desc("The Tensor Core attention kernel's query rows a warp (16 or 32) and blocks per SM "
              "its registers are bounded for (1 to 4), e.g. 32,2 (default: kiln's choice; a "
              "tuning aid)"),
-    cl::value_desc("ROWS,BLOCKS"), cl::cat(kilncCategory));
+    cl::value_desc("ROWS,BLOCKS"), cl::CommaSeparated, cl::cat(kilncCategory));
 static cl::opt<bool> timePhases(
     "time-phases",
     cl::desc("Print the wall time of each phase (parse, graph passes, lowering, code "
@@ -280,18 +280,12 @@ LogicalResult parseElideConstants(std::optional<unsigned> &limit) {
   return success();
 }
 
-/// "32,4,2" -> {32, 4, 2}; false unless every comma-separated field is a
-/// whole number.
-bool parseNumbers(llvm::StringRef text, std::vector<unsigned> &numbers) {
-  llvm::SmallVector<llvm::StringRef> fields;
-  text.split(fields, ',');
-  for (llvm::StringRef field : fields) {
-    unsigned n = 0;
-    if (field.getAsInteger(10, n))
-      return false;
-    numbers.push_back(n);
-  }
-  return true;
+/// A comma-separated list flag's numbers as they were given ("32,4,2").
+std::string joined(const cl::list<unsigned> &numbers) {
+  std::string text;
+  for (unsigned n : numbers)
+    text += (text.empty() ? "" : ",") + std::to_string(n);
+  return text;
 }
 
 /// The flags as the driver's options; says what is wrong with them.
@@ -301,14 +295,14 @@ LogicalResult readCompileOptions(EmitKind kind, driver::CompileOptions &options)
     options.archs.assign(archs.begin(), archs.end());
   options.precision = precision;
   options.implementation = implementation;
-  if (mmaPipeline.getNumOccurrences()) {
-    std::vector<unsigned> v;
-    if (!parseNumbers(mmaPipeline, v) || (v.size() != 3 && v.size() != 4) ||
+  if (!mmaPipeline.empty()) {
+    const cl::list<unsigned> &v = mmaPipeline;
+    if ((v.size() != 3 && v.size() != 4) ||
         (v[0] != 32 && v[0] != 64) || v[1] < 2 || v[1] > 6 || v[2] < 1 || v[2] > 2 ||
         (v.size() == 4 && v[3] != 128 && v[3] != 256)) {
       llvm::errs() << "kilnc: error: --mma-pipeline takes K,STAGES,BLOCKS[,N]: K 32 or 64, 2 "
                       "to 6 stages, 1 or 2 blocks per SM, N 128 or 256; got '"
-                   << mmaPipeline << "'\n";
+                   << joined(mmaPipeline) << "'\n";
       return failure();
     }
     options.mmaSliceK = v[0];
@@ -316,13 +310,13 @@ LogicalResult readCompileOptions(EmitKind kind, driver::CompileOptions &options)
     options.mmaBlocksPerSM = v[2];
     options.mmaTileN = v.size() == 4 ? v[3] : 128;
   }
-  if (attentionTile.getNumOccurrences()) {
-    std::vector<unsigned> v;
-    if (!parseNumbers(attentionTile, v) || v.size() != 2 || (v[0] != 16 && v[0] != 32) ||
+  if (!attentionTile.empty()) {
+    const cl::list<unsigned> &v = attentionTile;
+    if (v.size() != 2 || (v[0] != 16 && v[0] != 32) ||
         v[1] < 1 || v[1] > 4) {
       llvm::errs() << "kilnc: error: --attention-tile takes ROWS,BLOCKS: 16 or 32 query rows a "
                       "warp, 1 to 4 blocks per SM; got '"
-                   << attentionTile << "'\n";
+                   << joined(attentionTile) << "'\n";
       return failure();
     }
     options.attentionRowsPerWarp = v[0];
