@@ -114,6 +114,14 @@ std::optional<uint64_t> parseDecimal(const std::string &text) {
   return value;
 }
 
+/// A count of runs or blocks: 1 to 1000000.
+std::optional<uint64_t> parseCount(const std::string &text) {
+  std::optional<uint64_t> n = parseDecimal(text);
+  if (!n || *n < 1 || *n > 1000000)
+    return std::nullopt;
+  return n;
+}
+
 /// Parses the command line; returns an exit code on error.
 std::optional<int> parse(int argc, char **argv, bool embedded, Options &o) {
   for (int i = 1; i < argc; ++i) {
@@ -187,8 +195,8 @@ std::optional<int> parse(int argc, char **argv, bool embedded, Options &o) {
     } else if (value("--output-dir", v)) {
       o.outputDir = v;
     } else if (value("--bench", v)) {
-      std::optional<uint64_t> n = parseDecimal(v);
-      if (!n || *n < 1 || *n > 1000000)
+      std::optional<uint64_t> n = parseCount(v);
+      if (!n)
         return usageError(argv[0], embedded,
                           "--bench takes a number of runs from 1 to 1000000, got '" + v + "'");
       o.bench = static_cast<int>(*n);
@@ -197,8 +205,8 @@ std::optional<int> parse(int argc, char **argv, bool embedded, Options &o) {
     } else if (value("--profile", v)) {
       o.profile = v;
     } else if (value("--profile-sample", v)) {
-      std::optional<uint64_t> n = parseDecimal(v);
-      if (!n || *n < 1 || *n > 1000000)
+      std::optional<uint64_t> n = parseCount(v);
+      if (!n)
         return usageError(argv[0], embedded,
                           "--profile-sample takes a number of blocks from 1 to 1000000, got '" +
                               v + "'");
