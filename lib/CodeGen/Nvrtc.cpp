@@ -12,6 +12,21 @@
 namespace kiln {
 namespace codegen {
 
+std::string KernelResources::summary(unsigned dynamicSharedBytes) const {
+  std::string s = std::to_string(registers) + " registers, " + std::to_string(sharedBytes) +
+                  " bytes shared";
+  if (dynamicSharedBytes)
+    s += " + " + std::to_string(dynamicSharedBytes) + " dynamic";
+  s += spills() ? ", SPILLS " + std::to_string(spillStoreBytes) + "/" +
+                      std::to_string(spillLoadBytes) + " bytes"
+                : std::string(", no spills");
+  // Arrays ptxas could not keep in registers: local memory, as slow as
+  // spills (ptxas counts them apart).
+  if (stackBytes > 0)
+    s += ", STACK FRAME " + std::to_string(stackBytes) + " bytes";
+  return s;
+}
+
 std::map<std::string, KernelResources> parsePtxasReport(const std::string &log) {
   std::map<std::string, KernelResources> result;
   std::istringstream lines(log);

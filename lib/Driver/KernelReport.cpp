@@ -49,20 +49,7 @@ LogicalResult reportKernels(ModuleOp module, const std::vector<std::string> &arc
           continue;
         }
         const codegen::KernelResources &r = compiled.resources[kernel.name];
-        os << "      " << arch << ": " << r.registers << " registers, " << r.sharedBytes
-           << " bytes shared"
-           << (kernel.dynamicSharedBytes
-                   ? " + " + std::to_string(kernel.dynamicSharedBytes) + " dynamic"
-                   : std::string())
-           << ", "
-           << (r.spills() ? "SPILLS " + std::to_string(r.spillStoreBytes) + "/" +
-                                std::to_string(r.spillLoadBytes) + " bytes"
-                          : std::string("no spills"))
-           // Arrays the compiler could not keep in registers: local memory
-           // as slow as spills (ptxas counts them apart).
-           << (r.stackBytes > 0 ? ", STACK FRAME " + std::to_string(r.stackBytes) + " bytes"
-                                : std::string())
-           << "\n";
+        os << "      " << arch << ": " << r.summary(kernel.dynamicSharedBytes) << "\n";
       }
     }
   }

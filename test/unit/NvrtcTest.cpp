@@ -89,6 +89,12 @@ TEST(Nvrtc, ParsesThePtxasReport) {
   EXPECT_EQ(r.spillStoreBytes, 4);
   EXPECT_EQ(r.spillLoadBytes, 12);
   EXPECT_TRUE(r.spills());
+  // The kernel report's line: spills and the stack frame both flagged.
+  EXPECT_EQ(r.summary(),
+            "40 registers, 2048 bytes shared, SPILLS 4/12 bytes, STACK FRAME 8 bytes");
+  KernelResources clean;
+  clean.registers = 128;
+  EXPECT_EQ(clean.summary(107520), "128 registers, 0 bytes shared + 107520 dynamic, no spills");
 }
 
 } // namespace

@@ -26,6 +26,10 @@ struct KernelResources {
   int spillStoreBytes = 0;
   int spillLoadBytes = 0;
   bool spills() const { return spillStoreBytes > 0 || spillLoadBytes > 0; }
+  /// "40 registers, 2048 bytes shared[ + N dynamic], no spills" (or
+  /// "SPILLS S/L bytes"), and ", STACK FRAME N bytes" for arrays ptxas left
+  /// in local memory: the kernel report's line.
+  std::string summary(unsigned dynamicSharedBytes = 0) const;
 };
 
 struct NvrtcResult {
