@@ -13,6 +13,7 @@
 
 #include "kiln/CudaEmu/Emulator.h"
 #include "kiln/CudaEmu/cuda_emu.h"
+#include "kiln/Runtime/DeviceLimits.h"
 
 #include "AccessProfiler.h"
 #include "Fiber.h"
@@ -42,7 +43,8 @@ thread_local dim3 gridDim;
 
 namespace {
 
-constexpr size_t kStaticSharedLimit = 48 * 1024; // CUDA's static __shared__ limit
+// CUDA's limit on a block's static __shared__ arrays.
+constexpr size_t kStaticSharedLimit = ::kiln::rt::kDefaultSharedBytes;
 
 size_t pageSize() {
   static size_t size = static_cast<size_t>(sysconf(_SC_PAGESIZE));
