@@ -250,25 +250,60 @@ private:
   }
 
   /// The score of query qi and key kj from `dot` (scale and mask applied),
-  /// or -inf past either end.
+  /// or -inf past either end. An end that the block's `rows` and the key
+  /// tile's `keysPerTile` divide cannot be passed: no comparison for it (the
+  /// softmax between the Tensor Core products is the kernel's critical path).
   void scoreAt(std::ostringstream &os, const Problem &p, const std::string &indent,
-               const std::string &target, const std::string &L) {
+               const std::string &target, const std::string &L, int64_t rows,
+               int64_t keysPerTile) {
+    std::vector<std::string> bounds;
+    if (p.queries % rows != 0)
+      bounds.push_back("qi < " + std::to_string(p.queries) + L);
+    if (p.keys % keysPerTile != 0)
+      bounds.push_back("kj < " + std::to_string(p.keys) + L);
     os << indent << "float " << target << " = -__int_as_float(0x7f800000);\n"
-       << indent << "if (qi < " << p.queries << L << " && kj < " << p.keys << L << ") {\n";
+       << indent
+       << (bounds.empty() ? std::string("{ // the tiles divide the queries and keys")
+                          : "if (" + llvm::join(bounds, " && ") + ") {")
+       << "\n";
     for (const std::string &line : p.scoreLines)
       os << indent << "  " << line << "\n";
     os << indent << "  " << target << " = " << p.score << ";\n" << indent << "}\n";
+  }
+
+  /// Whether computing a score reads a kernel input (a mask tensor), not
+  /// just the dot product and the indices.
+  static bool scoresLoad(const Problem &p, const std::vector<std::string> &params) {
+    for (const std::string &param : params) {
+      llvm::StringRef name = llvm::StringRef(param).rsplit(' ').second.ltrim('*');
+      if (name.empty() || name == p.qName || name == p.kName || name == p.vName)
+        continue;
+      for (const std::string &line : p.scoreLines)
+        for (size_t at = line.find(name.str()); at != std::string::npos;
+             at = line.find(name.str(), at + 1)) {
+          char next = at + name.size() < line.size() ? line[at + name.size()] : ' ';
+          if (!std::isalnum(static_cast<unsigned char>(next)) && next != '_')
+            return true;
+        }
+    }
+    return false;
   }
 
   /// f16/bf16 on Tensor Cores.
   void emitTensorCoreKernel(const Problem &p, const std::vector<std::string> &params) {
     // Each warp holds `mf` 16-row fragments of queries: every K and V
     // fragment it loads from shared memory serves all of them, so the
-    // kernel's shared-memory traffic per FLOP falls by mf. One by default:
-    // the two-fragment kernel (--attention-tile 32,N; head dimensions up to
-    // 64) has not run on a GPU without its arrays in local memory yet.
+    // kernel's shared-memory traffic per FLOP falls by mf. Two for head
+    // dimensions up to 64 where the queries fill more than one 64-row block
+    // (measured on an H200, 8x12x1024x64 f16: 127 us against 145 us with
+    // one), unless each score loads a mask: the two-fragment kernel's
+    // 247-255 registers leave no room for its addresses (nvcc spills);
+    // --attention-tile 16,N or 32,N decides instead.
     const bool small = p.depth <= 64 && p.dv <= 64;
-    const int64_t mf = small && options.attentionRowsPerWarp == 32 ? 2 : 1;
+    const unsigned rows = options.attentionRowsPerWarp      ? options.attentionRowsPerWarp
+                          : p.queries > 64 && !scoresLoad(p, params) ? 32
+                                                                     : 16;
+    const int64_t mf = small && rows == 32 ? 2 : 1;
     const int64_t rowsPerWarp = 16 * mf;
     const int64_t rowsPerBlock = 4 * rowsPerWarp; // 4 warps
     const int64_t bc = small ? 64 : 32; // keys per tile
@@ -421,7 +456,7 @@ private:
        << "            const " << I << " kj = t * " << bc << L
        << " + j * 8 + lane % 4 * 2 + e % 2;\n"
        << "            const float dot = sc[mi][j][e];\n";
-    scoreAt(os, p, "            ", "x", L);
+    scoreAt(os, p, "            ", "x", L, rowsPerBlock, bc);
     os << "            sc[mi][j][e] = x;\n"
        << "            tileMax[e / 2] = fmaxf(tileMax[e / 2], x);\n"
        << "          }\n"
@@ -587,7 +622,7 @@ private:
        << "        float dot = 0.0f;\n"
        << "        for (int d = 0; d < " << p.depth << "; ++d)\n"
        << "          dot += qs[r * " << ldQ << " + d] * ks[lane * " << ldK << " + d];\n";
-    scoreAt(os, p, "        ", "x", L);
+    scoreAt(os, p, "        ", "x", L, rowsPerBlock, bc);
     os << "        float tileMax = x;\n"
        << "        for (int offset = 16; offset > 0; offset /= 2)\n"
        << "          tileMax = fmaxf(tileMax, __shfl_xor_sync(0xffffffffu, tileMax, offset));\n"

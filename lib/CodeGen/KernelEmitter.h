@@ -78,6 +78,9 @@ struct TileCopy {
   std::string elem;   ///< the element's C type (2 bytes)
   std::string index;  ///< "int" or "long long", as the kernel's indices
   unsigned threads;   ///< the block's
+  /// The tile never passes the matrix's ends (its starts are multiples of
+  /// rows and cols that divide the matrix): no bounds checks.
+  bool whole = false;
 };
 
 /// Rows of a staged tile are padded by this many elements (16 bytes), so
@@ -101,11 +104,16 @@ inline void emitTileCopy(std::ostream &os, const TileCopy &c, const std::string 
      << " + ch * 8;\n"
      << indent << "  " << c.elem << " *d = " << c.dst << " + r * " << c.cols + kTilePad
      << " + ch * 8;\n"
-     << indent << "  if (gr < " << c.limitR << L << " && gc < " << c.limitC << L << ")\n"
-     << indent << "    kiln_cp_async_16(d, " << c.src << " + gr * " << c.ld << L << " + gc);\n"
-     << indent << "  else\n"
-     << indent << "    kiln_store_vec(d, make_uint4(0, 0, 0, 0));\n"
-     << indent << "}\n";
+     << indent;
+  if (c.whole) {
+    os << "  kiln_cp_async_16(d, " << c.src << " + gr * " << c.ld << L << " + gc);\n";
+  } else {
+    os << "  if (gr < " << c.limitR << L << " && gc < " << c.limitC << L << ")\n"
+       << indent << "    kiln_cp_async_16(d, " << c.src << " + gr * " << c.ld << L << " + gc);\n"
+       << indent << "  else\n"
+       << indent << "    kiln_store_vec(d, make_uint4(0, 0, 0, 0));\n";
+  }
+  os << indent << "}\n";
 }
 
 /// The ldmatrix (into `unsigned r[4]`) of the mma.sync B fragments of two

@@ -444,27 +444,42 @@ private:
       int64_t bm, bn, bk, warpsM, warpsN, stages, blocksPerSM;
     };
     // Measured on an H200 (f16 4096^3 with a bias and ReLU, docs/gpu-results.md):
-    // 64-deep slices, 3 stages and registers bounded for 2 blocks an SM ran
-    // in 495 us, against 604-943 us for 32-deep slices with 2 to 5 stages
-    // and 1 or 2 blocks. Its 105-108 KiB do not fit sm_86/sm_89 (99 KiB):
-    // code that must run there takes the runner-up, 32-deep slices with 4
-    // stages (74-80 KiB; 604 us).
+    // 128x256 tiles of 64x64 warp tiles, 64-deep slices, 3 stages, one
+    // block an SM ran in 438 us with the fragments of the next step loaded
+    // during this step's mma.sync, against 494-522 us for 128x128 tiles and
+    // two blocks an SM (warp tiles of 64x32 load 33% more fragments per
+    // mma.sync) and 580-650 us for 32-deep slices. The 153 KiB pipeline does
+    // not fit sm_86/sm_89 (99 KiB): code that must run there takes 32-deep
+    // slices (80 KiB). Where wide tiles would not fill the GPU, 128x128 tiles
+    // with two blocks an SM, then 64x64.
     const int64_t sharedLimit = ::kiln::rt::maxSharedBytes(options.minArch);
+    const int64_t deep = options.minArch >= 90 ? 64 : 32;
+    const Config wide{128, 256, deep, 2, 4, 3, 1};
     const Config large = options.minArch >= 90 ? Config{128, 128, 64, 2, 4, 3, 2}
                                                : Config{128, 128, 32, 2, 4, 4, 2};
     const Config small{64, 64, 32, 2, 2, 3, 1};
     auto tileCount = [&](const Config &c) {
       return p.batches * ((p.m + c.bm - 1) / c.bm) * ((p.n + c.bn - 1) / c.bn);
     };
-    Config wide = large;
+    // --mma-pipeline's width picks the large tile (a tuning aid).
+    std::vector<Config> candidates = {wide, large};
     if (options.mmaTileN)
-      wide.bn = options.mmaTileN; // 4 warps across: warp tiles of 64 x bn / 4
-    Config cfg = tileCount(wide) >= kFillBlocks ? wide : small;
+      candidates = {options.mmaTileN == 256 ? wide : large};
+    Config cfg = small;
+    for (const Config &c : llvm::reverse(candidates))
+      if (tileCount(c) >= kFillBlocks)
+        cfg = c;
     if (options.mmaStages)
       cfg.stages = options.mmaStages;
     if (options.mmaBlocksPerSM)
       cfg.blocksPerSM = options.mmaBlocksPerSM;
     const int64_t bk = options.mmaSliceK ? options.mmaSliceK : cfg.bk, pad = kTilePad;
+    const int64_t steps = bk / 16; // mma.sync k16 steps a slice
+    // Fragments of the next step are loaded during this step's mma.sync
+    // where registers allow (one block an SM: 255 a thread); bounded for two
+    // blocks (128), the second set would spill, and 16 warps an SM hide the
+    // loads' latency well enough (494 us against 522 with two sets).
+    const int64_t sets = cfg.blocksPerSM == 1 ? 2 : 1;
     const int64_t warpM = cfg.bm / cfg.warpsM, warpN = cfg.bn / cfg.warpsN;
     const int64_t fragsM = warpM / 16, fragsN = warpN / 8;
     const unsigned threads = static_cast<unsigned>(cfg.warpsM * cfg.warpsN * 32);
@@ -544,9 +559,10 @@ private:
     auto slice = [&](const std::string &tile, int64_t stageElems, const std::string &matrix,
                      const std::string &r0, const std::string &c0, int64_t rows, int64_t cols,
                      int64_t limitR, int64_t limitC, int64_t ld) {
-      emitTileCopy(os, {tile + " + stage * " + std::to_string(stageElems), matrix, r0, c0, rows,
-                        cols, limitR, limitC, ld, p.elem, I, threads},
-                   "      ");
+      TileCopy copy{tile + " + stage * " + std::to_string(stageElems), matrix, r0, c0, rows,
+                    cols, limitR, limitC, ld, p.elem, I, threads};
+      copy.whole = limitR % rows == 0 && limitC % cols == 0;
+      emitTileCopy(os, copy, "      ");
     };
     os << "    // Copies k-slice [k0, k0 + " << bk << ") of A and B into stage `stage`.\n"
        << "    auto loadSlice = [&](int stage, " << I << " k0) {\n";
@@ -558,39 +574,82 @@ private:
     os << "    };\n"
        << "    float acc[" << fragsM << "][" << fragsN << "][4] = {};\n"
        << "    const " << I << " slices = " << (p.k + bk - 1) / bk << L << ";\n"
-       << "    for (int s = 0; s < " << cfg.stages - 1 << "; ++s) {\n"
+       << "    // Fragments of A and B for a 16-deep step"
+       << (sets == 2 ? ", in two sets: the next\n    // step's load from shared memory while "
+                       "this step's mma.sync run.\n"
+                     : ".\n")
+       << "    unsigned af[" << sets << "][" << fragsM << "][4], bf[" << sets << "][" << fragsN
+       << "][2];\n"
+       << "    auto loadFragments = [&](int set, const " << p.elem << " *sa, const " << p.elem
+       << " *sb, int kk) {\n"
+       << "      #pragma unroll // registers, not local memory\n"
+       << "      for (int i = 0; i < " << fragsM << "; ++i)\n"
+       << "        kiln_ldmatrix_x4(af[set][i], sa + (wm + i * 16 + lane % 16) * " << ldA
+       << " + kk + lane / 16 * 8);\n"
+       << "      #pragma unroll\n"
+       << "      for (int j = 0; j < " << fragsN << "; j += 2) { // two n8 fragments a load\n"
+       << "        unsigned r[4];\n";
+    os << "        " << ldmatrixBPair("sb", ldB, p.tb, "kk", "wn + j * 8") << "\n";
+    os << "        bf[set][j][0] = r[0];\n"
+       << "        bf[set][j][1] = r[1];\n"
+       << "        bf[set][j + 1][0] = r[2];\n"
+       << "        bf[set][j + 1][1] = r[3];\n"
+       << "      }\n"
+       << "    };\n"
+       << "    // Every stage in flight, then wait for the first.\n"
+       << "    for (int s = 0; s < " << cfg.stages << "; ++s) {\n"
        << "      if (s < slices)\n"
        << "        loadSlice(s, s * " << bk << L << ");\n"
        << "      kiln_cp_async_commit();\n"
        << "    }\n"
-       << "    for (" << I << " slice = 0; slice < slices; ++slice) {\n"
-       << "      kiln_cp_async_wait<" << cfg.stages - 2 << ">(); // this slice has landed\n"
-       << "      __syncthreads(); // ... for every thread, and the stage it replaces is read\n"
-       << "      const " << I << " ahead = slice + " << cfg.stages - 1 << ";\n"
-       << "      if (ahead < slices)\n"
-       << "        loadSlice(ahead % " << cfg.stages << ", ahead * " << bk << L << ");\n"
-       << "      kiln_cp_async_commit();\n"
+       << "    kiln_cp_async_wait<" << cfg.stages - 1 << ">();\n"
+       << "    __syncthreads();\n";
+    if (sets == 2)
+      os << "    loadFragments(0, tileA, tileB, 0);\n";
+    // After a slice's last fragments are loaded: the next slice has landed
+    // for every thread and every warp has read this slice's stage, which
+    // takes the slice `stages` ahead.
+    std::string refill =
+        "kiln_cp_async_wait<" + std::to_string(cfg.stages - 2) + ">();\n" +
+        "__syncthreads();\n" + "if (slice + " + std::to_string(cfg.stages) + " < slices)\n" +
+        "  loadSlice(slice % " + std::to_string(cfg.stages) + ", (slice + " +
+        std::to_string(cfg.stages) + ") * " + std::to_string(bk) + L + ");\n" +
+        "kiln_cp_async_commit();\n";
+    auto indented = [](const std::string &text, const std::string &indent) {
+      std::string out;
+      for (llvm::StringRef line : llvm::split(llvm::StringRef(text).rtrim('\n'), '\n'))
+        out += indent + line.str() + "\n";
+      return out;
+    };
+    os << "    for (" << I << " slice = 0; slice < slices; ++slice) {\n"
        << "      const " << p.elem << " *sa = tileA + slice % " << cfg.stages << " * " << stageA
        << ";\n"
        << "      const " << p.elem << " *sb = tileB + slice % " << cfg.stages << " * " << stageB
        << ";\n"
-       << "      for (int kk = 0; kk < " << bk << "; kk += 16) {\n"
-       << "        unsigned af[" << fragsM << "][4], bf[" << fragsN << "][2];\n"
+       << "      #pragma unroll" << (sets == 2 ? " // the fragment sets by constant index" : "")
+       << "\n"
+       << "      for (int step = 0; step < " << steps << "; ++step) {\n";
+    if (sets == 2)
+      os << "        if (step + 1 < " << steps << ") {\n"
+         << "          loadFragments((step + 1) % 2, sa, sb, (step + 1) * 16);\n"
+         << "        } else { // this slice read: refill its stage, then the next slice's\n"
+         << indented(refill, "          ") << "          if (slice + 1 < slices)\n"
+         << "            loadFragments((step + 1) % 2, tileA + (slice + 1) % " << cfg.stages
+         << " * " << stageA << ", tileB + (slice + 1) % " << cfg.stages << " * " << stageB
+         << ", 0);\n"
+         << "        }\n";
+    else
+      os << "        loadFragments(0, sa, sb, step * 16);\n";
+    os << "        #pragma unroll\n"
        << "        for (int i = 0; i < " << fragsM << "; ++i)\n"
-       << "          kiln_ldmatrix_x4(af[i], sa + (wm + i * 16 + lane % 16) * " << ldA
-       << " + kk + lane / 16 * 8);\n"
-       << "        for (int j = 0; j < " << fragsN << "; j += 2) { // two n8 fragments a load\n"
-       << "          unsigned r[4];\n";
-    os << "          " << ldmatrixBPair("sb", ldB, p.tb, "kk", "wn + j * 8") << "\n";
-    os << "          bf[j][0] = r[0];\n"
-       << "          bf[j][1] = r[1];\n"
-       << "          bf[j + 1][0] = r[2];\n"
-       << "          bf[j + 1][1] = r[3];\n"
-       << "        }\n"
-       << "        for (int i = 0; i < " << fragsM << "; ++i)\n"
+       << "          #pragma unroll\n"
        << "          for (int j = 0; j < " << fragsN << "; ++j)\n"
-       << "            " << mma << "(acc[i][j], af[i], bf[j]);\n"
-       << "      }\n"
+       << "            " << mma << "(acc[i][j], af[" << (sets == 2 ? "step % 2" : "0")
+       << "][i], bf[" << (sets == 2 ? "step % 2" : "0") << "][j]);\n";
+    if (sets == 1)
+      os << "        if (step + 1 == " << steps << ") { // this slice read: refill its stage\n"
+         << indented(refill, "          ") << "        }\n";
+    os << "      }\n"
        << "    }\n"
        << "    kiln_cp_async_wait<0>();\n"
        << "    // The epilogue, one row of warps at a time: accumulators to shared\n"
