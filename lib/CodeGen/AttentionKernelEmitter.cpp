@@ -9,8 +9,9 @@
 // each score as it is produced; keys past the end count as masked.
 //
 // f16/bf16 with head dimensions that are multiples of 16 (up to 128): 4
-// warps of 16 query rows (32 with --attention-tile 32,N, head dimensions up
-// to 64), Q fragments held in registers, K/V tiles through
+// warps of 32 query rows (two row fragments; head dimensions up to 64,
+// more than 64 queries, scores that load no mask) or 16, Q fragments held
+// in registers, K/V tiles through
 // a two-stage cp.async pipeline, S = Q K^T and O += P V by ldmatrix and
 // mma.sync m16n8k16 with f32 accumulation (P goes from the S accumulators
 // to A fragments in registers). Anything else (f32, odd shapes) runs the
@@ -300,26 +301,35 @@ private:
     // 247-255 registers leave no room for its addresses (nvcc spills);
     // --attention-tile 16,N or 32,N decides instead.
     const bool small = p.depth <= 64 && p.dv <= 64;
-    const unsigned rows = options.attentionRowsPerWarp      ? options.attentionRowsPerWarp
-                          : p.queries > 64 && !scoresLoad(p, params) ? 32
-                                                                     : 16;
-    const int64_t mf = small && rows == 32 ? 2 : 1;
-    const int64_t rowsPerWarp = 16 * mf;
-    const int64_t rowsPerBlock = 4 * rowsPerWarp; // 4 warps
     const int64_t bc = small ? 64 : 32; // keys per tile
-    std::string elem = *elements.storageType(p.qType);
-    bool bf16 = p.qType.getElementType().isBF16();
-    std::string I = p.narrow ? "int" : "long long", L = p.narrow ? "" : "LL";
-    auto num = [&](int64_t v) { return std::to_string(v) + L; };
     // Shared tiles, rows padded by 8 elements (16 bytes): K as [key][d] (or
-    // [d][key] when k is stored so), V as [key][c] (or [c][key]).
+    // [d][key] when k is stored so), V as [key][c] (or [c][key]); Q passes
+    // through them first and the output (f32) last.
     const int64_t kRows = p.tb ? bc : p.depth, kCols = p.tb ? p.depth : bc;
     const int64_t vRows = p.tv ? p.dv : bc, vCols = p.tv ? bc : p.dv;
     const int64_t kElems = kRows * (kCols + kTilePad), vElems = vRows * (vCols + kTilePad);
     const int64_t stage = kElems + vElems, sharedElems = 2 * stage;
-    const int64_t qElems = rowsPerBlock * (p.depth + kTilePad), ldO = p.dv + 8;
-    if (sharedElems * 2 > kStaticShared || qElems > sharedElems ||
-        rowsPerBlock * ldO * 4 > sharedElems * 2)
+    const int64_t ldO = p.dv + 8;
+    auto fits = [&](int64_t rowsPerBlock) {
+      return sharedElems * 2 <= kStaticShared &&
+             rowsPerBlock * (p.depth + kTilePad) <= sharedElems &&
+             rowsPerBlock * ldO * 4 <= sharedElems * 2;
+    };
+    unsigned rows = options.attentionRowsPerWarp      ? options.attentionRowsPerWarp
+                    : p.queries > 64 && !scoresLoad(p, params) ? 32
+                                                               : 16;
+    // kiln's choice of two fragments falls back to one where the output
+    // of 128 rows would not fit the K/V stages (a head dimension below v's).
+    if (!options.attentionRowsPerWarp && rows == 32 && !fits(128))
+      rows = 16;
+    const int64_t mf = small && rows == 32 ? 2 : 1;
+    const int64_t rowsPerWarp = 16 * mf;
+    const int64_t rowsPerBlock = 4 * rowsPerWarp; // 4 warps
+    std::string elem = *elements.storageType(p.qType);
+    bool bf16 = p.qType.getElementType().isBF16();
+    std::string I = p.narrow ? "int" : "long long", L = p.narrow ? "" : "LL";
+    auto num = [&](int64_t v) { return std::to_string(v) + L; };
+    if (!fits(rowsPerBlock))
       return emitCudaCoreKernel(p, params);
 
     std::ostringstream os;

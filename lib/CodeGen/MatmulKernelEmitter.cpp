@@ -25,6 +25,7 @@
 
 #include "llvm/ADT/StringExtras.h"
 
+#include <cassert>
 #include <sstream>
 
 using namespace mlir;
@@ -420,18 +421,20 @@ private:
     bool bf16;
   };
 
-  /// The Tensor Core kernel: block tiles of 128x128 (8 warps of 64x32, two
-  /// blocks an SM; 64 deep for sm_90 code, 32 where sm_8x must run it) or,
-  /// when those would not fill the GPU, 64x64x32 (4 warps of 32x32).
+  /// The Tensor Core kernel: block tiles of 128x256 (8 warps of 64x64, one
+  /// block an SM; sm_90 code only) or 128x128 (8 warps of 64x32, two blocks
+  /// an SM; 64 deep for sm_90 code, 32 where sm_8x must run it), whichever
+  /// first fills the GPU, else 64x64x32 (4 warps of 32x32).
   /// A and B stream through a multi-stage cp.async pipeline in dynamic
   /// shared memory (enough slices in flight to cover a DRAM round trip: two
   /// stages left an H200 waiting on loads at 0.18 of its Tensor Core rate;
   /// --mma-pipeline overrides the depth, stages, blocks an SM and the
   /// large tile's width) in 16-byte copies, rows padded by 8 elements so
   /// that neither the copies nor ldmatrix conflict; each warp loads
-  /// fragments with ldmatrix and accumulates with mma.sync m16n8k16 in f32
-  /// registers. The epilogue passes the
-  /// accumulators through shared memory (half the block's rows at a time)
+  /// fragments with ldmatrix (at one block an SM, the next 16-deep step's
+  /// during this step's mma.sync) and accumulates with mma.sync m16n8k16 in
+  /// f32 registers. The epilogue passes the
+  /// accumulators through shared memory (one row of warps at a time)
   /// so that it runs one element per thread with consecutive threads on
   /// consecutive columns: its reads (bias, residual) and the stores are
   /// coalesced for any output type.
@@ -445,16 +448,16 @@ private:
     };
     // Measured on an H200 (f16 4096^3 with a bias and ReLU, docs/gpu-results.md):
     // 128x256 tiles of 64x64 warp tiles, 64-deep slices, 3 stages, one
-    // block an SM ran in 438 us with the fragments of the next step loaded
-    // during this step's mma.sync, against 494-522 us for 128x128 tiles and
-    // two blocks an SM (warp tiles of 64x32 load 33% more fragments per
-    // mma.sync) and 580-650 us for 32-deep slices. The 153 KiB pipeline does
-    // not fit sm_86/sm_89 (99 KiB): code that must run there takes 32-deep
-    // slices (80 KiB). Where wide tiles would not fill the GPU, 128x128 tiles
-    // with two blocks an SM, then 64x64.
+    // block an SM ran in 403 us with the fragments of the next step loaded
+    // during this step's mma.sync and no bounds checks on whole tiles,
+    // against 494-522 us for 128x128 tiles and two blocks an SM (warp tiles
+    // of 64x32 load 33% more fragments per mma.sync) and 580-650 us for
+    // 32-deep slices. Its 153-162 KiB do not fit sm_86/sm_89 (99 KiB), and
+    // 32-deep 128x256 tiles (606 us) were no faster than 128x128 tiles with
+    // 4 stages (604 us): code that must run there takes the latter. Where
+    // wide tiles would not fill the GPU, 128x128 tiles, then 64x64.
     const int64_t sharedLimit = ::kiln::rt::maxSharedBytes(options.minArch);
-    const int64_t deep = options.minArch >= 90 ? 64 : 32;
-    const Config wide{128, 256, deep, 2, 4, 3, 1};
+    const Config wide{128, 256, options.minArch >= 90 ? 64 : 32, 2, 4, 3, 1};
     const Config large = options.minArch >= 90 ? Config{128, 128, 64, 2, 4, 3, 2}
                                                : Config{128, 128, 32, 2, 4, 4, 2};
     const Config small{64, 64, 32, 2, 2, 3, 1};
@@ -462,7 +465,9 @@ private:
       return p.batches * ((p.m + c.bm - 1) / c.bm) * ((p.n + c.bn - 1) / c.bn);
     };
     // --mma-pipeline's width picks the large tile (a tuning aid).
-    std::vector<Config> candidates = {wide, large};
+    std::vector<Config> candidates = {large};
+    if (options.minArch >= 90)
+      candidates = {wide, large};
     if (options.mmaTileN)
       candidates = {options.mmaTileN == 256 ? wide : large};
     Config cfg = small;
@@ -480,6 +485,9 @@ private:
     // blocks (128), the second set would spill, and 16 warps an SM hide the
     // loads' latency well enough (494 us against 522 with two sets).
     const int64_t sets = cfg.blocksPerSM == 1 ? 2 : 1;
+    // The next slice's first fragments go to set steps % 2, which its
+    // step 0 reads as set 0: an even number of steps (K 32 or 64).
+    assert((sets == 1 || steps % 2 == 0) && "two fragment sets need an even step count");
     const int64_t warpM = cfg.bm / cfg.warpsM, warpN = cfg.bn / cfg.warpsN;
     const int64_t fragsM = warpM / 16, fragsN = warpN / 8;
     const unsigned threads = static_cast<unsigned>(cfg.warpsM * cfg.warpsN * 32);
