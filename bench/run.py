@@ -53,8 +53,7 @@ class Bench:
         self.threads = threads
         self.rows = []  # section, name, metric, value, unit, peer, ratio, target, status
         self.work = tempfile.mkdtemp(prefix="kiln-bench-")
-        self.env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads),
-                        KILN_CACHE_DIR=os.path.join(self.work, "cache"))
+        self.env = dict(os.environ, KILN_CACHE_DIR=os.path.join(self.work, "cache"))
 
     def row(self, section, name, metric, value, unit, peer="", ratio="", target="", status=""):
         self.rows.append([section, name, metric, value, unit, peer, ratio, target, status])
@@ -76,7 +75,8 @@ class Bench:
         return wall, phases, int(peak.group(1)) if peak else 0, p.stderr
 
     def run_median_us(self, exe, *flags, runs=10):
-        p = subprocess.run([self.run, exe, "--input", "x=random:1", "--bench", str(runs), *flags],
+        p = subprocess.run([self.run, exe, "--input", "x=random:1", "--bench", str(runs),
+                            "--threads", str(self.threads), *flags],
                            capture_output=True, text=True, env=self.env)
         if p.returncode != 0:
             raise RuntimeError(f"kiln-run {exe} failed:\n{p.stderr[-2000:]}{p.stdout[-2000:]}")

@@ -3,7 +3,8 @@
 // The reference path decodes the step's inputs from memory (any dtype and
 // layout), evaluates its ops with the shared reference kernels and encodes
 // the results. Single-precision row-major matmuls and convolutions take the
-// OpenBLAS path (convolution through im2col), also inside fused steps, where
+// host GEMM path (oneDNN's sgemm, HostGemm.h; convolution through im2col),
+// also inside fused steps, where
 // the other ops of the region run on the matmul's result in memory; f32
 // elementwise ops run on f32 values directly (bit-identical to the
 // reference, which rounds every result to f32 anyway), as do data movement,
@@ -11,11 +12,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "HostGemm.h"
 #include "Program.h"
 
 #include "kiln/Reference/Ops.h"
-
-#include <cblas.h>
 
 #include <algorithm>
 #include <cstring>
@@ -35,7 +35,7 @@ bool flag(const OpDesc &op, const char *name) {
   return it != op.attrs.end() && it->second.i != 0;
 }
 
-/// C = A x B with OpenBLAS, for f32 row-major operands whose batch
+/// C = A x B on the host GEMM, for f32 row-major operands whose batch
 /// dimensions are equal or where B has none (a weight).
 bool sgemmMatmul(const OpDesc &op, const ref::Shape &as, const float *pa, const ref::Shape &bs,
                  const float *pb, const ref::Shape &cs, float *pc) {
@@ -52,9 +52,8 @@ bool sgemmMatmul(const OpDesc &op, const ref::Shape &as, const float *pa, const 
       n == 0)
     return false;
   for (int64_t i = 0; i < batchC; ++i)
-    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-                m, n, k, 1.0f, pa + (batchA > 1 ? i * m * k : 0), ta ? m : k,
-                pb + (batchB > 1 ? i * k * n : 0), tb ? k : n, 0.0f, pc + i * m * n, n);
+    hostSgemm(ta, tb, m, n, k, 1.0f, pa + (batchA > 1 ? i * m * k : 0), ta ? m : k,
+              pb + (batchB > 1 ? i * k * n : 0), tb ? k : n, 0.0f, pc + i * m * n, n);
   return true;
 }
 
@@ -102,9 +101,8 @@ bool sgemmConv2d(const OpDesc &op, const ref::Shape &xs, const float *x, const r
             }
       }
       float *result = y + (b * o + g * og) * cols;
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, og, cols, rows, 1.0f,
-                  filter + g * og * rows, rows, direct ? image : columns.data(), cols, 0.0f,
-                  result, cols);
+      hostSgemm(false, false, og, cols, rows, 1.0f, filter + g * og * rows, rows,
+                direct ? image : columns.data(), cols, 0.0f, result, cols);
       if (bias)
         for (int64_t oc = 0; oc < og; ++oc)
           for (int64_t k = 0; k < cols; ++k)
@@ -143,7 +141,7 @@ bool tryBlasStep(const StepDesc &step, const Program &program,
 }
 
 /// A value inside a step: a step input still in memory, an f32 row-major
-/// result of OpenBLAS, or a decoded reference tensor. Decoding happens only
+/// result of the host GEMM, or a decoded reference tensor. Decoding happens only
 /// when an op on the reference path needs it, so a fused step's matmul reads
 /// its weights in place, as an unfused one does.
 class StepValue {
@@ -195,7 +193,7 @@ private:
 };
 
 /// Inside a fused step: an f32 row-major matmul or convolution through
-/// OpenBLAS, or nothing.
+/// the host GEMM, or nothing.
 std::optional<StepValue> tryBlasOp(const OpDesc &op, std::vector<StepValue> &local) {
   if ((op.name != "kiln.matmul" && op.name != "kiln.conv2d") || op.results.size() != 1 ||
       !isRowMajorF32(op.results[0]))

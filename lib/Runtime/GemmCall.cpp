@@ -2,9 +2,8 @@
 
 #include "kiln/Runtime/GemmCall.h"
 
+#include "HostGemm.h"
 #include "LibraryElements.h"
-
-#include <cblas.h>
 
 #include <algorithm>
 #include <cstring>
@@ -26,7 +25,7 @@ bool isGemmType(ref::DType t) {
 }
 
 /// Every dimension, leading dimension and stride fits the int cuBLASLt and
-/// cblas take, so the extent arithmetic below cannot overflow either.
+/// BLAS take, so the extent arithmetic below cannot overflow either.
 bool inRange(int64_t v) { return v >= 0 && v < (int64_t(1) << 31); }
 
 /// Round to TF32 as the Tensor Cores see it (10 mantissa bits, nearest even;
@@ -123,13 +122,11 @@ void runGemmOnHost(const GemmCall &g, const uint8_t *a, const uint8_t *b, const 
     std::vector<float> matA = gather(g.typeA, a, batch * g.strideA, rowsA, colsA, g.lda, g.tf32);
     std::vector<float> matB = gather(g.typeB, b, batch * g.strideB, rowsB, colsB, g.ldb, g.tf32);
     std::fill(acc.begin(), acc.end(), 0.0f);
+    // Column-major D = op(A) op(B) is row-major D^T = op(B)^T op(A)^T.
     if (g.m > 0 && g.n > 0 && g.k > 0)
-      cblas_sgemm(CblasColMajor, g.transA ? CblasTrans : CblasNoTrans,
-                  g.transB ? CblasTrans : CblasNoTrans, static_cast<int>(g.m),
-                  static_cast<int>(g.n), static_cast<int>(g.k), g.alpha, matA.data(),
-                  static_cast<int>(std::max<int64_t>(1, rowsA)), matB.data(),
-                  static_cast<int>(std::max<int64_t>(1, rowsB)), 0.0f, acc.data(),
-                  static_cast<int>(std::max<int64_t>(1, g.m)));
+      hostSgemm(g.transB, g.transA, g.n, g.m, g.k, g.alpha, matB.data(),
+                std::max<int64_t>(1, rowsB), matA.data(), std::max<int64_t>(1, rowsA), 0.0f,
+                acc.data(), std::max<int64_t>(1, g.m));
     int64_t startC = batch * g.strideC;
     for (int64_t j = 0; j < g.n; ++j)
       for (int64_t i = 0; i < g.m; ++i) {

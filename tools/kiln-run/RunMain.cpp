@@ -3,7 +3,7 @@
 //   kiln-run EXE.kx [--device=auto|cpu|cuda-emu|cuda[:N]]
 //                   [--input NAME=FILE.npy|FILE.pb|random[:SEED]]...
 //                   [--output-dir DIR] [--output-format=npy|pb] [--bench N]
-//                   [--trace FILE.json] [--describe]
+//                   [--threads N] [--trace FILE.json] [--describe]
 //                   [--emu-order=forward|reverse|shuffled] [--emu-checked]
 //                   [--cuda-graph] [--sync-each-step] [--conv-epilogue-kernels]
 //                   [--compare-to DIR [--tolerance T]]
@@ -43,6 +43,7 @@ struct Options {
   std::vector<std::pair<std::string, std::string>> inputs; // name, source
   std::string outputDir;
   int bench = 0;
+  unsigned threads = 0; ///< 0: the cores the process may use
   std::string trace;
   std::string profile;
   unsigned profileSample = 0;
@@ -60,9 +61,9 @@ struct Options {
 const char *kUsage =
     "usage: %s%s [--device=auto|cpu|cuda-emu|cuda[:N]]\n"
     "       [--input NAME=FILE.npy|FILE.pb|random[:SEED]]...\n"
-    "       [--output-dir DIR] [--output-format=npy|pb] [--bench N] [--trace FILE.json]\n"
-    "       [--describe] [--emu-order=forward|reverse|shuffled] [--emu-checked]\n"
-    "       [--cuda-graph] [--sync-each-step] [--conv-epilogue-kernels]\n"
+    "       [--output-dir DIR] [--output-format=npy|pb] [--bench N] [--threads N]\n"
+    "       [--trace FILE.json] [--describe] [--emu-order=forward|reverse|shuffled]\n"
+    "       [--emu-checked] [--cuda-graph] [--sync-each-step] [--conv-epilogue-kernels]\n"
     "       [--compare-to DIR [--tolerance T]] [--profile FILE.json [--profile-sample N]]\n";
 
 const char *kHelp =
@@ -75,6 +76,8 @@ const char *kHelp =
     "                      (random:SEED for another seed)\n"
     "  --output-dir DIR    write every output there, as --output-format (npy or pb)\n"
     "  --bench N           run N more times and print each step's median time\n"
+    "  --threads N         the CPU's threads for library calls (default: OMP_NUM_THREADS,\n"
+    "                      else the cores this process may run on)\n"
     "  --trace FILE.json   write the last run's steps as a Chrome trace\n"
     "  --describe          print the executable's signature, memory and schedule; with\n"
     "                      --device, also the device and the libraries it loaded\n"
@@ -200,6 +203,12 @@ std::optional<int> parse(int argc, char **argv, bool embedded, Options &o) {
         return usageError(argv[0], embedded,
                           "--bench takes a number of runs from 1 to 1000000, got '" + v + "'");
       o.bench = static_cast<int>(*n);
+    } else if (value("--threads", v)) {
+      std::optional<uint64_t> n = parseCount(v);
+      if (!n || *n > 1024)
+        return usageError(argv[0], embedded,
+                          "--threads takes a number of threads from 1 to 1024, got '" + v + "'");
+      o.threads = static_cast<unsigned>(*n);
     } else if (value("--trace", v)) {
       o.trace = v;
     } else if (value("--profile", v)) {
@@ -453,6 +462,7 @@ int runMain(int argc, char **argv, std::shared_ptr<const rt::Executable> embedde
     if (!o.deviceGiven)
       return 0;
   }
+  rt::setHostThreads(o.threads);
   rt::SessionOptions sessionOptions;
   sessionOptions.device = o.device == "cpu"        ? rt::DeviceChoice::CPU
                           : o.device == "cuda-emu" ? rt::DeviceChoice::CudaEmu

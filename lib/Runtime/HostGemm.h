@@ -1,0 +1,30 @@
+//===- HostGemm.h - single-precision matrix products on the CPU -*- C++ -*-===//
+//
+// Every f32 GEMM the runtime computes on the host (the CPU backend's
+// matmuls and im2col convolutions, cuBLASLt calls run on the host) goes
+// through here: oneDNN's sgemm, which picks its kernels from the CPU's
+// features (OpenBLAS 0.3.21 picks them from a table of CPU models and fell
+// back to its SSE3 kernels on a CPU it did not know: docs/performance.md).
+// oneDNN runs on OpenMP's pool; the host thread count applies to every
+// thread that calls in (OpenMP keeps the count per calling thread).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_LIB_RUNTIME_HOSTGEMM_H
+#define KILN_LIB_RUNTIME_HOSTGEMM_H
+
+#include <cstdint>
+
+namespace kiln {
+namespace rt {
+
+/// C = alpha op(A) op(B) + beta C, row-major; op transposes when asked.
+/// m, n or k may be 0, as in BLAS (k = 0 leaves beta C).
+void hostSgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha,
+               const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
+               int64_t ldc);
+
+} // namespace rt
+} // namespace kiln
+
+#endif // KILN_LIB_RUNTIME_HOSTGEMM_H
