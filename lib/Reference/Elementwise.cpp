@@ -2,6 +2,8 @@
 
 #include "kiln/Reference/Kernels.h"
 
+#include "Parallel.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -155,15 +157,19 @@ namespace {
 // One loop per kind, so the kind's switch is resolved outside the loop.
 template <UnaryKind Kind>
 void unaryLoop(const float *x, int64_t n, float *out) {
-  for (int64_t k = 0; k < n; ++k)
-    out[k] = static_cast<float>(applyUnary(Kind, static_cast<double>(x[k])));
+  parallelFor(n, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t k = begin; k < end; ++k)
+      out[k] = static_cast<float>(applyUnary(Kind, static_cast<double>(x[k])));
+  });
 }
 
 template <BinaryKind Kind, int LhsStep, int RhsStep>
 void binaryLoop(const float *lhs, const float *rhs, int64_t n, float *out) {
-  for (int64_t k = 0; k < n; ++k)
-    out[k] = static_cast<float>(applyBinary(Kind, static_cast<double>(lhs[k * LhsStep]),
-                                            static_cast<double>(rhs[k * RhsStep])));
+  parallelFor(n, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t k = begin; k < end; ++k)
+      out[k] = static_cast<float>(applyBinary(Kind, static_cast<double>(lhs[k * LhsStep]),
+                                              static_cast<double>(rhs[k * RhsStep])));
+  });
 }
 
 /// out[0, n) = lhs op rhs, each operand advancing (step 1) or fixed (step 0).
@@ -229,11 +235,15 @@ bool binaryF32(BinaryKind kind, const Shape &lhsShape, const float *lhs, const S
   } else if (rhsFull && na == 1) {
     binaryRunF32(kind, lhs, false, rhs, true, n, out);
   } else if (lhsFull && nb > 0 && isSuffix(rhsShape)) {
-    for (int64_t k = 0; k < n; k += nb)
-      binaryRunF32(kind, lhs + k, true, rhs, true, nb, out + k);
+    parallelFor(n / nb, nb, [&](int64_t begin, int64_t end) {
+      for (int64_t row = begin; row < end; ++row)
+        binaryRunF32(kind, lhs + row * nb, true, rhs, true, nb, out + row * nb);
+    });
   } else if (rhsFull && na > 0 && isSuffix(lhsShape)) {
-    for (int64_t k = 0; k < n; k += na)
-      binaryRunF32(kind, lhs, true, rhs + k, true, na, out + k);
+    parallelFor(n / na, na, [&](int64_t begin, int64_t end) {
+      for (int64_t row = begin; row < end; ++row)
+        binaryRunF32(kind, lhs, true, rhs + row * na, true, na, out + row * na);
+    });
   } else {
     return false;
   }

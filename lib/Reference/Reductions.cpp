@@ -2,6 +2,8 @@
 
 #include "kiln/Reference/Kernels.h"
 
+#include "Parallel.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -225,7 +227,12 @@ Tensor softmax(const Tensor &x, int64_t axis, bool logSoftmax) {
 void softmaxF32(const float *x, const Shape &shape, int64_t axis, bool logSoftmax, float *out) {
   int64_t outer, extent, inner;
   splitAround(shape, axis, outer, extent, inner);
-  softmaxRows(f32Load(x), f32Store(out), outer, extent, inner, logSoftmax);
+  // Each outer index owns a contiguous block of extent x inner elements.
+  int64_t block = extent * inner;
+  parallelFor(outer, block, [&](int64_t begin, int64_t end) {
+    softmaxRows(f32Load(x + begin * block), f32Store(out + begin * block), end - begin, extent,
+                inner, logSoftmax);
+  });
 }
 
 Tensor batchNorm(const Tensor &x, const Tensor &scale, const Tensor &bias,
@@ -257,9 +264,11 @@ Tensor layerNorm(const Tensor &x, const Tensor &scale, const Tensor *bias,
 
 void layerNormF32(const float *x, const Shape &shape, const float *scale, const float *bias,
                   int64_t axis, double epsilon, float *out) {
-  layerNormRows(f32Load(x), f32Load(scale), f32Load(bias ? bias : scale), bias != nullptr,
-                epsilon, f32Store(out), product(shape, 0, axis),
-                product(shape, axis, shape.size()));
+  int64_t outer = product(shape, 0, axis), inner = product(shape, axis, shape.size());
+  parallelFor(outer, inner, [&](int64_t begin, int64_t end) {
+    layerNormRows(f32Load(x + begin * inner), f32Load(scale), f32Load(bias ? bias : scale),
+                  bias != nullptr, epsilon, f32Store(out + begin * inner), end - begin, inner);
+  });
 }
 
 } // namespace ref

@@ -251,6 +251,8 @@ Status runStepOnCpu(const Program &program, const StepDesc &step,
   if (std::all_of(step.outputs.begin(), step.outputs.end(),
                   [&](uint32_t v) { return program.values[v].type.numElements() == 0; }))
     return Status::ok();
+  // The library's and the f32 loops' threads, for this calling thread.
+  applyHostThreads();
   if (tryBlasStep(step, program, inputs, outputs))
     return Status::ok();
   std::vector<StepValue> local;

@@ -51,7 +51,9 @@ struct OpenMp {
   }
 };
 
-void applyThreads() {
+} // namespace
+
+void applyHostThreads() {
   static const OpenMp omp;
   if (!omp.getMaxThreads || !omp.setNumThreads)
     return;
@@ -59,8 +61,6 @@ void applyThreads() {
   if (omp.getMaxThreads() != want)
     omp.setNumThreads(want); // this calling thread's count, as OpenMP keeps it
 }
-
-} // namespace
 
 void setHostThreads(unsigned threads) { requestedThreads.store(threads); }
 
@@ -81,7 +81,7 @@ void hostSgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float 
         c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
     return;
   }
-  applyThreads();
+  applyHostThreads();
   dnnl_status_t status = dnnl_sgemm(transA ? 'T' : 'N', transB ? 'T' : 'N', m, n, k, alpha, a,
                                     lda, b, ldb, beta, c, ldc);
   if (status != dnnl_success) {
