@@ -2,6 +2,8 @@
 
 #include "kiln/Reference/Kernels.h"
 
+#include "Parallel.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -160,12 +162,92 @@ Tensor avgPool2d(const Tensor &x, const Pool2dParams &params) {
   return pool2d(PoolKind::Avg, x, params);
 }
 
+namespace {
+
+/// Max pooling without dilation, f32: each window clipped to the input
+/// once, then its taps in the reference's order (rows, then columns) with
+/// its comparison, so a NaN propagates as there and the bits agree; a
+/// window wholly in the padding gives -inf, as there.
+void maxPoolPlanesF32(const float *x, float *out, int64_t planes, int64_t inH, int64_t inW,
+                      int64_t outH, int64_t outW, const Pool2dParams &p) {
+  for (int64_t plane = 0; plane < planes; ++plane) {
+    const float *in = x + plane * inH * inW;
+    float *dst = out + plane * outH * outW;
+    for (int64_t oh = 0; oh < outH; ++oh) {
+      int64_t h0 = oh * p.strides[0] - p.padding[0];
+      int64_t r0 = std::max<int64_t>(h0, 0), r1 = std::min(h0 + p.kernel[0], inH);
+      for (int64_t ow = 0; ow < outW; ++ow) {
+        int64_t w0 = ow * p.strides[1] - p.padding[1];
+        int64_t c0 = std::max<int64_t>(w0, 0), c1 = std::min(w0 + p.kernel[1], inW);
+        float best = -std::numeric_limits<float>::infinity();
+        for (int64_t r = r0; r < r1; ++r)
+          for (int64_t c = c0; c < c1; ++c) {
+            float v = in[r * inW + c];
+            best = (std::isnan(v) || v > best) ? v : best;
+          }
+        dst[oh * outW + ow] = best;
+      }
+    }
+  }
+}
+
+} // namespace
+
 void pool2dF32(bool max, const float *x, const Shape &shape, const Pool2dParams &p, float *out) {
   int64_t inH = shape[2], inW = shape[3];
-  pool2dPlanes(
-      max ? PoolKind::Max : PoolKind::Avg, [x](int64_t k) { return static_cast<double>(x[k]); },
-      [out](int64_t k, double v) { out[k] = static_cast<float>(v); }, shape[0] * shape[1], inH,
-      inW, pooledSize(inH, 0, p), pooledSize(inW, 1, p), p);
+  int64_t outH = pooledSize(inH, 0, p), outW = pooledSize(inW, 1, p);
+  if (max && p.dilations[0] == 1 && p.dilations[1] == 1) {
+    parallelFor(shape[0] * shape[1], outH * outW, [&](int64_t begin, int64_t end) {
+      maxPoolPlanesF32(x + begin * inH * inW, out + begin * outH * outW, end - begin, inH, inW,
+                       outH, outW, p);
+    });
+    return;
+  }
+  // Split over the (batch, channel) planes.
+  parallelFor(shape[0] * shape[1], outH * outW, [&](int64_t begin, int64_t end) {
+    const float *xs = x + begin * inH * inW;
+    float *outs = out + begin * outH * outW;
+    pool2dPlanes(
+        max ? PoolKind::Max : PoolKind::Avg,
+        [xs](int64_t k) { return static_cast<double>(xs[k]); },
+        [outs](int64_t k, double v) { outs[k] = static_cast<float>(v); }, end - begin, inH, inW,
+        outH, outW, p);
+  });
+}
+
+void im2colF32(const float *image, int64_t channels, int64_t h, int64_t w, int64_t kh,
+               int64_t kw, int64_t outH, int64_t outW, const int64_t strides[2],
+               const int64_t padding[2], const int64_t dilations[2], float *columns) {
+  const int64_t cols = outH * outW;
+  const int64_t sw = strides[1];
+  parallelFor(channels * kh * kw, cols, [&](int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) {
+      int64_t ci = row / (kh * kw), r = row / kw % kh, s = row % kw;
+      // Output columns j whose input column iw = j * sw - left + s * dil
+      // lies in [0, w): [j0, j1), zeros on either side.
+      int64_t shift = s * dilations[1] - padding[1];
+      int64_t j0 = shift >= 0 ? 0 : (-shift + sw - 1) / sw;
+      int64_t j1 = w - 1 - shift < 0 ? 0 : (w - 1 - shift) / sw + 1;
+      j0 = std::min(j0, outW);
+      j1 = std::max(j0, std::min(j1, outW));
+      float *dst = columns + row * cols;
+      for (int64_t i = 0; i < outH; ++i, dst += outW) {
+        int64_t ih = i * strides[0] - padding[0] + r * dilations[0];
+        if (ih < 0 || ih >= h) {
+          std::fill(dst, dst + outW, 0.0f);
+          continue;
+        }
+        const float *src = image + (ci * h + ih) * w; // iw = j * sw + shift
+        std::fill(dst, dst + j0, 0.0f);
+        if (sw == 1)
+          std::copy(src + (j0 + shift), src + (j1 + shift), dst + j0);
+        else
+          for (int64_t j = j0; j < j1; ++j)
+            dst[j] = src[j * sw + shift];
+        std::fill(dst + j1, dst + outW, 0.0f);
+      }
+    }
+  });
 }
 
 Tensor globalAvgPool(const Tensor &x) {

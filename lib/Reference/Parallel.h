@@ -1,10 +1,14 @@
-//===- Parallel.h - the f32 paths' loops on OpenMP's threads ----*- C++ -*-===//
+//===- Parallel.h - the f32 paths' loops on OpenMP's threads -*- C++ -*-===//
 //
 // The CPU backend's f32 paths split their loops over OpenMP's pool, the one
 // oneDNN's GEMMs run on (lib/Runtime/HostGemm.h sets the calling thread's
 // count), so kiln's loops and the library share one set of threads. Each
 // element is computed by exactly one thread, exactly as a serial loop would:
-// results do not depend on the thread count.
+// results do not depend on the thread count. Private to lib/Reference,
+// the one library built with OpenMP: elsewhere the pragma would be ignored
+// and the loop would run serially without a word (as under clang, whose
+// -fopenmp=libgomp does not enable the pragmas: the sanitizer builds run
+// these loops serially).
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,7 +31,10 @@ template <typename Body>
 void parallelFor(int64_t n, int64_t costPerItem, const Body &body) {
   if (n <= 0)
     return;
-  if (n < 2 || n * std::max<int64_t>(costPerItem, 1) < kParallelWork) {
+  int64_t work; // saturating: a hostile kernel size must not overflow it
+  if (__builtin_mul_overflow(n, std::max<int64_t>(costPerItem, 1), &work))
+    work = INT64_MAX;
+  if (n < 2 || work < kParallelWork) {
     body(int64_t(0), n);
     return;
   }

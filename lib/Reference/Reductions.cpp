@@ -249,8 +249,16 @@ void batchNormF32(const float *x, const Shape &shape, const float *scale, const 
                   const float *mean, const float *variance, double epsilon, float *out) {
   int64_t outer, channels, inner;
   splitAround(shape, 1, outer, channels, inner);
-  batchNormChannels(f32Load(x), f32Load(scale), f32Load(bias), f32Load(mean),
-                    f32Load(variance), epsilon, f32Store(out), outer, channels, inner);
+  // Split over (batch, channel) planes: plane q is batch q / channels,
+  // channel q % channels, its inner elements contiguous.
+  parallelFor(outer * channels, inner, [&](int64_t begin, int64_t end) {
+    for (int64_t q = begin; q < end; ++q) {
+      int64_t c = q % channels;
+      batchNormChannels(f32Load(x + q * inner), f32Load(scale + c), f32Load(bias + c),
+                        f32Load(mean + c), f32Load(variance + c), epsilon,
+                        f32Store(out + q * inner), 1, 1, inner);
+    }
+  });
 }
 
 Tensor layerNorm(const Tensor &x, const Tensor &scale, const Tensor *bias,

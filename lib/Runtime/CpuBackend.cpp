@@ -15,10 +15,12 @@
 #include "HostGemm.h"
 #include "Program.h"
 
+#include "kiln/Reference/Kernels.h"
 #include "kiln/Reference/Ops.h"
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <optional>
 
 namespace kiln {
@@ -80,29 +82,17 @@ bool sgemmConv2d(const OpDesc &op, const ref::Shape &xs, const float *x, const r
   // A 1x1, stride-1, unpadded convolution reads the image as the matrix.
   bool direct = kh == 1 && kw == 1 && strides == std::vector<int64_t>{1, 1} &&
                 padding == std::vector<int64_t>{0, 0, 0, 0};
-  std::vector<float> columns(direct ? 0 : columnCount);
+  // Every element of the column matrix is written: no zero fill.
+  std::unique_ptr<float[]> columns(direct ? nullptr : new float[columnCount]);
   for (int64_t b = 0; b < n; ++b)
     for (int64_t g = 0; g < groups; ++g) {
       const float *image = x + (b * c + g * cg) * h * w;
-      if (!direct) {
-        for (int64_t ci = 0; ci < cg; ++ci)
-          for (int64_t r = 0; r < kh; ++r)
-            for (int64_t s = 0; s < kw; ++s) {
-              float *row = columns.data() + ((ci * kh + r) * kw + s) * cols;
-              for (int64_t i = 0; i < oh; ++i) {
-                int64_t ih = i * strides[0] - padding[0] + r * dilations[0];
-                for (int64_t j = 0; j < ow; ++j) {
-                  int64_t iw = j * strides[1] - padding[1] + s * dilations[1];
-                  row[i * ow + j] = (ih < 0 || ih >= h || iw < 0 || iw >= w)
-                                        ? 0.0f
-                                        : image[(ci * h + ih) * w + iw];
-                }
-              }
-            }
-      }
+      if (!direct)
+        ref::im2colF32(image, cg, h, w, kh, kw, oh, ow, strides.data(), padding.data(),
+                       dilations.data(), columns.get());
       float *result = y + (b * o + g * og) * cols;
       hostSgemm(false, false, og, cols, rows, 1.0f, filter + g * og * rows, rows,
-                direct ? image : columns.data(), cols, 0.0f, result, cols);
+                direct ? image : columns.get(), cols, 0.0f, result, cols);
       if (bias)
         for (int64_t oc = 0; oc < og; ++oc)
           for (int64_t k = 0; k < cols; ++k)

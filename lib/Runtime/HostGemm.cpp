@@ -6,22 +6,27 @@
 
 #include <dnnl.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <dlfcn.h>
 #include <sched.h>
+#include <unistd.h>
 
 namespace kiln {
 namespace rt {
 
 namespace {
 
+/// The cores this process may run on; the online CPUs where the affinity
+/// mask cannot be read (more CPUs than a cpu_set_t holds).
 unsigned affinityCores() {
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
     return static_cast<unsigned>(CPU_COUNT(&set));
-  return 1;
+  long online = sysconf(_SC_NPROCESSORS_ONLN);
+  return static_cast<unsigned>(std::clamp(online, 1L, 1024L));
 }
 
 /// OMP_NUM_THREADS when it holds a count (OpenMP's own setting, which
@@ -62,7 +67,7 @@ void applyHostThreads() {
     omp.setNumThreads(want); // this calling thread's count, as OpenMP keeps it
 }
 
-void setHostThreads(unsigned threads) { requestedThreads.store(threads); }
+void setHostThreads(unsigned threads) { requestedThreads.store(std::min(threads, 1024u)); }
 
 unsigned hostThreads() {
   unsigned threads = requestedThreads.load();

@@ -18,6 +18,7 @@
 #include "gtest/gtest.h"
 
 #include <functional>
+#include <cmath>
 #include <cstring>
 #include <random>
 
@@ -366,6 +367,16 @@ TEST(CpuKernels, ConvolutionVariantsMatchTheReference) {
       {", dilations=[2, 2], padding=2", {1, 2, 8, 8}, {3, 2, 3, 3}, false, params(1, 2, 2, 1)},
       {", groups=2, padding=1", {2, 4, 6, 6}, {6, 2, 3, 3}, true, params(1, 1, 1, 2)},
       {"", {1, 8, 5, 5}, {4, 8, 1, 1}, true, params(1, 0, 1, 1)},
+      // im2col's clipped rows: strides and padding unequal per side, and a
+      // column matrix large enough (72 x 1600) to be split over threads.
+      {", strides=[3, 2], padding=[2, 0, 1, 3]", {1, 3, 11, 9}, {2, 3, 3, 4}, false,
+       [] {
+         ref::Conv2dParams p;
+         p.strides[0] = 3, p.strides[1] = 2;
+         p.padding[0] = 2, p.padding[1] = 0, p.padding[2] = 1, p.padding[3] = 3;
+         return p;
+       }()},
+      {", padding=1", {1, 8, 40, 40}, {8, 8, 3, 3}, true, params(1, 1, 1, 1)},
   };
   for (const Case &c : cases) {
     auto shape = [](const ref::Shape &s) {
@@ -384,6 +395,67 @@ TEST(CpuKernels, ConvolutionVariantsMatchTheReference) {
                           inputs, [&](const std::vector<ref::Tensor> &in) {
                             return ref::conv2d(in[0], in[1], c.bias ? &in[2] : nullptr, c.p);
                           });
+  }
+}
+
+TEST(CpuKernels, MaxPoolingMatchesTheReferenceBitForBit) {
+  // The f32 path clips each window once and compares in f32; the reference
+  // walks every tap in double. NaNs (which propagate), windows clipped by
+  // padding on every side, ceil mode's overhang, and planes enough to be
+  // split over threads; dilation takes the reference's loop.
+  struct Case { std::string attrs; ref::Shape x; ref::Pool2dParams p; };
+  auto params = [](std::vector<int64_t> k, std::vector<int64_t> s, std::vector<int64_t> pad,
+                   int64_t dilation, bool ceil) {
+    ref::Pool2dParams p;
+    for (int d = 0; d < 2; ++d)
+      p.kernel[d] = k[d], p.strides[d] = s[d], p.dilations[d] = dilation;
+    for (int d = 0; d < 4; ++d)
+      p.padding[d] = pad[d];
+    p.ceilMode = ceil;
+    return p;
+  };
+  std::vector<Case> cases = {
+      {"kernel=[3, 3], strides=[2, 2], padding=[1, 1, 1, 1]", {2, 64, 28, 28},
+       params({3, 3}, {2, 2}, {1, 1, 1, 1}, 1, false)},
+      {"kernel=[2, 3], strides=[1, 3], padding=[1, 2, 1, 2]", {1, 3, 7, 8},
+       params({2, 3}, {1, 3}, {1, 2, 1, 2}, 1, false)},
+      {"kernel=[2, 2], strides=[2, 2], ceil_mode=true", {1, 2, 7, 5},
+       params({2, 2}, {2, 2}, {0, 0, 0, 0}, 1, true)},
+      {"kernel=[2, 2], strides=[1, 1], dilations=[2, 2]", {1, 2, 6, 6},
+       params({2, 2}, {1, 1}, {0, 0, 0, 0}, 2, false)},
+  };
+  for (const Case &c : cases) {
+    std::string shape = "f32[";
+    for (size_t d = 0; d < c.x.size(); ++d)
+      shape += (d ? ", " : "") + std::to_string(c.x[d]);
+    std::string source = "input x: " + shape + "]\ny = max_pool2d(x, " + c.attrs + ")\noutput y\n";
+    std::vector<uint8_t> kx = compile(source);
+    ASSERT_FALSE(kx.empty()) << source;
+    auto exe = rt::Executable::loadMemory(kx.data(), kx.size());
+    ASSERT_TRUE(exe) << exe.status().message();
+    auto session = rt::Session::create(*exe, {});
+    std::vector<float> data = randomFloats(ref::numElements(c.x), 7);
+    // NaNs with distinct payloads, alone and in adjacent pairs (which one
+    // a window returns is the reference's order's choice).
+    for (size_t e = 0; e + 1 < data.size(); e += 97) {
+      data[e] = -std::nanf(std::to_string(e % 7 + 1).c_str());
+      if (e % 2 == 0)
+        data[e + 1] = std::nanf(std::to_string(e % 5 + 9).c_str());
+    }
+    ASSERT_TRUE((*session)->setInput(0, data.data(), data.size() * 4));
+    rt::Status s = (*session)->run();
+    ASSERT_TRUE(s) << s.message();
+    ref::Tensor x = ref::Tensor::zeros(ref::DType::F32, c.x);
+    for (size_t e = 0; e < data.size(); ++e)
+      x.f[e] = data[e];
+    ref::Tensor expected = ref::maxPool2d(x, c.p);
+    const float *y = static_cast<const float *>((*session)->outputData(0));
+    ASSERT_EQ((*exe)->outputs()[0].shape, expected.shape) << source;
+    for (int64_t k = 0; k < expected.numElements(); ++k) {
+      float want = static_cast<float>(expected.f[k]);
+      ASSERT_EQ(0, std::memcmp(&y[k], &want, 4)) << source << " @" << k << ": " << y[k]
+                                                   << " vs " << want;
+    }
   }
 }
 

@@ -119,6 +119,12 @@ void layerNormF32(const float *x, const Shape &shape, const float *scale, const 
                   int64_t axis, double epsilon, float *out);
 void pool2dF32(bool max, const float *x, const Shape &shape, const Pool2dParams &params,
                float *out);
+/// The column matrix of a 2-D convolution of one image (channels x h x w):
+/// row (ci, r, s) of outH x outW holds input (ci, i * stride - pad + r *
+/// dilation, ...), 0 past the edges; the CPU backend's GEMM convolution.
+void im2colF32(const float *image, int64_t channels, int64_t h, int64_t w, int64_t kh,
+               int64_t kw, int64_t outH, int64_t outW, const int64_t strides[2],
+               const int64_t padding[2], const int64_t dilations[2], float *columns);
 Tensor globalAvgPool(const Tensor &x);
 
 } // namespace ref

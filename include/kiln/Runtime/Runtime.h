@@ -124,11 +124,13 @@ enum class DeviceChoice { Auto, CPU, CudaEmu, Cuda };
 /// How cuda-emu schedules threads (docs/cuda-emu.md).
 enum class EmuOrder { Forward, Reverse, Shuffled };
 
-/// The CPU's threads: how many the host's library calls (oneDNN, on
-/// OpenMP's pool) use, for every session of the process (one pool, so
-/// that sessions do not oversubscribe the cores). 0 restores the default:
-/// OMP_NUM_THREADS when set to a count, else the cores this process may
-/// run on (its CPU affinity).
+/// The CPU's threads: how many the host's library calls (oneDNN) and the
+/// CPU backend's own loops use, on OpenMP (one runtime for both), for
+/// every session of the process; at most 1024. OpenMP gives each thread
+/// that runs steps a team of its own, so steps running at once on several
+/// streams (or sessions) use this many threads each. 0 restores the
+/// default: OMP_NUM_THREADS when set to a count, else the cores this
+/// process may run on (its CPU affinity).
 void setHostThreads(unsigned threads);
 /// The current count (never 0).
 unsigned hostThreads();
