@@ -1,10 +1,10 @@
 //===- Parallel.h - the f32 paths' loops on OpenMP's threads -*- C++ -*-===//
 //
-// The CPU backend's f32 paths split their loops over OpenMP's pool, the one
-// oneDNN's GEMMs run on (lib/Runtime/HostGemm.h sets the calling thread's
-// count), so kiln's loops and the library share one set of threads. Each
-// element is computed by exactly one thread, exactly as a serial loop would:
-// results do not depend on the thread count. Private to lib/Reference,
+// The CPU backend's f32 paths split their loops over OpenMP's threads, in
+// the OpenMP runtime oneDNN's GEMMs run on (lib/Runtime/HostGemm.h sets the
+// calling thread's count), so kiln's loops and the library share the
+// calling thread's team. Each element is computed by exactly one thread,
+// exactly as a serial loop would: results do not depend on the count. Private to lib/Reference,
 // the one library built with OpenMP: elsewhere the pragma would be ignored
 // and the loop would run serially without a word (as under clang, whose
 // -fopenmp=libgomp does not enable the pragmas: the sanitizer builds run
