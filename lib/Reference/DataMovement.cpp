@@ -2,6 +2,8 @@
 
 #include "kiln/Reference/Kernels.h"
 
+#include "Parallel.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -70,14 +72,33 @@ void transposeF32(const float *x, const Shape &shape, const std::vector<int64_t>
 void sliceF32(const float *x, const Shape &shape, const std::vector<int64_t> &starts,
               const std::vector<int64_t> &ends, const std::vector<int64_t> &steps, float *out) {
   Shape outShape = slicedShape(shape, starts, ends, steps);
-  std::vector<int64_t> strides = rowMajorStrides(shape);
-  int64_t k = 0;
-  for (IndexIterator it(outShape); !it.done(); it.next(), ++k) {
-    int64_t from = 0;
-    for (size_t d = 0; d < outShape.size(); ++d)
-      from += (starts[d] + it.index()[d] * steps[d]) * strides[d];
-    out[k] = x[from];
+  int64_t count = numElements(outShape);
+  if (count == 0)
+    return;
+  if (outShape.empty()) {
+    out[0] = x[0];
+    return;
   }
+  std::vector<int64_t> strides = rowMajorStrides(shape);
+  // Row by row along the last axis (a contiguous copy when its step is 1),
+  // each row's start from its index in the other axes.
+  const size_t last = outShape.size() - 1;
+  const int64_t inner = outShape[last], step = steps[last] * strides[last];
+  parallelFor(count / inner, inner, [&](int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) {
+      int64_t from = starts[last] * strides[last];
+      for (int64_t d = static_cast<int64_t>(last) - 1, rest = row; d >= 0; --d) {
+        from += (starts[d] + rest % outShape[d] * steps[d]) * strides[d];
+        rest /= outShape[d];
+      }
+      float *dst = out + row * inner;
+      if (step == 1)
+        std::copy(x + from, x + from + inner, dst);
+      else
+        for (int64_t j = 0; j < inner; ++j)
+          dst[j] = x[from + j * step];
+    }
+  });
 }
 
 Tensor broadcastTo(const Tensor &x, const Shape &shape) {
