@@ -5,6 +5,7 @@
 #include "Parallel.h"
 
 #include <algorithm>
+#include <cstring>
 #include <cmath>
 
 namespace kiln {
@@ -276,6 +277,27 @@ Tensor argsort(const Tensor &x, int64_t axis, bool descending) {
         out.i[(o * extent + e) * inner + in] = order[e];
     }
   return out;
+}
+
+void widenToF32(DType dtype, const uint8_t *bytes, int64_t n, float *out) {
+  bool half = dtype == DType::F16;
+  parallelFor(n, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t k = begin; k < end; ++k) {
+      uint16_t v;
+      std::memcpy(&v, bytes + 2 * k, 2);
+      out[k] = half ? halfToFloat(v) : bfloat16ToFloat(v);
+    }
+  });
+}
+
+void narrowFromF32(DType dtype, const float *values, int64_t n, uint8_t *bytes) {
+  bool half = dtype == DType::F16;
+  parallelFor(n, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t k = begin; k < end; ++k) {
+      uint16_t v = half ? floatToHalf(values[k]) : floatToBFloat16(values[k]);
+      std::memcpy(bytes + 2 * k, &v, 2);
+    }
+  });
 }
 
 } // namespace ref

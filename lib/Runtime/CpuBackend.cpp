@@ -140,8 +140,21 @@ public:
   StepValue(const TensorSpec &type, std::vector<float> f32)
       : type_(&type), f32_(std::move(f32)) {}
   StepValue(const TensorSpec &type, ref::Tensor tensor) : type_(&type), tensor_(std::move(tensor)) {}
+  StepValue(StepValue &&) = default;
+  StepValue &operator=(StepValue &&) = default;
+  // memory_ may point into bytes_: a copy would point into its source.
+  StepValue(const StepValue &) = delete;
+  StepValue &operator=(const StepValue &) = delete;
+  /// A result already encoded as its type's bytes.
+  StepValue(const TensorSpec &type, std::vector<uint8_t> bytes)
+      : type_(&type), bytes_(std::move(bytes)) {
+    memory_ = bytes_.data();
+  }
 
   const TensorSpec &type() const { return *type_; }
+  /// The value's bytes as its type encodes them, where it has them (a step
+  /// input, an encoded result), else null.
+  const uint8_t *memory() const { return memory_; }
 
   /// The elements as f32 row-major, or null for another dtype or layout.
   const float *f32() {
@@ -168,6 +181,10 @@ public:
 
   /// Writes the value into an output buffer of its type.
   void store(uint8_t *out) {
+    if (!bytes_.empty()) {
+      std::memcpy(out, bytes_.data(), bytes_.size());
+      return;
+    }
     if (isRowMajorF32(*type_) && !tensor_) {
       std::memcpy(out, f32(), type_->numElements() * sizeof(float));
       return;
@@ -178,6 +195,7 @@ public:
 private:
   const TensorSpec *type_;
   const uint8_t *memory_ = nullptr;
+  std::vector<uint8_t> bytes_;
   std::vector<float> f32_;
   std::optional<ref::Tensor> tensor_;
 };
@@ -206,6 +224,39 @@ std::optional<StepValue> tryBlasOp(const OpDesc &op, std::vector<StepValue> &loc
       return std::nullopt;
   }
   return StepValue(op.results[0], std::move(out));
+}
+
+/// Inside a fused step: an f16 or bf16 row-major matmul through the host
+/// GEMM in f32 (the operands widened exactly, the product rounded to the
+/// result's dtype once), where the reference would multiply in double:
+/// f16 and bf16 go through f32 tiles, never element by element in double.
+std::optional<StepValue> tryHalfMatmul(const OpDesc &op, std::vector<StepValue> &local) {
+  if (op.name != "kiln.matmul" || op.results.size() != 1 || op.operands.size() != 2)
+    return std::nullopt;
+  const TensorSpec &type = op.results[0];
+  bool half = type.dtype == ref::DType::F16 || type.dtype == ref::DType::BF16;
+  if (!half || !type.dimOrder.empty())
+    return std::nullopt;
+  std::vector<std::vector<float>> wide;
+  for (uint32_t operand : op.operands) {
+    StepValue &value = local[operand];
+    const TensorSpec &t = value.type();
+    if (t.dtype != type.dtype || !t.dimOrder.empty())
+      return std::nullopt;
+    std::vector<float> &f = wide.emplace_back(t.numElements());
+    if (const uint8_t *bytes = value.memory())
+      ref::widenToF32(t.dtype, bytes, t.numElements(), f.data());
+    else // computed by the reference: its doubles hold the dtype's values
+      std::copy(value.tensor().f.begin(), value.tensor().f.end(), f.begin());
+  }
+  std::vector<float> product(type.numElements());
+  if (!sgemmMatmul(op, local[op.operands[0]].type().shape, wide[0].data(),
+                   local[op.operands[1]].type().shape, wide[1].data(), type.shape,
+                   product.data()))
+    return std::nullopt;
+  std::vector<uint8_t> bytes(product.size() * 2);
+  ref::narrowFromF32(type.dtype, product.data(), type.numElements(), bytes.data());
+  return StepValue(type, std::move(bytes));
 }
 
 /// Inside a fused step: an op on f32 row-major values with an f32 path
@@ -259,6 +310,10 @@ Status runStepOnCpu(const Program &program, const StepDesc &step,
       continue;
     }
     if (std::optional<StepValue> result = tryF32Op(op, local)) {
+      local.push_back(std::move(*result));
+      continue;
+    }
+    if (std::optional<StepValue> result = tryHalfMatmul(op, local)) {
       local.push_back(std::move(*result));
       continue;
     }

@@ -1,5 +1,6 @@
 //===- RuntimeTest.cpp - loader and sessions ------------------------------===//
 
+#include "../../lib/Runtime/HostGemm.h"
 #include "../../lib/Runtime/Program.h"
 
 #include "kiln/Exec/ExecOps.h"
@@ -395,6 +396,70 @@ TEST(CpuKernels, ConvolutionVariantsMatchTheReference) {
                           inputs, [&](const std::vector<ref::Tensor> &in) {
                             return ref::conv2d(in[0], in[1], c.bias ? &in[2] : nullptr, c.p);
                           });
+  }
+}
+
+TEST(CpuKernels, HalfMatmulsGoThroughF32) {
+  // f16 and bf16 matmuls widen to f32 (exactly), multiply on the host GEMM
+  // and round once to the result's dtype; the reference multiplies in
+  // double and rounds once. They agree within one rounding of the dtype
+  // (and the f32 accumulation's error), on random inputs.
+  struct Case { std::string dtype; ref::DType type; double eps; bool tb; };
+  for (const Case &c : {Case{"f16", ref::DType::F16, 1.0 / 1024, false},
+                        Case{"bf16", ref::DType::BF16, 1.0 / 128, true},
+                        Case{"f16", ref::DType::F16, 1.0 / 1024, true}}) {
+    ref::Shape as{3, 33, 70}, bs = c.tb ? ref::Shape{41, 70} : ref::Shape{70, 41};
+    auto decl = [&](const char *name, const ref::Shape &s) {
+      std::string t = "input " + std::string(name) + ": " + c.dtype + "[";
+      for (size_t d = 0; d < s.size(); ++d)
+        t += (d ? ", " : "") + std::to_string(s[d]);
+      return t + "]\n";
+    };
+    std::string source = decl("a", as) + decl("b", bs) + "y = matmul(a, b" +
+                         (c.tb ? ", transpose_b=true" : "") + ")\noutput y\n";
+    std::vector<uint8_t> kx = compile(source);
+    ASSERT_FALSE(kx.empty()) << source;
+    auto exe = rt::Executable::loadMemory(kx.data(), kx.size());
+    ASSERT_TRUE(exe) << exe.status().message();
+    auto session = rt::Session::create(*exe, {});
+    std::vector<ref::Tensor> in;
+    for (size_t k = 0; k < 2; ++k) {
+      const ref::Shape &shape = k == 0 ? as : bs;
+      std::vector<float> values = randomFloats(ref::numElements(shape), 40 + k);
+      std::vector<uint16_t> bits(values.size());
+      ref::Tensor t = ref::Tensor::zeros(c.type, shape);
+      for (size_t e = 0; e < values.size(); ++e) {
+        bits[e] = c.type == ref::DType::F16 ? ref::floatToHalf(values[e])
+                                            : ref::floatToBFloat16(values[e]);
+        t.f[e] = c.type == ref::DType::F16 ? ref::halfToFloat(bits[e])
+                                           : ref::bfloat16ToFloat(bits[e]);
+      }
+      ASSERT_TRUE((*session)->setInput(k, bits.data(), bits.size() * 2));
+      in.push_back(t);
+    }
+    rt::Status st = (*session)->run();
+    ASSERT_TRUE(st) << st.message();
+    ref::Tensor expected = ref::matmul(in[0], in[1], false, c.tb);
+    const uint16_t *y = static_cast<const uint16_t *>((*session)->outputData(0));
+    // The bits are those of the f32 route, batch by batch on the host GEMM
+    // (not the double reference's, which could also pass the bound below).
+    int64_t m = as[1], kk = as[2], n = c.tb ? bs[0] : bs[1];
+    std::vector<float> a32(in[0].f.begin(), in[0].f.end()), b32(in[1].f.begin(), in[1].f.end());
+    std::vector<float> c32(static_cast<size_t>(as[0] * m * n));
+    for (int64_t batch = 0; batch < as[0]; ++batch)
+      rt::hostSgemm(false, c.tb, m, n, kk, 1.0f, a32.data() + batch * m * kk, kk, b32.data(),
+                    c.tb ? kk : n, 0.0f, c32.data() + batch * m * n, n);
+    std::vector<uint8_t> want(c32.size() * 2);
+    ref::narrowFromF32(c.type, c32.data(), static_cast<int64_t>(c32.size()), want.data());
+    EXPECT_EQ(0, std::memcmp(y, want.data(), want.size())) << source;
+    double worst = 0;
+    for (int64_t k = 0; k < expected.numElements(); ++k) {
+      double got = c.type == ref::DType::F16 ? ref::halfToFloat(y[k]) : ref::bfloat16ToFloat(y[k]);
+      double err = std::abs(got - expected.f[k]) / (c.eps * (1e-3 + std::abs(expected.f[k])));
+      worst = std::max(worst, err);
+    }
+    EXPECT_LE(worst, 1.0) << source; // within one ulp-sized step of the dtype
+    EXPECT_GT(expected.numElements(), 0);
   }
 }
 

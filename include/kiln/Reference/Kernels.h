@@ -119,6 +119,10 @@ void layerNormF32(const float *x, const Shape &shape, const float *scale, const 
                   int64_t axis, double epsilon, float *out);
 void pool2dF32(bool max, const float *x, const Shape &shape, const Pool2dParams &params,
                float *out);
+/// n f16 or bf16 elements (little-endian bytes) widened to f32 exactly, and
+/// f32 values rounded to f16 or bf16 as encodeTensor rounds them.
+void widenToF32(DType dtype, const uint8_t *bytes, int64_t n, float *out);
+void narrowFromF32(DType dtype, const float *values, int64_t n, uint8_t *bytes);
 /// The column matrix of a 2-D convolution of one image (channels x h x w):
 /// row (ci, r, s) of outH x outW holds input (ci, i * stride - pad + r *
 /// dilation, ...), 0 past the edges; the CPU backend's GEMM convolution.
