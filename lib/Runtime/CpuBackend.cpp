@@ -4,11 +4,12 @@
 // layout), evaluates its ops with the shared reference kernels and encodes
 // the results. Single-precision row-major matmuls and convolutions take the
 // host GEMM path (oneDNN's sgemm, HostGemm.h; convolution through im2col),
-// also inside fused steps, where
-// the other ops of the region run on the matmul's result in memory; f32
-// elementwise ops run on f32 values directly (bit-identical to the
-// reference, which rounds every result to f32 anyway), as do data movement,
-// normalisations and pooling (ref::evaluateF32).
+// also inside fused steps, where the other ops of the region run on the
+// matmul's result in memory; f16 and bf16 matmuls widen to f32 for it and
+// round once. f32 elementwise ops run on f32 values directly
+// (bit-identical to the reference, which rounds every result to f32
+// anyway), as do data movement, normalisations and pooling
+// (ref::evaluateF32), on the host's threads.
 //
 //===----------------------------------------------------------------------===//
 
