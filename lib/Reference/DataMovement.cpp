@@ -279,6 +279,28 @@ Tensor argsort(const Tensor &x, int64_t axis, bool descending) {
   return out;
 }
 
+void gatherF32(const float *data, const Shape &shape, const int64_t *indices, int64_t count,
+               int64_t axis, float *out) {
+  int64_t outer = 1, inner = 1, extent = shape[axis];
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= shape[d];
+  for (size_t d = axis + 1; d < shape.size(); ++d)
+    inner *= shape[d];
+  parallelFor(outer * count, inner, [&](int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) {
+      int64_t o = row / count, index = indices[row % count];
+      if (index < 0)
+        index += extent;
+      float *dst = out + row * inner;
+      if (index < 0 || index >= extent)
+        std::fill(dst, dst + inner, 0.0f);
+      else
+        std::copy(data + (o * extent + index) * inner, data + (o * extent + index + 1) * inner,
+                  dst);
+    }
+  });
+}
+
 void widenToF32(DType dtype, const uint8_t *bytes, int64_t n, float *out) {
   bool half = dtype == DType::F16;
   parallelFor(n, 1, [&](int64_t begin, int64_t end) {

@@ -227,6 +227,30 @@ std::optional<StepValue> tryBlasOp(const OpDesc &op, std::vector<StepValue> &loc
   return StepValue(op.results[0], std::move(out));
 }
 
+/// Inside a fused step: a gather from an f32 row-major table, copying only
+/// the rows it picks (the reference would decode the whole table: an
+/// embedding's 30522 x 384 floats for 32 tokens).
+std::optional<StepValue> tryGatherF32(const OpDesc &op, std::vector<StepValue> &local) {
+  if (op.name != "kiln.gather" || op.results.size() != 1 || op.operands.size() != 2 ||
+      !isRowMajorF32(op.results[0]))
+    return std::nullopt;
+  StepValue &data = local[op.operands[0]];
+  const float *table = data.f32();
+  if (!table)
+    return std::nullopt;
+  const ref::Tensor &indices = local[op.operands[1]].tensor(); // small: decoded
+  if (indices.isFloat())
+    return std::nullopt;
+  auto it = op.attrs.find("axis");
+  int64_t axis = it == op.attrs.end() ? 0 : it->second.i;
+  if (axis < 0 || axis >= static_cast<int64_t>(data.type().shape.size()))
+    return std::nullopt;
+  std::vector<float> out(op.results[0].numElements());
+  ref::gatherF32(table, data.type().shape, indices.i.data(), indices.numElements(), axis,
+                 out.data());
+  return StepValue(op.results[0], std::move(out));
+}
+
 /// Inside a fused step: an f16 or bf16 row-major matmul through the host
 /// GEMM in f32 (the operands widened exactly, the product rounded to the
 /// result's dtype once), where the reference would multiply in double:
@@ -311,6 +335,10 @@ Status runStepOnCpu(const Program &program, const StepDesc &step,
       continue;
     }
     if (std::optional<StepValue> result = tryF32Op(op, local)) {
+      local.push_back(std::move(*result));
+      continue;
+    }
+    if (std::optional<StepValue> result = tryGatherF32(op, local)) {
       local.push_back(std::move(*result));
       continue;
     }

@@ -463,6 +463,49 @@ TEST(CpuKernels, HalfMatmulsGoThroughF32) {
   }
 }
 
+TEST(CpuKernels, GatherCopiesOnlyItsRowsBitForBit) {
+  // The f32 gather copies the picked rows of the table in place; the
+  // reference decodes the whole table. Along the first axis (an
+  // embedding), along an inner one, with negative indices and ones past
+  // either end (zeros, as the reference gives), in rows enough to split.
+  struct Case { ref::Shape data, indices; int64_t axis; };
+  for (const Case &c : {Case{{1000, 48}, {3, 40}, 0}, Case{{6, 50, 7}, {2, 9}, 1}}) {
+    auto shape = [](const std::string &type, const ref::Shape &s) {
+      std::string t = type + "[";
+      for (size_t d = 0; d < s.size(); ++d)
+        t += (d ? ", " : "") + std::to_string(s[d]);
+      return t + "]";
+    };
+    std::string source = "input data: " + shape("f32", c.data) + "\ninput ids: " +
+                         shape("i64", c.indices) + "\ny = gather(data, ids, axis=" +
+                         std::to_string(c.axis) + ")\noutput y\n";
+    std::vector<uint8_t> kx = compile(source);
+    ASSERT_FALSE(kx.empty()) << source;
+    auto exe = rt::Executable::loadMemory(kx.data(), kx.size());
+    ASSERT_TRUE(exe) << exe.status().message();
+    auto session = rt::Session::create(*exe, {});
+    std::vector<float> data = randomFloats(ref::numElements(c.data), 11);
+    int64_t extent = c.data[c.axis];
+    std::vector<int64_t> ids(ref::numElements(c.indices));
+    std::mt19937_64 rng(5);
+    for (size_t k = 0; k < ids.size(); ++k)
+      ids[k] = static_cast<int64_t>(rng() % (2 * extent + 6)) - extent - 3; // -extent-3 .. extent+2
+    ASSERT_TRUE((*session)->setInput(0, data.data(), data.size() * 4));
+    ASSERT_TRUE((*session)->setInput(1, ids.data(), ids.size() * 8));
+    rt::Status st = (*session)->run();
+    ASSERT_TRUE(st) << st.message();
+    ref::Tensor table = ref::Tensor::zeros(ref::DType::F32, c.data);
+    std::copy(data.begin(), data.end(), table.f.begin());
+    ref::Tensor indices = ref::Tensor::zeros(ref::DType::I64, c.indices);
+    std::copy(ids.begin(), ids.end(), indices.i.begin());
+    ref::Tensor expected = ref::gather(table, indices, c.axis);
+    const float *y = static_cast<const float *>((*session)->outputData(0));
+    ASSERT_EQ((*exe)->outputs()[0].shape, expected.shape) << source;
+    for (int64_t k = 0; k < expected.numElements(); ++k)
+      ASSERT_EQ(y[k], static_cast<float>(expected.f[k])) << source << " @" << k;
+  }
+}
+
 TEST(CpuKernels, MaxPoolingMatchesTheReferenceBitForBit) {
   // The f32 path clips each window once and compares in f32; the reference
   // walks every tap in double. NaNs (which propagate), windows clipped by
