@@ -466,10 +466,12 @@ TEST(CpuKernels, HalfMatmulsGoThroughF32) {
 TEST(CpuKernels, GatherCopiesOnlyItsRowsBitForBit) {
   // The f32 gather copies the picked rows of the table in place; the
   // reference decodes the whole table. Along the first axis (an
-  // embedding), along an inner one, with negative indices and ones past
-  // either end (zeros, as the reference gives), in rows enough to split.
-  struct Case { ref::Shape data, indices; int64_t axis; };
-  for (const Case &c : {Case{{1000, 48}, {3, 40}, 0}, Case{{6, 50, 7}, {2, 9}, 1}}) {
+  // embedding), along an inner one, i64 and i32 indices, negative ones and
+  // ones past either end (zeros, as the reference gives), and 512 rows of
+  // 64 (enough to be split over threads).
+  struct Case { ref::Shape data, indices; int64_t axis; std::string indexType; };
+  for (const Case &c : {Case{{1000, 48}, {3, 40}, 0, "i64"}, Case{{6, 50, 7}, {2, 9}, 1, "i32"},
+                        Case{{1000, 64}, {8, 64}, 0, "i32"}}) {
     auto shape = [](const std::string &type, const ref::Shape &s) {
       std::string t = type + "[";
       for (size_t d = 0; d < s.size(); ++d)
@@ -477,7 +479,7 @@ TEST(CpuKernels, GatherCopiesOnlyItsRowsBitForBit) {
       return t + "]";
     };
     std::string source = "input data: " + shape("f32", c.data) + "\ninput ids: " +
-                         shape("i64", c.indices) + "\ny = gather(data, ids, axis=" +
+                         shape(c.indexType, c.indices) + "\ny = gather(data, ids, axis=" +
                          std::to_string(c.axis) + ")\noutput y\n";
     std::vector<uint8_t> kx = compile(source);
     ASSERT_FALSE(kx.empty()) << source;
@@ -491,7 +493,12 @@ TEST(CpuKernels, GatherCopiesOnlyItsRowsBitForBit) {
     for (size_t k = 0; k < ids.size(); ++k)
       ids[k] = static_cast<int64_t>(rng() % (2 * extent + 6)) - extent - 3; // -extent-3 .. extent+2
     ASSERT_TRUE((*session)->setInput(0, data.data(), data.size() * 4));
-    ASSERT_TRUE((*session)->setInput(1, ids.data(), ids.size() * 8));
+    if (c.indexType == "i64") {
+      ASSERT_TRUE((*session)->setInput(1, ids.data(), ids.size() * 8));
+    } else {
+      std::vector<int32_t> narrow(ids.begin(), ids.end());
+      ASSERT_TRUE((*session)->setInput(1, narrow.data(), narrow.size() * 4));
+    }
     rt::Status st = (*session)->run();
     ASSERT_TRUE(st) << st.message();
     ref::Tensor table = ref::Tensor::zeros(ref::DType::F32, c.data);
@@ -501,8 +508,10 @@ TEST(CpuKernels, GatherCopiesOnlyItsRowsBitForBit) {
     ref::Tensor expected = ref::gather(table, indices, c.axis);
     const float *y = static_cast<const float *>((*session)->outputData(0));
     ASSERT_EQ((*exe)->outputs()[0].shape, expected.shape) << source;
-    for (int64_t k = 0; k < expected.numElements(); ++k)
-      ASSERT_EQ(y[k], static_cast<float>(expected.f[k])) << source << " @" << k;
+    for (int64_t k = 0; k < expected.numElements(); ++k) {
+      float want = static_cast<float>(expected.f[k]);
+      ASSERT_EQ(0, std::memcmp(&y[k], &want, 4)) << source << " @" << k;
+    }
   }
 }
 
