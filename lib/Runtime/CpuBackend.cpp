@@ -330,20 +330,15 @@ Status runStepOnCpu(const Program &program, const StepDesc &step,
       local.emplace_back(op.results[0], ref::Tensor::zeros(op.results[0].dtype, op.results[0].shape));
       continue;
     }
-    if (std::optional<StepValue> result = tryBlasOp(op, local)) {
-      local.push_back(std::move(*result));
-      continue;
-    }
-    if (std::optional<StepValue> result = tryF32Op(op, local)) {
-      local.push_back(std::move(*result));
-      continue;
-    }
-    if (std::optional<StepValue> result = tryGatherF32(op, local)) {
-      local.push_back(std::move(*result));
-      continue;
-    }
-    if (std::optional<StepValue> result = tryHalfMatmul(op, local)) {
-      local.push_back(std::move(*result));
+    // The fast paths, in order; the reference evaluator takes the rest.
+    using FastPath = std::optional<StepValue> (*)(const OpDesc &, std::vector<StepValue> &);
+    static constexpr FastPath kFastPaths[] = {tryBlasOp, tryF32Op, tryGatherF32, tryHalfMatmul};
+    std::optional<StepValue> fast;
+    for (FastPath path : kFastPaths)
+      if ((fast = path(op, local)))
+        break;
+    if (fast) {
+      local.push_back(std::move(*fast));
       continue;
     }
     std::vector<const ref::Tensor *> operands;
