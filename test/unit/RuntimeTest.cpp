@@ -304,7 +304,15 @@ output y
 
 namespace {
 
-/// Runs a one-op model through the runtime (OpenBLAS paths included) and
+/// A .kg tensor type: "f32[2, 3]".
+std::string kgType(const std::string &dtype, const ref::Shape &shape) {
+  std::string t = dtype + "[";
+  for (size_t d = 0; d < shape.size(); ++d)
+    t += (d ? ", " : "") + std::to_string(shape[d]);
+  return t + "]";
+}
+
+/// Runs a one-op model through the runtime (host GEMM paths included) and
 /// through the reference kernels, on random inputs, and compares.
 void checkAgainstReference(const std::string &decls, const std::string &expr,
                            const std::vector<std::pair<std::string, ref::Shape>> &inputs,
@@ -380,13 +388,7 @@ TEST(CpuKernels, ConvolutionVariantsMatchTheReference) {
       {", padding=1", {1, 8, 40, 40}, {8, 8, 3, 3}, true, params(1, 1, 1, 1)},
   };
   for (const Case &c : cases) {
-    auto shape = [](const ref::Shape &s) {
-      std::string t = "f32[";
-      for (size_t d = 0; d < s.size(); ++d)
-        t += (d ? ", " : "") + std::to_string(s[d]);
-      return t + "]";
-    };
-    std::string decls = "input x: " + shape(c.x) + "\ninput w: " + shape(c.w) + "\n";
+    std::string decls = "input x: " + kgType("f32", c.x) + "\ninput w: " + kgType("f32", c.w) + "\n";
     std::vector<std::pair<std::string, ref::Shape>> inputs = {{"x", c.x}, {"w", c.w}};
     if (c.bias) {
       decls += "input b: f32[" + std::to_string(c.w[0]) + "]\n";
@@ -409,13 +411,8 @@ TEST(CpuKernels, HalfMatmulsGoThroughF32) {
                         Case{"bf16", ref::DType::BF16, 1.0 / 128, true},
                         Case{"f16", ref::DType::F16, 1.0 / 1024, true}}) {
     ref::Shape as{3, 33, 70}, bs = c.tb ? ref::Shape{41, 70} : ref::Shape{70, 41};
-    auto decl = [&](const char *name, const ref::Shape &s) {
-      std::string t = "input " + std::string(name) + ": " + c.dtype + "[";
-      for (size_t d = 0; d < s.size(); ++d)
-        t += (d ? ", " : "") + std::to_string(s[d]);
-      return t + "]\n";
-    };
-    std::string source = decl("a", as) + decl("b", bs) + "y = matmul(a, b" +
+    std::string source = "input a: " + kgType(c.dtype, as) + "\ninput b: " + kgType(c.dtype, bs) +
+                         "\ny = matmul(a, b" +
                          (c.tb ? ", transpose_b=true" : "") + ")\noutput y\n";
     std::vector<uint8_t> kx = compile(source);
     ASSERT_FALSE(kx.empty()) << source;
@@ -472,14 +469,8 @@ TEST(CpuKernels, GatherCopiesOnlyItsRowsBitForBit) {
   struct Case { ref::Shape data, indices; int64_t axis; std::string indexType; };
   for (const Case &c : {Case{{1000, 48}, {3, 40}, 0, "i64"}, Case{{6, 50, 7}, {2, 9}, 1, "i32"},
                         Case{{1000, 64}, {8, 64}, 0, "i32"}}) {
-    auto shape = [](const std::string &type, const ref::Shape &s) {
-      std::string t = type + "[";
-      for (size_t d = 0; d < s.size(); ++d)
-        t += (d ? ", " : "") + std::to_string(s[d]);
-      return t + "]";
-    };
-    std::string source = "input data: " + shape("f32", c.data) + "\ninput ids: " +
-                         shape(c.indexType, c.indices) + "\ny = gather(data, ids, axis=" +
+    std::string source = "input data: " + kgType("f32", c.data) + "\ninput ids: " +
+                         kgType(c.indexType, c.indices) + "\ny = gather(data, ids, axis=" +
                          std::to_string(c.axis) + ")\noutput y\n";
     std::vector<uint8_t> kx = compile(source);
     ASSERT_FALSE(kx.empty()) << source;
@@ -542,10 +533,8 @@ TEST(CpuKernels, MaxPoolingMatchesTheReferenceBitForBit) {
        params({2, 2}, {1, 1}, {0, 0, 0, 0}, 2, false)},
   };
   for (const Case &c : cases) {
-    std::string shape = "f32[";
-    for (size_t d = 0; d < c.x.size(); ++d)
-      shape += (d ? ", " : "") + std::to_string(c.x[d]);
-    std::string source = "input x: " + shape + "]\ny = max_pool2d(x, " + c.attrs + ")\noutput y\n";
+    std::string source =
+        "input x: " + kgType("f32", c.x) + "\ny = max_pool2d(x, " + c.attrs + ")\noutput y\n";
     std::vector<uint8_t> kx = compile(source);
     ASSERT_FALSE(kx.empty()) << source;
     auto exe = rt::Executable::loadMemory(kx.data(), kx.size());
