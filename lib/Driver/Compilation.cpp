@@ -2,6 +2,8 @@
 
 #include "kiln/Driver/Compilation.h"
 
+#include "kiln/CodeGen/CpuCode.h"
+
 #include "kiln/Driver/Autotune.h"
 #include "kiln/Driver/DeviceCode.h"
 #include "kiln/Driver/Pipeline.h"
@@ -110,8 +112,17 @@ LogicalResult Compilation::lower(ModuleOp module) {
 }
 
 LogicalResult Compilation::buildDeviceCode(func::FuncOp plan, mlir::kiln::DeviceCode &code) {
-  if (options.target == Target::CPU)
+  if (options.target == Target::CPU) {
+    mlir::kiln::CpuCodeOptions cpu;
+    cpu.level = options.cpuLevel;
+    std::string error;
+    if (failed(mlir::kiln::buildCpuCode(plan, cpu, code, error))) {
+      llvm::errs() << "kilnc: error: " << error << "\n";
+      return failure();
+    }
+    clock.mark("cpu-codegen");
     return success();
+  }
   return driver::buildDeviceCode(plan, options, code, clock);
 }
 

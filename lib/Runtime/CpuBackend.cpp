@@ -13,7 +13,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CpuCode.h"
 #include "HostGemm.h"
+#include "ScratchBuffer.h"
 #include "Program.h"
 
 #include "kiln/Reference/Kernels.h"
@@ -131,15 +133,15 @@ bool tryBlasStep(const StepDesc &step, const Program &program,
   return sgemmConv2d(op, shape(0), data(0), shape(1), data(1), data(2), out.shape, result);
 }
 
-/// A value inside a step: a step input still in memory, an f32 row-major
-/// result of the host GEMM, or a decoded reference tensor. Decoding happens only
+/// A value inside a step: a step input still in memory, a result written
+/// straight into the step's output buffer, an f32 row-major result in a
+/// scratch array, or a decoded reference tensor. Decoding happens only
 /// when an op on the reference path needs it, so a fused step's matmul reads
 /// its weights in place, as an unfused one does.
 class StepValue {
 public:
   StepValue(const TensorSpec &type, const uint8_t *memory) : type_(&type), memory_(memory) {}
-  StepValue(const TensorSpec &type, std::vector<float> f32)
-      : type_(&type), f32_(std::move(f32)) {}
+  StepValue(const TensorSpec &type, ScratchBuffer f32) : type_(&type), f32_(std::move(f32)) {}
   StepValue(const TensorSpec &type, ref::Tensor tensor) : type_(&type), tensor_(std::move(tensor)) {}
   StepValue(StepValue &&) = default;
   StepValue &operator=(StepValue &&) = default;
@@ -163,8 +165,10 @@ public:
       return nullptr;
     if (memory_)
       return reinterpret_cast<const float *>(memory_);
-    if (f32_.empty() && tensor_)
-      f32_.assign(tensor_->f.begin(), tensor_->f.end());
+    if (f32_.empty() && tensor_) {
+      f32_ = ScratchBuffer(tensor_->f.size());
+      std::copy(tensor_->f.begin(), tensor_->f.end(), f32_.data());
+    }
     return f32_.data();
   }
 
@@ -174,7 +178,7 @@ public:
         tensor_ = ref::decodeTensor(type_->dtype, type_->shape, type_->dimOrder, memory_);
       else {
         tensor_ = ref::Tensor::zeros(ref::DType::F32, type_->shape);
-        tensor_->f.assign(f32_.begin(), f32_.end());
+        tensor_->f.assign(f32_.data(), f32_.data() + f32_.size());
       }
     }
     return *tensor_;
@@ -197,13 +201,35 @@ private:
   const TensorSpec *type_;
   const uint8_t *memory_ = nullptr;
   std::vector<uint8_t> bytes_;
-  std::vector<float> f32_;
+  ScratchBuffer f32_;
   std::optional<ref::Tensor> tensor_;
+};
+
+/// Where an f32 row-major result is computed: straight into the step's
+/// output buffer when the value is one of the step's outputs (no copy
+/// afterwards), else into a scratch array. Every path writes every element.
+class F32Result {
+public:
+  F32Result(const TensorSpec &type, uint8_t *output) : type_(type), output_(output) {
+    if (!output_)
+      scratch_ = ScratchBuffer(type.numElements());
+  }
+  float *data() { return output_ ? reinterpret_cast<float *>(output_) : scratch_.data(); }
+  StepValue take() {
+    return output_ ? StepValue(type_, static_cast<const uint8_t *>(output_))
+                   : StepValue(type_, std::move(scratch_));
+  }
+
+private:
+  const TensorSpec &type_;
+  uint8_t *output_;
+  ScratchBuffer scratch_;
 };
 
 /// Inside a fused step: an f32 row-major matmul or convolution through
 /// the host GEMM, or nothing.
-std::optional<StepValue> tryBlasOp(const OpDesc &op, std::vector<StepValue> &local) {
+std::optional<StepValue> tryBlasOp(const OpDesc &op, std::vector<StepValue> &local,
+                                   uint8_t *output) {
   if ((op.name != "kiln.matmul" && op.name != "kiln.conv2d") || op.results.size() != 1 ||
       !isRowMajorF32(op.results[0]))
     return std::nullopt;
@@ -215,7 +241,7 @@ std::optional<StepValue> tryBlasOp(const OpDesc &op, std::vector<StepValue> &loc
     data.push_back(p);
   }
   auto shape = [&](size_t k) -> const ref::Shape & { return local[op.operands[k]].type().shape; };
-  std::vector<float> out(op.results[0].numElements());
+  F32Result out(op.results[0], output);
   if (op.name == "kiln.matmul") {
     if (!sgemmMatmul(op, shape(0), data[0], shape(1), data[1], op.results[0].shape, out.data()))
       return std::nullopt;
@@ -224,13 +250,14 @@ std::optional<StepValue> tryBlasOp(const OpDesc &op, std::vector<StepValue> &loc
                      op.results[0].shape, out.data()))
       return std::nullopt;
   }
-  return StepValue(op.results[0], std::move(out));
+  return out.take();
 }
 
 /// Inside a fused step: a gather from an f32 row-major table, copying only
 /// the rows it picks (the reference would decode the whole table: an
 /// embedding's 30522 x 384 floats for 32 tokens).
-std::optional<StepValue> tryGatherF32(const OpDesc &op, std::vector<StepValue> &local) {
+std::optional<StepValue> tryGatherF32(const OpDesc &op, std::vector<StepValue> &local,
+                                      uint8_t *output) {
   if (op.name != "kiln.gather" || op.results.size() != 1 || op.operands.size() != 2 ||
       !isRowMajorF32(op.results[0]))
     return std::nullopt;
@@ -245,36 +272,37 @@ std::optional<StepValue> tryGatherF32(const OpDesc &op, std::vector<StepValue> &
   int64_t axis = it == op.attrs.end() ? 0 : it->second.i;
   if (axis < 0 || axis >= static_cast<int64_t>(data.type().shape.size()))
     return std::nullopt;
-  std::vector<float> out(op.results[0].numElements());
+  F32Result out(op.results[0], output);
   ref::gatherF32(table, data.type().shape, indices.i.data(), indices.numElements(), axis,
                  out.data());
-  return StepValue(op.results[0], std::move(out));
+  return out.take();
 }
 
 /// Inside a fused step: an f16 or bf16 row-major matmul through the host
 /// GEMM in f32 (the operands widened exactly, the product rounded to the
 /// result's dtype once), where the reference would multiply in double:
 /// f16 and bf16 go through f32 tiles, never element by element in double.
-std::optional<StepValue> tryHalfMatmul(const OpDesc &op, std::vector<StepValue> &local) {
+std::optional<StepValue> tryHalfMatmul(const OpDesc &op, std::vector<StepValue> &local,
+                                       uint8_t * /*output: f16 or bf16, not taken*/) {
   if (op.name != "kiln.matmul" || op.results.size() != 1 || op.operands.size() != 2)
     return std::nullopt;
   const TensorSpec &type = op.results[0];
   bool half = type.dtype == ref::DType::F16 || type.dtype == ref::DType::BF16;
   if (!half || !type.dimOrder.empty())
     return std::nullopt;
-  std::vector<std::vector<float>> wide;
+  std::vector<ScratchBuffer> wide;
   for (uint32_t operand : op.operands) {
     StepValue &value = local[operand];
     const TensorSpec &t = value.type();
     if (t.dtype != type.dtype || !t.dimOrder.empty())
       return std::nullopt;
-    std::vector<float> &f = wide.emplace_back(t.numElements());
+    ScratchBuffer &f = wide.emplace_back(t.numElements());
     if (const uint8_t *bytes = value.memory())
       ref::widenToF32(t.dtype, bytes, t.numElements(), f.data());
     else // computed by the reference: its doubles hold the dtype's values
-      std::copy(value.tensor().f.begin(), value.tensor().f.end(), f.begin());
+      std::copy(value.tensor().f.begin(), value.tensor().f.end(), f.data());
   }
-  std::vector<float> product(type.numElements());
+  ScratchBuffer product(type.numElements());
   if (!sgemmMatmul(op, local[op.operands[0]].type().shape, wide[0].data(),
                    local[op.operands[1]].type().shape, wide[1].data(), type.shape,
                    product.data()))
@@ -287,7 +315,8 @@ std::optional<StepValue> tryHalfMatmul(const OpDesc &op, std::vector<StepValue> 
 /// Inside a fused step: an op on f32 row-major values with an f32 path
 /// (elementwise, data movement, normalisations, pooling), without decoding
 /// them to double tensors; bit-identical to the reference evaluator.
-std::optional<StepValue> tryF32Op(const OpDesc &op, std::vector<StepValue> &local) {
+std::optional<StepValue> tryF32Op(const OpDesc &op, std::vector<StepValue> &local,
+                                  uint8_t *output) {
   if (op.results.size() != 1 || !isRowMajorF32(op.results[0]))
     return std::nullopt;
   std::vector<const float *> data;
@@ -300,42 +329,102 @@ std::optional<StepValue> tryF32Op(const OpDesc &op, std::vector<StepValue> &loca
     shapes.push_back(&local[operand].type().shape);
   }
   const TensorSpec &type = op.results[0];
-  std::vector<float> out(type.numElements());
+  F32Result out(type, output);
   if (!ref::evaluateF32(op.name, op.attrs, data, shapes, type.shape, out.data()))
     return std::nullopt;
-  return StepValue(type, std::move(out));
+  return out.take();
+}
+
+/// A compiled run of the step's ops (CpuCode.h): its reads in place, its
+/// writes into the step's output buffers or scratch arrays, the elements
+/// split over the host's threads (each element computed once, by one
+/// thread: results do not depend on the split). `outputOf` gives, per local
+/// value, the output buffer it goes to, or null.
+void runCpuKernel(const CpuKernelDesc &kernel, CpuKernelFn fn, std::vector<StepValue> &local,
+                  const StepDesc &step, const std::vector<uint8_t *> &outputOf) {
+  std::vector<const float *> reads;
+  for (uint32_t r : kernel.reads)
+    reads.push_back(local[r].f32());
+  size_t firstLocal = local.size();
+  std::vector<F32Result> results;
+  results.reserve(kernel.writes.size());
+  std::vector<float *> writes;
+  for (uint32_t w : kernel.writes) {
+    size_t op = kernel.firstOp + (w - firstLocal); // one result per compiled op
+    writes.push_back(results.emplace_back(step.ops[op].results[0], outputOf[w]).data());
+  }
+  ref::parallelRanges(kernel.elements, 4 * static_cast<int64_t>(kernel.opCount),
+                      [&](int64_t begin, int64_t end) { fn(reads.data(), writes.data(), begin, end); });
+  // Every result of the run gets a slot; those kept in registers stay empty.
+  for (uint32_t o = kernel.firstOp; o < kernel.firstOp + kernel.opCount; ++o) {
+    size_t at = local.size();
+    auto written = std::find(kernel.writes.begin(), kernel.writes.end(), at);
+    if (written == kernel.writes.end())
+      local.emplace_back(step.ops[o].results[0], ScratchBuffer());
+    else
+      local.push_back(results[written - kernel.writes.begin()].take());
+  }
 }
 
 } // namespace
 
 Status runStepOnCpu(const Program &program, const StepDesc &step,
                     const std::vector<const uint8_t *> &inputs,
-                    const std::vector<uint8_t *> &outputs) {
+                    const std::vector<uint8_t *> &outputs, CpuMode mode,
+                    const std::vector<CpuKernelFn> *kernels) {
   // Empty results are computed by doing nothing. The kernels would still
   // loop over the other dimensions, whose product a zero dimension leaves
   // unbounded (2^40 iterations for a 0-byte tensor of a hostile .kx).
   if (std::all_of(step.outputs.begin(), step.outputs.end(),
                   [&](uint32_t v) { return program.values[v].type.numElements() == 0; }))
     return Status::ok();
+  bool reference = mode == CpuMode::Reference;
   // The library's and the f32 loops' threads, for this calling thread.
   applyHostThreads();
-  if (tryBlasStep(step, program, inputs, outputs))
+  if (!reference && tryBlasStep(step, program, inputs, outputs))
     return Status::ok();
   std::vector<StepValue> local;
   local.reserve(step.inputs.size() + step.ops.size());
   for (size_t k = 0; k < step.inputs.size(); ++k)
     local.emplace_back(program.values[step.inputs[k]].type, inputs[k]);
-  for (const OpDesc &op : step.ops) {
-    if (op.results[0].numElements() == 0) {
-      local.emplace_back(op.results[0], ref::Tensor::zeros(op.results[0].dtype, op.results[0].shape));
+  // f32 results that are step outputs are computed in their output buffer
+  // (the first output yielding them; step inputs never share its memory).
+  size_t localCount = step.inputs.size();
+  for (const OpDesc &op : step.ops)
+    localCount += op.results.size();
+  std::vector<uint8_t *> outputOf(localCount, nullptr);
+  std::vector<bool> inPlace(step.outputs.size(), false);
+  if (!reference)
+    for (size_t k = 0; k < step.yields.size(); ++k) {
+      uint32_t y = step.yields[k];
+      if (y >= step.inputs.size() && !outputOf[y] &&
+          isRowMajorF32(program.values[step.outputs[k]].type)) {
+        outputOf[y] = outputs[k];
+        inPlace[k] = true;
+      }
+    }
+  bool compiled = !reference && kernels && kernels->size() == step.cpuKernels.size();
+  size_t nextKernel = 0;
+  for (size_t o = 0; o < step.ops.size(); ++o) {
+    if (compiled && nextKernel < step.cpuKernels.size() && step.cpuKernels[nextKernel].firstOp == o) {
+      const CpuKernelDesc &kernel = step.cpuKernels[nextKernel];
+      runCpuKernel(kernel, (*kernels)[nextKernel++], local, step, outputOf);
+      o += kernel.opCount - 1;
       continue;
     }
+    const OpDesc &op = step.ops[o];
+    uint8_t *output = op.results.size() == 1 ? outputOf[local.size()] : nullptr;
+    if (op.results[0].numElements() == 0) {
+      local.emplace_back(op.results[0], ref::Tensor::zeros(op.results[0].dtype, op.results[0].shape));
+      continue; // (an output of no elements has nothing to store)
+    }
     // The fast paths, in order; the reference evaluator takes the rest.
-    using FastPath = std::optional<StepValue> (*)(const OpDesc &, std::vector<StepValue> &);
+    using FastPath =
+        std::optional<StepValue> (*)(const OpDesc &, std::vector<StepValue> &, uint8_t *);
     static constexpr FastPath kFastPaths[] = {tryBlasOp, tryF32Op, tryGatherF32, tryHalfMatmul};
     std::optional<StepValue> fast;
     for (FastPath path : kFastPaths)
-      if ((fast = path(op, local)))
+      if (!reference && (fast = path(op, local, output)))
         break;
     if (fast) {
       local.push_back(std::move(*fast));
@@ -348,9 +437,13 @@ Status runStepOnCpu(const Program &program, const StepDesc &step,
     if (!result)
       return Status::error("the CPU backend cannot run " + op.name);
     local.emplace_back(op.results[0], std::move(*result));
+    if (output) // computed off the output buffer after all: stored below
+      inPlace[std::find(step.yields.begin(), step.yields.end(), local.size() - 1) -
+              step.yields.begin()] = false;
   }
   for (size_t k = 0; k < step.outputs.size(); ++k)
-    local[step.yields[k]].store(outputs[k]);
+    if (!inPlace[k])
+      local[step.yields[k]].store(outputs[k]);
   return Status::ok();
 }
 

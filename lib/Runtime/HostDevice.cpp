@@ -28,14 +28,25 @@ Result<std::unique_ptr<Device>> createHostDevice(const Program &program,
       return loaded.status();
     emu = std::move(*loaded);
   }
-  auto device = std::make_unique<HostDevice>(program, std::move(emu));
+  // The CPU runs the executable's native kernels; the reference and
+  // cuda-emu devices compute those ops one by one.
+  std::unique_ptr<CpuCode> cpuCode;
+  if (!emu && options.device != DeviceChoice::Reference) {
+    auto loaded = CpuCode::load(program, options.cpuPortable);
+    if (!loaded)
+      return loaded.status();
+    cpuCode = std::move(*loaded);
+  }
+  CpuMode mode = options.device == DeviceChoice::Reference ? CpuMode::Reference : CpuMode::Fast;
+  auto device = std::make_unique<HostDevice>(program, std::move(emu), std::move(cpuCode), mode);
   if (Status st = device->allocate(); !st)
     return st;
   return std::unique_ptr<Device>(std::move(device));
 }
 
-HostDevice::HostDevice(const Program &program, std::unique_ptr<CudaEmuDevice> emu)
-    : program_(program), emu_(std::move(emu)) {}
+HostDevice::HostDevice(const Program &program, std::unique_ptr<CudaEmuDevice> emu,
+                       std::unique_ptr<CpuCode> cpuCode, CpuMode mode)
+    : program_(program), emu_(std::move(emu)), cpuCode_(std::move(cpuCode)), mode_(mode) {}
 
 HostDevice::~HostDevice() { std::free(arena_); }
 
@@ -83,7 +94,8 @@ Status HostDevice::run(const std::vector<std::vector<uint8_t>> &inputs,
       out.push_back(const_cast<uint8_t *>(valueData(v)));
     if (emu_)
       return emu_->runStep(program_, index, in, out);
-    return runStepOnCpu(program_, step, in, out);
+    return runStepOnCpu(program_, step, in, out, mode_,
+                        cpuCode_ ? &cpuCode_->kernels(index) : nullptr);
   };
   return runSchedule(program_, execute, timings, workers_.get());
 }
@@ -96,7 +108,11 @@ const uint8_t *HostDevice::outputData(size_t index) const {
 
 std::string HostDevice::describe() const {
   std::string s = emu_ ? "device cuda-emu (the executable's CUDA kernels run on the CPU)\n"
-                       : "device cpu\n";
+                  : mode_ == CpuMode::Reference
+                      ? "device reference (every op by the double-precision reference evaluator)\n"
+                      : "device cpu\n";
+  if (cpuCode_)
+    s += "  native code: " + cpuCode_->level() + " (this CPU: " + hostCpuLevel() + ")\n";
   s += "  streams: " + std::to_string(program_.numStreams) + " (threads)\n";
   return s;
 }

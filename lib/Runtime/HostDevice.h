@@ -3,7 +3,9 @@
 // Every value lives in host memory: the arena is one allocation, inputs are
 // read where the session keeps them, weights where the file is mapped. The
 // plan's streams run as threads (StreamWorkers) with its events between
-// them. On the CPU each step runs the CPU backend; on cuda-emu a step with a
+// them. On the CPU each step runs the CPU backend with the executable's
+// native kernels (on the reference device, every op by the reference
+// evaluator); on cuda-emu a step with a
 // kernel runs it under the CUDA emulator (CudaEmuDevice) and the rest fall
 // back to the CPU backend. Transfers are copies: the CPU is the reference
 // for any plan, a GPU one included.
@@ -13,6 +15,7 @@
 #ifndef KILN_LIB_RUNTIME_HOSTDEVICE_H
 #define KILN_LIB_RUNTIME_HOSTDEVICE_H
 
+#include "CpuCode.h"
 #include "CudaEmuDevice.h"
 #include "Device.h"
 #include "Scheduler.h"
@@ -22,7 +25,8 @@ namespace rt {
 
 class HostDevice final : public Device {
 public:
-  HostDevice(const Program &program, std::unique_ptr<CudaEmuDevice> emu);
+  HostDevice(const Program &program, std::unique_ptr<CudaEmuDevice> emu,
+             std::unique_ptr<CpuCode> cpuCode, CpuMode mode);
   ~HostDevice() override;
   /// Allocates the arena; fails when the host cannot hold it.
   Status allocate();
@@ -40,6 +44,8 @@ private:
   const uint8_t *valueData(uint32_t value) const;
   const Program &program_;
   std::unique_ptr<CudaEmuDevice> emu_; ///< null on the CPU
+  std::unique_ptr<CpuCode> cpuCode_;    ///< the native kernels, if any
+  CpuMode mode_;
   uint8_t *arena_ = nullptr;
   std::unique_ptr<StreamWorkers> workers_;
   const std::vector<std::vector<uint8_t>> *inputs_ = nullptr; ///< the session's

@@ -71,6 +71,7 @@ private:
   Status values(Program &p);
   Status steps(Program &p);
   Status deviceCode(Program &p);
+  Status cpuKernels(const kx::Step *s, const std::string &what, const Program &p, StepDesc &step);
   Status schedule(Program &p);
 
   const kx::Executable &exe;
@@ -392,8 +393,85 @@ Status ProgramBuilder::steps(Program &p) {
                              ")");
       step.conv = call;
     }
+    if (Status cs = cpuKernels(s, what, p, step); !cs)
+      return cs;
     p.steps.push_back(std::move(step));
   }
+  return Status::ok();
+}
+
+/// The step's runs of native CPU code: ops in order without overlap, each
+/// run reading values defined before it and writing its own ops' f32
+/// row-major results, no later op or output using a result the run does not
+/// write. (The code itself is native: the executable is trusted as a shared
+/// library is; these checks catch a damaged or inconsistent file.)
+Status ProgramBuilder::cpuKernels(const kx::Step *s, const std::string &what, const Program &p,
+                                  StepDesc &step) {
+  if (!s->cpu_kernels())
+    return Status::ok();
+  // Each local value's type, and the local index each op's results start at.
+  std::vector<const TensorSpec *> local;
+  for (uint32_t in : step.inputs)
+    local.push_back(&p.values[in].type);
+  std::vector<size_t> firstResult;
+  for (const OpDesc &op : step.ops) {
+    firstResult.push_back(local.size());
+    for (const TensorSpec &r : op.results)
+      local.push_back(&r);
+  }
+  firstResult.push_back(local.size());
+  std::vector<bool> unwritten(local.size(), false); // computed only in registers
+  size_t nextOp = 0;
+  for (const kx::CpuKernel *k : *s->cpu_kernels()) {
+    CpuKernelDesc desc;
+    desc.symbol = k->symbol() ? k->symbol()->str() : "";
+    desc.firstOp = k->first_op();
+    desc.opCount = k->op_count();
+    desc.elements = k->elements();
+    std::string kw = what + " CPU kernel '" + desc.symbol + "'";
+    if (desc.symbol.empty() || desc.opCount == 0 || desc.firstOp < nextOp ||
+        desc.firstOp > step.ops.size() || desc.opCount > step.ops.size() - desc.firstOp)
+      return Status::error(kw + " covers ops that are not a run after the step's earlier runs");
+    nextOp = desc.firstOp + desc.opCount;
+    size_t begin = firstResult[desc.firstOp], end = firstResult[nextOp];
+    if (end - begin != desc.opCount)
+      return Status::error(kw + " covers an op without exactly one result");
+    auto f32 = [](const TensorSpec *t) { return t->dtype == ref::DType::F32 && t->dimOrder.empty(); };
+    if (k->reads())
+      for (uint32_t r : *k->reads()) {
+        if (r >= begin || unwritten[r] || !f32(local[r]) || local[r]->numElements() < 1 ||
+            local[r]->numElements() > desc.elements)
+          return Status::error(kw + " reads a value it cannot: local #" + std::to_string(r));
+        desc.reads.push_back(r);
+      }
+    std::vector<bool> written(local.size(), false);
+    if (k->writes())
+      for (uint32_t w : *k->writes()) {
+        if (w < begin || w >= end || !f32(local[w]) || local[w]->numElements() != desc.elements)
+          return Status::error(kw + " writes a value it cannot: local #" + std::to_string(w));
+        written[w] = true;
+        desc.writes.push_back(w);
+      }
+    if (desc.writes.empty() || desc.elements < 1)
+      return Status::error(kw + " writes nothing");
+    for (size_t v = begin; v < end; ++v)
+      unwritten[v] = !written[v];
+    step.cpuKernels.push_back(std::move(desc));
+  }
+  // What a run keeps in registers is used by nothing outside it.
+  std::vector<std::pair<size_t, size_t>> runLocals(step.ops.size(), {0, 0}); // per op: its run's
+  for (const CpuKernelDesc &k : step.cpuKernels)
+    for (uint32_t o = k.firstOp; o < k.firstOp + k.opCount; ++o)
+      runLocals[o] = {firstResult[k.firstOp], firstResult[k.firstOp + k.opCount]};
+  for (size_t o = 0; o < step.ops.size(); ++o)
+    for (uint32_t x : step.ops[o].operands)
+      if (unwritten[x] && !(x >= runLocals[o].first && x < runLocals[o].second))
+        return Status::error(what + " op #" + std::to_string(o) +
+                             " uses a value a CPU kernel keeps to itself (local #" +
+                             std::to_string(x) + ")");
+  for (uint32_t y : step.yields)
+    if (unwritten[y])
+      return Status::error(what + " outputs a value its CPU kernels do not write");
   return Status::ok();
 }
 
@@ -408,7 +486,8 @@ Status ProgramBuilder::deviceCode(Program &p) {
       desc.data = code->data()->data();
       desc.size = code->data()->size();
     }
-    if ((desc.format == "cubin" || desc.format == "elf-so") && desc.size > 0) {
+    if ((desc.format == "cubin" || desc.format == "elf-so" || desc.format == "elf-rel") &&
+        desc.size > 0) {
       std::string problem = checkElfImage(desc.data, desc.size);
       if (!problem.empty())
         return Status::error("device code #" + std::to_string(p.deviceCode.size()) + " (" +

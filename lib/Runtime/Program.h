@@ -37,6 +37,15 @@ struct OpDesc {
 
 };
 
+/// A run of a step's ops computed by native CPU code (the executable's
+/// "elf-rel" device code): ops [firstOp, firstOp + opCount).
+struct CpuKernelDesc {
+  std::string symbol;
+  uint32_t firstOp = 0, opCount = 0;
+  std::vector<uint32_t> reads, writes; ///< step-local values, f32 row-major
+  int64_t elements = 0;                ///< of each written value
+};
+
 struct StepDesc {
   std::string name;
   std::string kind; ///< fusion region kind, empty for one unfused op
@@ -58,6 +67,8 @@ struct StepDesc {
   std::optional<GemmCall> gemm;
   /// The cuDNN convolution computing the step on a GPU, likewise.
   std::optional<ConvCall> conv;
+  /// Runs of ops computed by native CPU code, in op order.
+  std::vector<CpuKernelDesc> cpuKernels;
 };
 
 struct DeviceCodeDesc {
@@ -107,11 +118,20 @@ std::vector<std::string> opLocations(const StepDesc &step);
 /// assume 256 unless told).
 uint32_t pointerAlignment(const void *p);
 
+/// How the CPU computes a step: with its compiled kernels, the host GEMM
+/// and the f32 loops (Fast), or every op by the double-precision reference
+/// evaluator (Reference, --device=reference: the answer tests compare to).
+enum class CpuMode { Fast, Reference };
+
+using CpuKernelFn = void (*)(const float *const *, float *const *, int64_t, int64_t);
+
 /// Runs one step of `program` on the CPU: reads its inputs, computes its ops,
-/// writes its outputs.
+/// writes its outputs. `kernels`: the step's compiled runs (CpuCode.h), one
+/// per step.cpuKernels; without them the runs' ops are computed one by one.
 Status runStepOnCpu(const Program &program, const StepDesc &step,
                     const std::vector<const uint8_t *> &inputs,
-                    const std::vector<uint8_t *> &outputs);
+                    const std::vector<uint8_t *> &outputs, CpuMode mode = CpuMode::Fast,
+                    const std::vector<CpuKernelFn> *kernels = nullptr);
 
 } // namespace rt
 } // namespace kiln

@@ -38,6 +38,9 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Executabl
   if (options.emuProfile && options.device != DeviceChoice::CudaEmu)
     return Status::error("--profile applies to --device=cuda-emu (the emulator counts what "
                          "each kernel asks of the memory system)");
+  if (options.cpuPortable && options.device != DeviceChoice::CPU &&
+      options.device != DeviceChoice::Auto)
+    return Status::error("--cpu-portable applies to --device=cpu");
   if (options.device != DeviceChoice::Cuda) {
     if (options.cudaGraph)
       return Status::error("--cuda-graph applies to --device=cuda (it captures the schedule "
@@ -164,6 +167,9 @@ std::string Executable::describe() const {
            "x" + std::to_string(step.conv->r) + "x" + std::to_string(step.conv->s) +
            (step.conv->nhwc ? " nhwc" : "") + (step.conv->bias ? " +bias" : "") +
            (step.conv->relu ? " +relu" : "");
+    for (const CpuKernelDesc &k : step.cpuKernels)
+      s += " cpu " + k.symbol + "(ops " + std::to_string(k.firstOp) + "-" +
+           std::to_string(k.firstOp + k.opCount - 1) + ")";
     for (uint32_t out : step.outputs)
       s += " -> arena[" + std::to_string(p.values[out].index) + "] " +
            p.values[out].type.typeString();

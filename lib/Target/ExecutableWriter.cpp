@@ -307,6 +307,11 @@ FailureOr<flatbuffers::Offset<kx::Step>> Writer::step(exec::StepOp s, unsigned s
     for (int64_t e : *w)
       waits.push_back(static_cast<uint32_t>(e));
   std::string kind = s.getKind() ? s.getKind()->str() : "";
+  std::vector<flatbuffers::Offset<kx::CpuKernel>> cpuKernels;
+  if (auto it = code.cpuKernels.find(stepIndex); it != code.cpuKernels.end())
+    for (const CpuKernel &c : it->second)
+      cpuKernels.push_back(kx::CreateCpuKernelDirect(fbb, c.symbol.c_str(), c.firstOp, c.opCount,
+                                                     &c.reads, &c.writes, c.elements));
   auto kernel = code.kernels.find(stepIndex);
   StepKernel none;
   const StepKernel &k = kernel == code.kernels.end() ? none : kernel->second;
@@ -316,7 +321,8 @@ FailureOr<flatbuffers::Offset<kx::Step>> Writer::step(exec::StepOp s, unsigned s
                               k.name.empty() ? nullptr : k.name.c_str(), k.name.empty() ? 0 : k.grid,
                               k.name.empty() ? 0 : k.block,
                               k.name.empty() ? nullptr : &k.inputs, *gemm, *conv,
-                              k.name.empty() ? 0 : k.dynamicShared);
+                              k.name.empty() ? 0 : k.dynamicShared,
+                              cpuKernels.empty() ? nullptr : &cpuKernels);
 }
 
 LogicalResult Writer::write(llvm::raw_ostream &os) {

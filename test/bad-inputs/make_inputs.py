@@ -156,6 +156,27 @@ for name, edit in [
         ("conv-layout-mismatch.kx", "step('kiln_cudnn_epilogue_1')['conv']['nhwc'] = True")]:
     subprocess.run([sys.executable, edit_kx, path("conv-lib.kx"), path(name), edit], check=True)
 
+# Native CPU code whose records disagree with the step or the object:
+# built for x86-64-v2, which every x86-64 machine running the tests has.
+with open(path("cpu.kg"), "w") as f:
+    f.write("model cpu\ninput x: f32[4, 64]\nweight b: f32[64] = random(seed=1, scale=0.1)\n"
+            "y = relu(x * 2.0 + b)\noutput y\n")
+subprocess.run([kilnc, path("cpu.kg"), "--cpu=x86-64-v2", "-o", path("cpu.kx")], check=True,
+               capture_output=True)
+run = "exe['steps'][0]['cpu_kernels'][0]"
+elf = "code('x86-64-v2', 'elf-rel')"
+for name, edit in [
+        ("cpu-run-past-ops.kx", f"{run}['op_count'] = 9"),
+        ("cpu-reads-later.kx", f"{run}['reads'] = [5]"),
+        ("cpu-keeps-output.kx", f"{run}['writes'] = [3]"),
+        ("cpu-wrong-elements.kx", f"{run}['elements'] = 4096"),
+        ("cpu-unknown-symbol.kx", f"{run}['symbol'] = 'kiln_cpu_7'"),
+        ("cpu-unknown-level.kx", f"{elf}['target'] = 'x86-64-v9'"),
+        ("cpu-no-code.kx", "exe['device_code'] = []"),
+        ("cpu-truncated-object.kx", f"del {elf}['data'][600:]"),
+        ("cpu-shared-object.kx", f"{elf}['data'][16] = 3")]:  # ET_DYN, not ET_REL
+    subprocess.run([sys.executable, edit_kx, path("cpu.kx"), path(name), edit], check=True)
+
 # --- tensors -------------------------------------------------------------
 np.save(path("x.npy"), np.random.default_rng(1).uniform(-1, 1, (2, 3)).astype(np.float32))
 np.save(path("wrong-shape.npy"), np.ones((3, 2), np.float32))

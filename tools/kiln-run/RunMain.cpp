@@ -53,13 +53,14 @@ struct Options {
   std::string emuOrder = "forward";
   bool emuOrderGiven = false, emuChecked = false;
   bool cudaGraph = false, syncEachStep = false, convEpilogueKernels = false;
+  bool cpuPortable = false;
   std::string compareTo;
   double tolerance = 1e-4;
   bool toleranceGiven = false;
 };
 
 const char *kUsage =
-    "usage: %s%s [--device=auto|cpu|cuda-emu|cuda[:N]]\n"
+    "usage: %s%s [--device=auto|cpu|reference|cuda-emu|cuda[:N]] [--cpu-portable]\n"
     "       [--input NAME=FILE.npy|FILE.pb|random[:SEED]]...\n"
     "       [--output-dir DIR] [--output-format=npy|pb] [--bench N] [--threads N]\n"
     "       [--trace FILE.json] [--describe] [--emu-order=forward|reverse|shuffled]\n"
@@ -70,8 +71,12 @@ const char *kHelp =
     "\n"
     "Runs a kiln executable (.kx) and prints a summary of each output.\n"
     "\n"
-    "  --device=D          where the steps run: cpu, cuda-emu (the executable's CUDA\n"
-    "                      kernels on the CPU), cuda or cuda:N (GPU N), auto (cpu)\n"
+    "  --device=D          where the steps run: cpu, reference (every op by the\n"
+    "                      double-precision reference evaluator; slow), cuda-emu (the\n"
+    "                      executable's CUDA kernels on the CPU), cuda or cuda:N (GPU N),\n"
+    "                      auto (cpu)\n"
+    "  --cpu-portable      cpu: run the executable's portable x86-64 code, not the code\n"
+    "                      for its instruction-set level (for a CPU without that level)\n"
     "  --input NAME=SRC    an input from a .npy or ONNX .pb tensor file, or random data\n"
     "                      (random:SEED for another seed)\n"
     "  --output-dir DIR    write every output there, as --output-format (npy or pb)\n"
@@ -162,9 +167,10 @@ std::optional<int> parse(int argc, char **argv, bool embedded, Options &o) {
         o.deviceOrdinal = static_cast<int>(*n);
         v = "cuda";
       }
-      if (v != "auto" && v != "cpu" && v != "cuda-emu" && v != "cuda")
+      if (v != "auto" && v != "cpu" && v != "reference" && v != "cuda-emu" && v != "cuda")
         return usageError(argv[0], embedded,
-                          "unknown device '" + v + "' (auto, cpu, cuda-emu, cuda or cuda:N)");
+                          "unknown device '" + v +
+                              "' (auto, cpu, reference, cuda-emu, cuda or cuda:N)");
       o.device = v;
       o.deviceGiven = true;
     } else if (value("--emu-order", v)) {
@@ -173,6 +179,8 @@ std::optional<int> parse(int argc, char **argv, bool embedded, Options &o) {
                           "unknown --emu-order '" + v + "' (forward, reverse or shuffled)");
       o.emuOrder = v;
       o.emuOrderGiven = true;
+    } else if (arg == "--cpu-portable") {
+      o.cpuPortable = true;
     } else if (arg == "--emu-checked") {
       o.emuChecked = true;
     } else if (arg == "--cuda-graph") {
@@ -243,6 +251,8 @@ std::optional<int> parse(int argc, char **argv, bool embedded, Options &o) {
   }
   if (!embedded && o.executable.empty())
     return usageError(argv[0], embedded, "no executable given");
+  if (o.cpuPortable && o.device != "cpu" && o.device != "auto")
+    return usageError(argv[0], embedded, "--cpu-portable applies to --device=cpu");
   if ((o.emuChecked || o.emuOrderGiven) && o.device != "cuda-emu")
     return usageError(argv[0], embedded,
                       "--emu-checked and --emu-order apply to --device=cuda-emu");
@@ -467,7 +477,9 @@ int runMain(int argc, char **argv, std::shared_ptr<const rt::Executable> embedde
   sessionOptions.device = o.device == "cpu"        ? rt::DeviceChoice::CPU
                           : o.device == "cuda-emu" ? rt::DeviceChoice::CudaEmu
                           : o.device == "cuda"     ? rt::DeviceChoice::Cuda
+                          : o.device == "reference" ? rt::DeviceChoice::Reference
                                                    : rt::DeviceChoice::Auto;
+  sessionOptions.cpuPortable = o.cpuPortable;
   sessionOptions.emuOrder = o.emuOrder == "reverse"    ? rt::EmuOrder::Reverse
                             : o.emuOrder == "shuffled" ? rt::EmuOrder::Shuffled
                                                        : rt::EmuOrder::Forward;

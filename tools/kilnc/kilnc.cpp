@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kiln/CodeGen/CpuCode.h"
 #include "kiln/Driver/Compilation.h"
 #include "kiln/Driver/CompileOptions.h"
 #include "kiln/Driver/DeviceCode.h"
@@ -55,7 +56,7 @@ static cl::opt<std::string> inputFilename(cl::Positional,
 static cl::opt<std::string> outputFilename("o", cl::desc("Output file (default: stdout)"),
                                            cl::value_desc("file"), cl::init("-"),
                                            cl::cat(kilncCategory));
-enum class EmitKind { Auto, MLIR, Plan, Executable, Program, Cuda };
+enum class EmitKind { Auto, MLIR, Plan, Executable, Program, Cuda, CpuMlir };
 static cl::opt<EmitKind> emit(
     "emit",
     cl::desc("What to write (default from -o: FILE.kx an executable, FILE.mlir or stdout "
@@ -69,7 +70,10 @@ static cl::opt<EmitKind> emit(
                           "a standalone program: the runtime with the executable inside"),
                clEnumValN(EmitKind::Cuda, "cuda",
                           "the generated CUDA C++ kernels, one .cu file per kernel, into the "
-                          "folder -o names")),
+                          "folder -o names"),
+               clEnumValN(EmitKind::CpuMlir, "cpu-mlir",
+                          "the CPU kernels (--target=cpu) as MLIR before their lowering to "
+                          "LLVM: one function per run of elementwise ops")),
     cl::cat(kilncCategory));
 static cl::opt<std::string> standaloneStub(
     "standalone-stub", cl::desc("The kiln-standalone binary to build programs from "
@@ -148,6 +152,12 @@ static cl::list<std::string> archs("arch",
                                             "(default sm_90 and sm_80)"),
                                    cl::value_desc("sm_XX"), cl::CommaSeparated,
                                    cl::cat(kilncCategory));
+static cl::opt<std::string> cpuLevel(
+    "cpu",
+    cl::desc("Instruction set of the native code for --target=cpu: native (this machine's "
+             "x86-64 level, the default), x86-64, x86-64-v2, x86-64-v3 (AVX2) or x86-64-v4 "
+             "(AVX-512); portable x86-64 code is always included beside it"),
+    cl::value_desc("LEVEL"), cl::init("native"), cl::cat(kilncCategory));
 static cl::opt<driver::Precision> precision(
     "precision", cl::desc("What generated kernels may round (default strict)"),
     cl::init(driver::Precision::Strict),
@@ -291,6 +301,20 @@ std::string joined(const cl::list<unsigned> &numbers) {
 /// The flags as the driver's options; says what is wrong with them.
 LogicalResult readCompileOptions(EmitKind kind, driver::CompileOptions &options) {
   options.target = target;
+  options.cpuLevel = cpuLevel;
+  if (cpuLevel.getNumOccurrences() && target != driver::Target::CPU) {
+    llvm::errs() << "kilnc: error: --cpu applies to --target=cpu\n";
+    return failure();
+  }
+  if (cpuLevel != "native" && !mlir::kiln::isCpuLevel(cpuLevel)) {
+    llvm::errs() << "kilnc: error: unknown --cpu level '" << cpuLevel
+                 << "' (native, x86-64, x86-64-v2, x86-64-v3 or x86-64-v4)\n";
+    return failure();
+  }
+  if (kind == EmitKind::CpuMlir && target != driver::Target::CPU) {
+    llvm::errs() << "kilnc: error: --emit=cpu-mlir applies to --target=cpu\n";
+    return failure();
+  }
   if (!archs.empty())
     options.archs.assign(archs.begin(), archs.end());
   options.precision = precision;
@@ -342,7 +366,8 @@ LogicalResult readCompileOptions(EmitKind kind, driver::CompileOptions &options)
   options.optimize = !noOptimize;
   options.fusion = !noFusion;
   options.lower = kind == EmitKind::Plan || kind == EmitKind::Executable ||
-                  kind == EmitKind::Program || kind == EmitKind::Cuda || kernelReport;
+                  kind == EmitKind::Program || kind == EmitKind::Cuda ||
+                  kind == EmitKind::CpuMlir || kernelReport;
   options.schedule = schedule;
   options.maxStreams = maxStreams;
   options.fusionReport = fusionReport;
@@ -556,7 +581,10 @@ int main(int argc, char **argv) {
     llvm::errs() << "kilnc: error: " << message << "\n";
     return 1;
   }
-  if (kind == EmitKind::Executable || kind == EmitKind::Program) {
+  if (kind == EmitKind::CpuMlir) {
+    if (failed(mlir::kiln::writeCpuKernels(*module->getOps<func::FuncOp>().begin(), output->os())))
+      return 1;
+  } else if (kind == EmitKind::Executable || kind == EmitKind::Program) {
     if (failed(emitExecutable(*module, kind, compilation, stub.get(), clock, output->os())))
       return 1;
   } else {

@@ -36,6 +36,9 @@ enum class Schedule { MaxConcurrency, MinMemory };
 struct CompileOptions {
   // The target. Everything but `target` applies to the GPU targets only.
   Target target = Target::CPU;
+  /// --target=cpu: the x86-64 level of the native code ("native": this
+  /// machine's; kiln/CodeGen/CpuCode.h).
+  std::string cpuLevel = "native";
   /// Architectures kernels are compiled for (sm_XX); the first one is
   /// what implementation choices are made for.
   std::vector<std::string> archs = {"sm_90", "sm_80"};

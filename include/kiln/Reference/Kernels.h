@@ -12,6 +12,7 @@
 
 #include "kiln/Reference/Tensor.h"
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -37,6 +38,12 @@ Tensor binary(BinaryKind kind, const Tensor &lhs, const Tensor &rhs);
 /// storage; none for other names.
 std::optional<UnaryKind> unaryKindOf(const std::string &opName);
 std::optional<BinaryKind> binaryKindOf(const std::string &opName);
+
+/// body(begin, end) over consecutive ranges covering [0, n), on the f32
+/// paths' OpenMP threads when the work (n x costPerItem) is worth waking
+/// them, else inline: for the CPU backend's compiled kernels.
+void parallelRanges(int64_t n, int64_t costPerItem,
+                    const std::function<void(int64_t, int64_t)> &body);
 
 /// f32 fast paths for the CPU backend: bit-identical to unary() and
 /// binary() on f32 tensors (each element computed in double and rounded to

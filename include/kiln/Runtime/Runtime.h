@@ -117,9 +117,12 @@ private:
   friend struct Loader;
 };
 
-/// Where steps run. CudaEmu runs the executable's generated kernels on the
-/// CPU through the CUDA emulator (steps without a kernel on the CPU backend).
-enum class DeviceChoice { Auto, CPU, CudaEmu, Cuda };
+/// Where steps run. CPU runs the executable's native CPU kernels, library
+/// GEMMs and f32 loops. CudaEmu runs the executable's generated kernels on
+/// the CPU through the CUDA emulator (steps without a kernel on the CPU
+/// backend). Reference computes every op with the double-precision
+/// reference evaluator (the answer tests compare against; slow).
+enum class DeviceChoice { Auto, CPU, CudaEmu, Cuda, Reference };
 
 /// How cuda-emu schedules threads (docs/cuda-emu.md).
 enum class EmuOrder { Forward, Reverse, Shuffled };
@@ -137,6 +140,9 @@ unsigned hostThreads();
 
 struct SessionOptions {
   DeviceChoice device = DeviceChoice::Auto;
+  /// cpu: run the executable's portable x86-64 code instead of the code for
+  /// its instruction-set level (which a CPU without that level refuses).
+  bool cpuPortable = false;
   EmuOrder emuOrder = EmuOrder::Forward;
   /// Shared arrays followed by guard pages: an overrun traps.
   bool emuChecked = false;

@@ -21,13 +21,27 @@ struct StepKernel {
   std::vector<uint32_t> inputs; ///< step inputs passed, then every output
 };
 
-/// A blob of compiled kernels ("sm_90"/"cubin", "cuda-emu"/"elf-so", ...).
+/// A run of a host step's ops compiled for the CPU (kiln/CodeGen/CpuCode.h):
+/// ops [firstOp, firstOp + opCount) of the step, computed by `symbol`.
+struct CpuKernel {
+  std::string symbol;
+  unsigned firstOp = 0, opCount = 0;
+  /// Step-local values (the step's inputs, then each op's results) the
+  /// kernel reads and writes, all f32 row-major.
+  std::vector<uint32_t> reads, writes;
+  /// Elements of each written value.
+  int64_t elements = 0;
+};
+
+/// A blob of compiled kernels ("sm_90"/"cubin", "cuda-emu"/"elf-so",
+/// "x86-64-v3"/"elf-rel", ...).
 struct DeviceCodeBlob {
   std::string target, format, data;
 };
 
 struct DeviceCode {
   std::map<unsigned, StepKernel> kernels; ///< by step index
+  std::map<unsigned, std::vector<CpuKernel>> cpuKernels; ///< by step index, in op order
   std::vector<DeviceCodeBlob> blobs;
 };
 

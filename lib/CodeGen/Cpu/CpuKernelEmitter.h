@@ -1,0 +1,58 @@
+//===- CpuKernelEmitter.h - runs of elementwise ops as loops ----*- C++ -*-===//
+//
+// The first half of the CPU code generator (kiln/CodeGen/CpuCode.h): which
+// ops of a step form runs, and each run as a func.func of scf loops over
+// arith and math ops on f32 scalars, reading and writing through LLVM
+// pointers. CpuObjectEmitter.cpp lowers these to an object file.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_LIB_CODEGEN_CPU_CPUKERNELEMITTER_H
+#define KILN_LIB_CODEGEN_CPU_CPUKERNELEMITTER_H
+
+#include "kiln/Exec/ExecOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace mlir {
+namespace kiln {
+
+/// How a value read from outside a run maps onto the run's elements, seen
+/// as rows x row (row-major): element i of row r reads the value's element
+/// r * row + i (full), i (row: a bias), r (column: a per-row factor) or 0.
+enum class ReadBroadcast { Full, Row, Column, Scalar };
+
+/// Consecutive f32 elementwise ops of one step with one result shape.
+struct CpuRun {
+  unsigned firstOp = 0; ///< index of ops.front() among the step's ops
+  std::vector<Operation *> ops;
+  std::vector<Value> reads; ///< from outside the run, in first-use order
+  std::vector<ReadBroadcast> broadcasts; ///< one per read
+  /// Step inputs whose elements the compiler knows are all equal: literals.
+  std::vector<std::pair<Value, double>> literals;
+  std::vector<Value> writes; ///< results used after the run
+  int64_t elements = 0, row = 0;
+};
+
+/// The runs of `step`, in op order.
+std::vector<CpuRun> planCpuRuns(exec::StepOp step);
+
+/// Appends the run's kernel, `symbol` with the C signature of CpuCode.h,
+/// and its body `symbol`_body (noalias pointers) at the builder's point.
+void emitCpuKernel(OpBuilder &builder, Location loc, const CpuRun &run, StringRef symbol);
+
+/// A kernel's body function: symbol + this suffix.
+inline constexpr const char *kCpuKernelBodySuffix = "_body";
+
+/// What the run's code depends on; runs with equal signatures share code.
+std::string cpuRunSignature(const CpuRun &run);
+
+} // namespace kiln
+} // namespace mlir
+
+#endif // KILN_LIB_CODEGEN_CPU_CPUKERNELEMITTER_H
