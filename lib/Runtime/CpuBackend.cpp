@@ -353,8 +353,12 @@ void runCpuKernel(const CpuKernelDesc &kernel, CpuKernelFn fn, std::vector<StepV
     size_t op = kernel.firstOp + (w - firstLocal); // one result per compiled op
     writes.push_back(results.emplace_back(step.ops[op].results[0], outputOf[w]).data());
   }
-  ref::parallelRanges(kernel.elements, 4 * static_cast<int64_t>(kernel.opCount),
-                      [&](int64_t begin, int64_t end) { fn(reads.data(), writes.data(), begin, end); });
+  // Whole rows for a reduction (row > 1), any range of elements otherwise.
+  int64_t row = kernel.row;
+  ref::parallelRanges(kernel.elements / row, 4 * row * static_cast<int64_t>(kernel.opCount),
+                      [&](int64_t begin, int64_t end) {
+                        fn(reads.data(), writes.data(), begin * row, end * row);
+                      });
   // Every result of the run gets a slot; those kept in registers stay empty.
   for (uint32_t o = kernel.firstOp; o < kernel.firstOp + kernel.opCount; ++o) {
     size_t at = local.size();

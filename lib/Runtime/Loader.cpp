@@ -428,6 +428,7 @@ Status ProgramBuilder::cpuKernels(const kx::Step *s, const std::string &what, co
     desc.firstOp = k->first_op();
     desc.opCount = k->op_count();
     desc.elements = k->elements();
+    desc.row = k->row();
     std::string kw = what + " CPU kernel '" + desc.symbol + "'";
     if (desc.symbol.empty() || desc.opCount == 0 || desc.firstOp < nextOp ||
         desc.firstOp > step.ops.size() || desc.opCount > step.ops.size() - desc.firstOp)
@@ -454,6 +455,10 @@ Status ProgramBuilder::cpuKernels(const kx::Step *s, const std::string &what, co
       }
     if (desc.writes.empty() || desc.elements < 1)
       return Status::error(kw + " writes nothing");
+    if (desc.row < 1 || desc.elements % desc.row != 0)
+      return Status::error(kw + " has rows of " + std::to_string(desc.row) +
+                           " elements, which do not divide its " +
+                           std::to_string(desc.elements));
     for (size_t v = begin; v < end; ++v)
       unwritten[v] = !written[v];
     step.cpuKernels.push_back(std::move(desc));
@@ -696,6 +701,13 @@ const std::vector<TensorSpec> &Executable::outputs() const { return program_->ou
 int64_t Executable::arenaBytes() const { return program_->arenaBytes; }
 int Executable::numStreams() const { return program_->numStreams; }
 size_t Executable::numSteps() const { return program_->steps.size(); }
+
+bool Executable::hasCpuCode() const {
+  for (const DeviceCodeDesc &code : program_->deviceCode)
+    if (code.format == "elf-rel")
+      return true;
+  return false;
+}
 
 } // namespace rt
 } // namespace kiln

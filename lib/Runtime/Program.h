@@ -44,6 +44,7 @@ struct CpuKernelDesc {
   uint32_t firstOp = 0, opCount = 0;
   std::vector<uint32_t> reads, writes; ///< step-local values, f32 row-major
   int64_t elements = 0;                ///< of each written value
+  int64_t row = 1; ///< ranges start and end at multiples of this (a reduction's rows)
 };
 
 struct StepDesc {

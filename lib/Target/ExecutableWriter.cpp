@@ -311,7 +311,7 @@ FailureOr<flatbuffers::Offset<kx::Step>> Writer::step(exec::StepOp s, unsigned s
   if (auto it = code.cpuKernels.find(stepIndex); it != code.cpuKernels.end())
     for (const CpuKernel &c : it->second)
       cpuKernels.push_back(kx::CreateCpuKernelDirect(fbb, c.symbol.c_str(), c.firstOp, c.opCount,
-                                                     &c.reads, &c.writes, c.elements));
+                                                     &c.reads, &c.writes, c.elements, c.row));
   auto kernel = code.kernels.find(stepIndex);
   StepKernel none;
   const StepKernel &k = kernel == code.kernels.end() ? none : kernel->second;

@@ -102,6 +102,9 @@ public:
   int64_t arenaBytes() const;
   int numStreams() const;
   size_t numSteps() const;
+  /// Whether it carries native CPU code (--target=cpu), which the CPU
+  /// device links and calls: machine code, trusted as a shared library is.
+  bool hasCpuCode() const;
   /// A readable listing of the signature, weights, buffers and schedule.
   std::string describe() const;
   /// The model locations of step `step`'s ops (each once, in op order).

@@ -31,6 +31,9 @@ struct CpuKernel {
   std::vector<uint32_t> reads, writes;
   /// Elements of each written value.
   int64_t elements = 0;
+  /// The kernel's ranges start and end at multiples of this (a reduction's
+  /// rows; 1 for elementwise runs).
+  int64_t row = 1;
 };
 
 /// A blob of compiled kernels ("sm_90"/"cubin", "cuda-emu"/"elf-so",

@@ -277,6 +277,7 @@ PlannedKernels planKernels(func::FuncOp plan, DeviceCode *code) {
       for (Value written : run.writes)
         kernel.writes.push_back(local.lookup(written));
       kernel.elements = run.elements;
+      kernel.row = run.reduction ? run.row : 1;
       code->cpuKernels[stepIndex].push_back(std::move(kernel));
     }
     ++stepIndex;

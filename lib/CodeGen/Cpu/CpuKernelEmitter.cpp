@@ -17,6 +17,7 @@
 #include "CpuKernelEmitter.h"
 
 #include "kiln/Exec/ExecOps.h"
+#include "kiln/IR/KilnOps.h"
 #include "kiln/IR/KilnTypes.h"
 #include "kiln/IR/OpClasses.h"
 #include "kiln/Reference/Kernels.h"
@@ -32,6 +33,7 @@
 #include "llvm/Support/Format.h"
 
 #include <cmath>
+#include <functional>
 
 namespace mlir {
 namespace kiln {
@@ -48,6 +50,8 @@ bool isF32RowMajor(Type type) {
 bool isCompiledKind(Operation *op) {
   using ::kiln::ref::BinaryKind;
   using ::kiln::ref::UnaryKind;
+  if (llvm::isa<BatchNormOp>(op)) // per channel (dimension 1) of rank >= 2
+    return llvm::cast<RankedTensorType>(op->getResult(0).getType()).getRank() >= 2;
   std::string name = op->getName().getStringRef().str();
   if (auto unary = ::kiln::ref::unaryKindOf(name)) {
     switch (*unary) {
@@ -76,6 +80,25 @@ bool isCompilable(Operation *op) {
          llvm::all_of(op->getOperandTypes(), isF32RowMajor) && isF32RowMajor(op->getResult(0).getType());
 }
 
+/// For softmax and log_softmax over the last axis and layer_norm, on f32
+/// row-major values: how many trailing dimensions they reduce; else none.
+std::optional<size_t> reducedTrailingDims(Operation *op) {
+  if (!llvm::isa<SoftmaxOp, LogSoftmaxOp, LayerNormOp>(op) || op->getNumResults() != 1 ||
+      !llvm::all_of(op->getOperandTypes(), isF32RowMajor) ||
+      !isF32RowMajor(op->getResult(0).getType()))
+    return std::nullopt;
+  int64_t rank = llvm::cast<RankedTensorType>(op->getResult(0).getType()).getRank();
+  auto axisAttr = op->getAttrOfType<IntegerAttr>("axis");
+  if (!axisAttr || rank == 0)
+    return std::nullopt;
+  int64_t axis = axisAttr.getInt() < 0 ? axisAttr.getInt() + rank : axisAttr.getInt();
+  if (axis < 0 || axis >= rank)
+    return std::nullopt;
+  if (llvm::isa<LayerNormOp>(op))
+    return static_cast<size_t>(rank - axis);
+  return axis == rank - 1 ? std::optional<size_t>(1) : std::nullopt;
+}
+
 /// `shape` right-aligned to `rank` dimensions, with leading ones.
 SmallVector<int64_t> alignedTo(ArrayRef<int64_t> shape, size_t rank) {
   SmallVector<int64_t> aligned(rank - shape.size(), 1);
@@ -85,13 +108,22 @@ SmallVector<int64_t> alignedTo(ArrayRef<int64_t> shape, size_t rank) {
 
 std::optional<ReadBroadcast> classify(ArrayRef<int64_t> read, ArrayRef<int64_t> out, size_t split) {
   auto ones = [](ArrayRef<int64_t> dims) { return llvm::all_of(dims, [](int64_t d) { return d == 1; }); };
+  // Leading ones, then equal: repeats along the leading dimensions.
+  auto repeats = [&](ArrayRef<int64_t> r, ArrayRef<int64_t> o) {
+    size_t lead = 0;
+    while (lead < r.size() && r[lead] == 1)
+      ++lead;
+    return r.drop_front(lead) == o.drop_front(lead);
+  };
   if (read == out)
     return ReadBroadcast::Full;
   if (ones(read))
     return ReadBroadcast::Scalar;
   if (ones(read.take_front(split)) && read.drop_front(split) == out.drop_front(split))
     return ReadBroadcast::Row;
-  if (read.take_front(split) == out.take_front(split) && ones(read.drop_front(split)))
+  // One value per row, repeating over the leading rows (a per-channel
+  // factor of NCHW: rows are (n, c), the value r % C).
+  if (repeats(read.take_front(split), out.take_front(split)) && ones(read.drop_front(split)))
     return ReadBroadcast::Column;
   return std::nullopt;
 }
@@ -101,6 +133,22 @@ std::optional<ReadBroadcast> classify(ArrayRef<int64_t> read, ArrayRef<int64_t> 
 bool finishRun(exec::StepOp step, CpuRun &run) {
   llvm::DenseSet<Operation *> inRun(run.ops.begin(), run.ops.end());
   llvm::SetVector<Value> reads;
+  ArrayRef<int64_t> out = llvm::cast<RankedTensorType>(run.ops.front()->getResult(0).getType()).getShape();
+  // Each read as it broadcasts onto the run's shape: right-aligned, except
+  // batch norm's per-channel operands, which align with dimension 1.
+  llvm::DenseMap<Value, SmallVector<int64_t>> readShapes;
+  for (Operation *op : run.ops)
+    for (auto [k, operand] : llvm::enumerate(op->getOperands())) {
+      SmallVector<int64_t> shape =
+          alignedTo(llvm::cast<RankedTensorType>(operand.getType()).getShape(), out.size());
+      if (llvm::isa<BatchNormOp>(op) && k > 0) {
+        shape.assign(out.size(), 1);
+        shape[1] = llvm::cast<RankedTensorType>(operand.getType()).getNumElements();
+      }
+      auto [it, isNew] = readShapes.try_emplace(operand, shape);
+      if (!isNew && it->second != shape)
+        return false; // read two ways
+    }
   for (Operation *op : run.ops)
     for (Value operand : op->getOperands()) {
       Operation *def = operand.getDefiningOp();
@@ -118,12 +166,14 @@ bool finishRun(exec::StepOp step, CpuRun &run) {
     if (llvm::any_of(op->getResult(0).getUsers(),
                      [&](Operation *user) { return !inRun.contains(user); }))
       run.writes.push_back(op->getResult(0));
-  ArrayRef<int64_t> out = llvm::cast<RankedTensorType>(run.ops.front()->getResult(0).getType()).getShape();
-  for (size_t split = 0; split <= out.size(); ++split) {
+  // A reduction fixes the rows: its reduced dimensions.
+  size_t firstSplit = 0, lastSplit = out.size();
+  if (run.reduction)
+    firstSplit = lastSplit = out.size() - *reducedTrailingDims(run.reduction);
+  for (size_t split = firstSplit; split <= lastSplit; ++split) {
     SmallVector<ReadBroadcast> kinds;
     for (Value read : reads) {
-      auto shape = alignedTo(llvm::cast<RankedTensorType>(read.getType()).getShape(), out.size());
-      std::optional<ReadBroadcast> kind = classify(shape, out, split);
+      std::optional<ReadBroadcast> kind = classify(readShapes[read], out, split);
       if (!kind)
         break;
       kinds.push_back(*kind);
@@ -132,6 +182,9 @@ bool finishRun(exec::StepOp step, CpuRun &run) {
       continue;
     run.reads.assign(reads.begin(), reads.end());
     run.broadcasts.assign(kinds.begin(), kinds.end());
+    run.readElements.clear();
+    for (Value read : reads)
+      run.readElements.push_back(llvm::cast<RankedTensorType>(read.getType()).getNumElements());
     run.elements = 1;
     for (int64_t d : out)
       run.elements *= d;
@@ -168,6 +221,15 @@ Value emitScalarOp(OpBuilder &b, Location loc, Operation *op, ArrayRef<Value> x)
   auto constant = [&](double v) -> Value {
     return b.create<arith::ConstantOp>(loc, b.getFloatAttr(f32, v));
   };
+  if (llvm::isa<BatchNormOp>(op)) {
+    // x * a + (bias - mean * a) with a = scale / sqrt(variance + epsilon),
+    // as the reference computes it (per channel: hoisted out of the row).
+    double epsilon = op->getAttrOfType<FloatAttr>("epsilon").getValueAsDouble();
+    Value a = b.create<arith::DivFOp>(
+        loc, x[1], b.create<math::SqrtOp>(loc, b.create<arith::AddFOp>(loc, x[4], constant(epsilon))));
+    Value shift = b.create<arith::SubFOp>(loc, x[2], b.create<arith::MulFOp>(loc, x[3], a));
+    return b.create<arith::AddFOp>(loc, b.create<arith::MulFOp>(loc, x[0], a), shift);
+  }
   std::string name = op->getName().getStringRef().str();
   if (auto unary = ::kiln::ref::unaryKindOf(name)) {
     Value v = x[0];
@@ -252,27 +314,227 @@ std::vector<CpuRun> planCpuRuns(exec::StepOp step) {
     if (llvm::isa<exec::YieldOp>(op))
       break;
     unsigned at = index++;
-    if (!isCompilable(&op)) {
+    bool reduction = reducedTrailingDims(&op).has_value();
+    if (!reduction && !isCompilable(&op)) {
       close();
       continue;
     }
+    // One shape a run; one reduction a run, with the elementwise ops before
+    // it (its prologue) and after it (its epilogue).
     Type shape = op.getResult(0).getType();
-    if (current && current->ops.back()->getResult(0).getType() != shape)
+    if (current && (current->ops.back()->getResult(0).getType() != shape ||
+                    (reduction && current->reduction)))
       close();
     if (!current) {
       current.emplace();
       current->firstOp = at;
     }
+    if (reduction)
+      current->reduction = &op;
     current->ops.push_back(&op);
   }
   close();
   return runs;
 }
 
+namespace {
+
+/// Writes a kernel body: its arguments are one pointer per read, one per
+/// write, then begin and end.
+class BodyEmitter {
+public:
+  BodyEmitter(OpBuilder &b, Location loc, const CpuRun &run, Block *entry)
+      : b(b), loc(loc), run(run), args(entry->getArguments()) {
+    ptr = LLVM::LLVMPointerType::get(b.getContext());
+    f32 = b.getF32Type();
+  }
+
+  void emit() {
+    Value begin = args[args.size() - 2], end = args[args.size() - 1];
+    Value row = i64(run.row), zero = i64(0), one = i64(1);
+    // Scalars once, for the whole range.
+    for (auto [k, read] : llvm::enumerate(run.reads))
+      if (run.broadcasts[k] == ReadBroadcast::Scalar)
+        outer[read] = load(b, args[k], zero);
+    // Rows [begin / row, ceil(end / row)); an elementwise run clips each
+    // to [begin, end), a reduction's ranges are whole rows.
+    Value firstRow = b.create<arith::DivSIOp>(loc, begin, row);
+    Value endRows = b.create<arith::DivSIOp>(
+        loc, b.create<arith::AddIOp>(loc, end, i64(run.row - 1)), row);
+    auto rows = b.create<scf::ForOp>(loc, firstRow, endRows, one);
+    b.setInsertionPointToStart(rows.getBody());
+    Value r = rows.getInductionVar();
+    rowStart = b.create<arith::MulIOp>(loc, r, row);
+    int64_t rowCount = run.elements / run.row;
+    for (auto [k, read] : llvm::enumerate(run.reads))
+      if (run.broadcasts[k] == ReadBroadcast::Column)
+        outer[read] = load(b, args[k],
+                           run.readElements[k] == rowCount
+                               ? r
+                               : b.create<arith::RemSIOp>(loc, r, i64(run.readElements[k])));
+    if (run.reduction) {
+      emitRowReduction();
+    } else {
+      Value from = b.create<arith::MaxSIOp>(loc, b.create<arith::SubIOp>(loc, begin, rowStart), zero);
+      Value to = b.create<arith::MinSIOp>(loc, b.create<arith::SubIOp>(loc, end, rowStart), row);
+      auto elements = b.create<scf::ForOp>(loc, from, to, one);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(elements.getBody());
+      auto values = computeElement(elements.getInductionVar(), run.ops.size(), {});
+      store(values);
+    }
+    b.setInsertionPointAfter(rows);
+    b.create<func::ReturnOp>(loc);
+  }
+
+private:
+  using Values = llvm::DenseMap<Value, Value>;
+
+  Value i64(int64_t v) { return b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(v)); }
+  Value constant(double v) { return b.create<arith::ConstantOp>(loc, b.getFloatAttr(f32, v)); }
+  Value load(OpBuilder &at, Value base, Value index) {
+    Value address = at.create<LLVM::GEPOp>(loc, ptr, f32, base, ValueRange{index});
+    return at.create<LLVM::LoadOp>(loc, f32, address);
+  }
+  /// Sums that may be reassociated, so that LLVM vectorises the reduction.
+  Value sum(Value x, Value y) {
+    return b.create<arith::AddFOp>(
+        loc, x, y, arith::FastMathFlagsAttr::get(b.getContext(), arith::FastMathFlags::reassoc));
+  }
+
+  /// Element j of the current row: the reads, then ops [0, count) of the
+  /// run; given `known` values of the element computed last (its prologue
+  /// and the reduction's result), only the ops still missing.
+  Values computeElement(Value j, size_t count, Values known) {
+    if (!known.empty() && element)
+      return computeOps(count, std::move(known)); // the same element again
+    Value i = element = b.create<arith::AddIOp>(loc, rowStart, j);
+    Values values = std::move(known);
+    for (auto [k, read] : llvm::enumerate(run.reads)) {
+      switch (run.broadcasts[k]) {
+      case ReadBroadcast::Full: values[read] = load(b, args[k], i); break;
+      case ReadBroadcast::Row: values[read] = load(b, args[k], j); break;
+      case ReadBroadcast::Column:
+      case ReadBroadcast::Scalar: values[read] = outer.lookup(read); break;
+      }
+    }
+    for (auto [value, literal] : run.literals)
+      values[value] = constant(literal);
+    return computeOps(count, std::move(values));
+  }
+
+  /// Ops [0, count) of the run on values holding the reads (and any op
+  /// results computed already).
+  Values computeOps(size_t count, Values values) {
+    for (Operation *op : llvm::ArrayRef(run.ops).take_front(count)) {
+      if (values.count(op->getResult(0)))
+        continue; // the reduction's result, computed by the caller
+      SmallVector<Value> operands;
+      for (Value operand : op->getOperands())
+        operands.push_back(values.lookup(operand));
+      values[op->getResult(0)] = emitScalarOp(b, op->getLoc(), op, operands);
+    }
+    return values;
+  }
+
+  /// Stores the written values of the element computeElement computed last.
+  void store(const Values &values) {
+    Value i = element;
+    for (auto [k, written] : llvm::enumerate(run.writes)) {
+      Value address = b.create<LLVM::GEPOp>(loc, ptr, f32, args[run.reads.size() + k], ValueRange{i});
+      b.create<LLVM::StoreOp>(loc, values.lookup(written), address);
+    }
+  }
+
+  /// A pass over the row accumulating `init` through `step(accumulator,
+  /// element's values)`.
+  Value accumulate(Value init, const std::function<Value(Value, const Values &)> &step) {
+    auto loop = b.create<scf::ForOp>(loc, i64(0), i64(run.row), i64(1), ValueRange{init});
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Values values = computeElement(loop.getInductionVar(), prologueSize(), {});
+    b.create<scf::YieldOp>(loc, step(loop.getRegionIterArgs()[0], values));
+    return loop.getResult(0);
+  }
+
+  size_t prologueSize() const {
+    return llvm::find(run.ops, run.reduction) - run.ops.begin();
+  }
+
+  /// The reduction's passes over the row (its prologue recomputed in each,
+  /// as the reference reads its input again), then the last pass: the
+  /// reduction's element, the epilogue and the stores.
+  void emitRowReduction() {
+    Operation *op = run.reduction;
+    Value input = op->getOperand(0);
+    double n = static_cast<double>(run.row);
+    std::function<Value(const Values &)> element;
+    if (llvm::isa<SoftmaxOp, LogSoftmaxOp>(op)) {
+      // The row's maximum (NaN propagating: a row with NaN is NaN, as the
+      // reference's), then the sum of exp(x - max).
+      Value max = accumulate(constant(-INFINITY), [&](Value m, const Values &v) -> Value {
+        return b.create<arith::MaximumFOp>(loc, m, v.lookup(input));
+      });
+      Value total = accumulate(constant(0.0), [&](Value t, const Values &v) -> Value {
+        return sum(t, emitExp(b, loc, b.create<arith::SubFOp>(loc, v.lookup(input), max)));
+      });
+      bool isLog = llvm::isa<LogSoftmaxOp>(op);
+      Value logTotal = isLog ? b.create<math::LogOp>(loc, total).getResult() : Value();
+      element = [&, max, total, logTotal, isLog](const Values &v) -> Value {
+        Value shifted = b.create<arith::SubFOp>(loc, v.lookup(input), max);
+        if (isLog)
+          return b.create<arith::SubFOp>(loc, shifted, logTotal);
+        return b.create<arith::DivFOp>(loc, emitExp(b, loc, shifted), total);
+      };
+    } else {
+      // Layer norm: the mean, then the variance in a second pass.
+      Value mean = b.create<arith::DivFOp>(
+          loc, accumulate(constant(0.0), [&](Value t, const Values &v) { return sum(t, v.lookup(input)); }),
+          constant(n));
+      Value squares = accumulate(constant(0.0), [&](Value t, const Values &v) -> Value {
+        Value d = b.create<arith::SubFOp>(loc, v.lookup(input), mean);
+        return sum(t, b.create<arith::MulFOp>(loc, d, d));
+      });
+      double epsilon = op->getAttrOfType<FloatAttr>("epsilon").getValueAsDouble();
+      Value variance = b.create<arith::DivFOp>(loc, squares, constant(n));
+      Value invStd = b.create<arith::DivFOp>(
+          loc, constant(1.0),
+          b.create<math::SqrtOp>(loc, b.create<arith::AddFOp>(loc, variance, constant(epsilon))));
+      element = [&, mean, invStd](const Values &v) -> Value {
+        Value centred = b.create<arith::SubFOp>(loc, v.lookup(input), mean);
+        Value scaled = b.create<arith::MulFOp>(
+            loc, b.create<arith::MulFOp>(loc, centred, invStd), v.lookup(op->getOperand(1)));
+        if (op->getNumOperands() < 3)
+          return scaled;
+        return b.create<arith::AddFOp>(loc, scaled, v.lookup(op->getOperand(2)));
+      };
+    }
+    auto last = b.create<scf::ForOp>(loc, i64(0), i64(run.row), i64(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(last.getBody());
+    Value j = last.getInductionVar();
+    Values values = computeElement(j, prologueSize(), {});
+    values[op->getResult(0)] = element(values);
+    values = computeElement(j, run.ops.size(), std::move(values));
+    store(values);
+  }
+
+  OpBuilder &b;
+  Location loc;
+  const CpuRun &run;
+  Block::BlockArgListType args;
+  Type ptr, f32;
+  Value rowStart;
+  Value element; ///< the index of the element computeElement computed last
+  Values outer;  ///< scalars and the row's column values
+};
+
+} // namespace
+
 void emitCpuKernel(OpBuilder &builder, Location loc, const CpuRun &run, StringRef symbol) {
   MLIRContext *context = builder.getContext();
   Type ptr = LLVM::LLVMPointerType::get(context);
-  Type i64 = builder.getI64Type(), f32 = builder.getF32Type();
+  Type i64 = builder.getI64Type();
 
   // The body: one pointer per read and write (noalias once in LLVM IR).
   SmallVector<Type> bodyArgs(run.reads.size() + run.writes.size(), ptr);
@@ -284,62 +546,7 @@ void emitCpuKernel(OpBuilder &builder, Location loc, const CpuRun &run, StringRe
     OpBuilder::InsertionGuard guard(builder);
     Block *entry = body.addEntryBlock();
     builder.setInsertionPointToStart(entry);
-    auto args = entry->getArguments();
-    Value begin = args[args.size() - 2], end = args[args.size() - 1];
-    auto i64Constant = [&](int64_t v) -> Value {
-      return builder.create<arith::ConstantOp>(loc, builder.getI64IntegerAttr(v));
-    };
-    auto load = [&](OpBuilder &b, Value base, Value index) -> Value {
-      Value at = b.create<LLVM::GEPOp>(loc, ptr, f32, base, ValueRange{index});
-      return b.create<LLVM::LoadOp>(loc, f32, at);
-    };
-    Value row = i64Constant(run.row), zero = i64Constant(0), one = i64Constant(1);
-    // Scalars once, for the whole range.
-    llvm::DenseMap<Value, Value> scalars;
-    for (auto [k, read] : llvm::enumerate(run.reads))
-      if (run.broadcasts[k] == ReadBroadcast::Scalar)
-        scalars[read] = load(builder, args[k], zero);
-    // Rows [begin / row, ceil(end / row)), each clipped to [begin, end).
-    Value firstRow = builder.create<arith::DivSIOp>(loc, begin, row);
-    Value endRows = builder.create<arith::DivSIOp>(
-        loc, builder.create<arith::AddIOp>(loc, end, i64Constant(run.row - 1)), row);
-    auto rows = builder.create<scf::ForOp>(loc, firstRow, endRows, one);
-    builder.setInsertionPointToStart(rows.getBody());
-    Value r = rows.getInductionVar();
-    Value rowStart = builder.create<arith::MulIOp>(loc, r, row);
-    Value from = builder.create<arith::MaxSIOp>(loc, builder.create<arith::SubIOp>(loc, begin, rowStart), zero);
-    Value to = builder.create<arith::MinSIOp>(loc, builder.create<arith::SubIOp>(loc, end, rowStart), row);
-    llvm::DenseMap<Value, Value> perRow;
-    for (auto [k, read] : llvm::enumerate(run.reads))
-      if (run.broadcasts[k] == ReadBroadcast::Column)
-        perRow[read] = load(builder, args[k], r);
-    auto elements = builder.create<scf::ForOp>(loc, from, to, one);
-    builder.setInsertionPointToStart(elements.getBody());
-    Value j = elements.getInductionVar();
-    Value i = builder.create<arith::AddIOp>(loc, rowStart, j);
-    llvm::DenseMap<Value, Value> scalar; // graph value -> its element here
-    for (auto [k, read] : llvm::enumerate(run.reads)) {
-      switch (run.broadcasts[k]) {
-      case ReadBroadcast::Full: scalar[read] = load(builder, args[k], i); break;
-      case ReadBroadcast::Row: scalar[read] = load(builder, args[k], j); break;
-      case ReadBroadcast::Column: scalar[read] = perRow[read]; break;
-      case ReadBroadcast::Scalar: scalar[read] = scalars[read]; break;
-      }
-    }
-    for (auto [value, literal] : run.literals)
-      scalar[value] = builder.create<arith::ConstantOp>(loc, builder.getFloatAttr(f32, literal));
-    for (Operation *op : run.ops) {
-      SmallVector<Value> operands;
-      for (Value operand : op->getOperands())
-        operands.push_back(scalar.lookup(operand));
-      scalar[op->getResult(0)] = emitScalarOp(builder, op->getLoc(), op, operands);
-    }
-    for (auto [k, written] : llvm::enumerate(run.writes)) {
-      Value at = builder.create<LLVM::GEPOp>(loc, ptr, f32, args[run.reads.size() + k], ValueRange{i});
-      builder.create<LLVM::StoreOp>(loc, scalar.lookup(written), at);
-    }
-    builder.setInsertionPointAfter(rows);
-    builder.create<func::ReturnOp>(loc);
+    BodyEmitter(builder, loc, run, entry).emit();
   }
 
   // The entry point: unpacks the pointer arrays of the C signature.
@@ -379,7 +586,7 @@ std::string cpuRunSignature(const CpuRun &run) {
   for (auto [value, literal] : run.literals)
     os << "l" << id(value) << "=" << llvm::format("%a", literal) << ";";
   for (Operation *op : run.ops) {
-    os << op->getName().getStringRef() << "(";
+    os << op->getName().getStringRef() << op->getAttrDictionary() << "(";
     for (Value operand : op->getOperands())
       os << id(operand) << ",";
     os << ")->" << id(op->getResult(0)) << ";";

@@ -24,15 +24,20 @@ namespace kiln {
 
 /// How a value read from outside a run maps onto the run's elements, seen
 /// as rows x row (row-major): element i of row r reads the value's element
-/// r * row + i (full), i (row: a bias), r (column: a per-row factor) or 0.
+/// r * row + i (full), i (row: a bias), r modulo its elements (column: a
+/// per-row factor, or NCHW's per-channel one) or 0 (scalar).
 enum class ReadBroadcast { Full, Row, Column, Scalar };
 
-/// Consecutive f32 elementwise ops of one step with one result shape.
+/// Consecutive f32 ops of one step with one result shape: elementwise ops,
+/// and at most one row reduction (softmax or log_softmax over the last
+/// axis, layer_norm) between an elementwise prologue and epilogue.
 struct CpuRun {
   unsigned firstOp = 0; ///< index of ops.front() among the step's ops
   std::vector<Operation *> ops;
+  Operation *reduction = nullptr; ///< in ops, or null; rows are what it reduces
   std::vector<Value> reads; ///< from outside the run, in first-use order
   std::vector<ReadBroadcast> broadcasts; ///< one per read
+  std::vector<int64_t> readElements;     ///< one per read (a column repeats past them)
   /// Step inputs whose elements the compiler knows are all equal: literals.
   std::vector<std::pair<Value, double>> literals;
   std::vector<Value> writes; ///< results used after the run

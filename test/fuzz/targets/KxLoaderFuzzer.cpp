@@ -3,7 +3,9 @@
 // Bytes as a .kx file: the loader must reject them with a message or
 // accept an executable that then runs on the CPU without reading or
 // writing out of bounds (ASan and UBSan watch). Executables too large to
-// run quickly are only loaded.
+// run quickly are only loaded. Native CPU code is linked (the linker's
+// checks are fuzzed) but not called: it is machine code, which a mutation
+// can make do anything; such executables run on the reference device.
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,6 +47,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   auto session = kiln::rt::Session::create(*exe, options);
   if (!session)
     return 0;
+  if ((*exe)->hasCpuCode()) {
+    options.device = kiln::rt::DeviceChoice::Reference;
+    session = kiln::rt::Session::create(*exe, options);
+    if (!session)
+      return 0;
+  }
   for (size_t k = 0; k < (*exe)->inputs().size(); ++k) {
     std::vector<uint8_t> zeros(static_cast<size_t>((*exe)->inputs()[k].byteSize()), 0);
     if (!(*session)->setInput(k, zeros.data(), zeros.size()))
