@@ -7,7 +7,12 @@ Sections:
             12-layer BERT-base encoder for --target=cuda with a cold and a
             warm kernel cache;
   runtime   the CPU backend against ONNX Runtime on the same ONNX models,
-            the same thread count, medians after warm-up;
+            the same thread count, medians after warm-up: the kernels'
+            models (GEMM, MLP, max pool, a ResNet stage, a BERT layer) and
+            real-model-shaped files as exporters write them (a MiniLM-shaped
+            encoder at seq 16 and 128 with its attention mask, also with
+            int8 weight-only projections; a small CNN; ResNet-50 with an
+            NHWC input), fed the same token ids, masks and images;
   fusion    kernels launched and bytes moved per model, unfused vs fused;
   placement per model compiled for the GPU (cuda-emu makes the same
             choices): steps on the host, and bytes crossing between host
@@ -74,8 +79,9 @@ class Bench:
         peak = re.search(r"peak memory (\d+) KiB", p.stderr)
         return wall, phases, int(peak.group(1)) if peak else 0, p.stderr
 
-    def run_median_us(self, exe, *flags, runs=10):
-        p = subprocess.run([self.run, exe, "--input", "x=random:1", "--bench", str(runs),
+    def run_median_us(self, exe, *flags, runs=10, inputs=("x=random:1",)):
+        given = [arg for spec in inputs for arg in ("--input", spec)]
+        p = subprocess.run([self.run, exe, *given, "--bench", str(runs),
                             "--threads", str(self.threads), *flags],
                            capture_output=True, text=True, env=self.env)
         if p.returncode != 0:
@@ -141,13 +147,25 @@ class Bench:
         except ImportError:
             ort = None
         names = ["mlp", "gemm_128x768x3072"] if quick else list(models.RUNTIME_MODELS)
-        for name in names:
+        cases = [(name, models.RUNTIME_MODELS[name], None) for name in names]
+        # Real-model-shaped files with inputs of their own (token ids and
+        # masks, NHWC images): the same arrays to kiln and ONNX Runtime.
+        real = ["bert_encoder_seq16", "small_cnn"] if quick else list(models.REAL_MODELS)
+        cases += [(name, *models.REAL_MODELS[name]) for name in real]
+        for name, write, make_inputs in cases:
             path = os.path.join(self.work, name + ".onnx")
-            models.RUNTIME_MODELS[name](path)
+            write(path)
+            feeds = make_inputs() if make_inputs else None
+            specs = ["x=random:1"]
+            if feeds:
+                specs = []
+                for key, array in feeds.items():
+                    np.save(f"{path}.{key}.npy", array)
+                    specs.append(f"{key}={path}.{key}.npy")
             exe = path + ".kx"
             self.compile(path, exe)
             runs = 5 if quick else 20
-            kiln_us = self.run_median_us(exe, runs=runs)
+            kiln_us = self.run_median_us(exe, runs=runs, inputs=specs)
             if not peer or ort is None:
                 self.row("runtime", name, "kiln CPU median", f"{kiln_us:.1f}", "us",
                          status="no onnxruntime: ratio not measured")
@@ -156,14 +174,16 @@ class Bench:
             options.intra_op_num_threads = self.threads
             options.inter_op_num_threads = 1
             session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
-            inp = session.get_inputs()[0]
-            x = np.random.default_rng(1).uniform(-1, 1, inp.shape).astype(np.float32)
+            if not feeds:
+                inp = session.get_inputs()[0]
+                feeds = {inp.name: np.random.default_rng(1).uniform(-1, 1, inp.shape)
+                         .astype(np.float32)}
             for _ in range(3):
-                session.run(None, {inp.name: x})
+                session.run(None, feeds)
             samples = []
             for _ in range(runs):
                 start = time.perf_counter()
-                session.run(None, {inp.name: x})
+                session.run(None, feeds)
                 samples.append((time.perf_counter() - start) * 1e6)
             ort_us = statistics.median(samples)
             ratio = kiln_us / ort_us

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 namespace kiln {
 namespace ref {
@@ -168,23 +169,33 @@ namespace {
 /// once, then its taps in the reference's order (rows, then columns) with
 /// its comparison, so a NaN propagates as there and the bits agree; a
 /// window wholly in the padding gives -inf, as there.
-void maxPoolPlanesF32(const float *x, float *out, int64_t planes, int64_t inH, int64_t inW,
+__attribute__((target_clones("avx512f", "avx2", "default"))) void
+maxPoolPlanesF32(const float *x, float *out, int64_t planes, int64_t inH, int64_t inW,
                       int64_t outH, int64_t outW, const Pool2dParams &p) {
+  // Separably: each output row's window rows reduced column by column (a
+  // loop over contiguous floats, which vectorises), then each output's
+  // window columns of that. The maximum is the same in any order, and NaN
+  // wins wherever it is, so the result is the reference's.
+  auto better = [](float v, float best) { return (std::isnan(v) || v > best) ? v : best; };
+  std::vector<float> columns(static_cast<size_t>(inW));
   for (int64_t plane = 0; plane < planes; ++plane) {
     const float *in = x + plane * inH * inW;
     float *dst = out + plane * outH * outW;
     for (int64_t oh = 0; oh < outH; ++oh) {
       int64_t h0 = oh * p.strides[0] - p.padding[0];
       int64_t r0 = std::max<int64_t>(h0, 0), r1 = std::min(h0 + p.kernel[0], inH);
+      std::fill(columns.begin(), columns.end(), -std::numeric_limits<float>::infinity());
+      for (int64_t r = r0; r < r1; ++r) {
+        const float *row = in + r * inW;
+        for (int64_t c = 0; c < inW; ++c)
+          columns[c] = better(row[c], columns[c]);
+      }
       for (int64_t ow = 0; ow < outW; ++ow) {
         int64_t w0 = ow * p.strides[1] - p.padding[1];
         int64_t c0 = std::max<int64_t>(w0, 0), c1 = std::min(w0 + p.kernel[1], inW);
         float best = -std::numeric_limits<float>::infinity();
-        for (int64_t r = r0; r < r1; ++r)
-          for (int64_t c = c0; c < c1; ++c) {
-            float v = in[r * inW + c];
-            best = (std::isnan(v) || v > best) ? v : best;
-          }
+        for (int64_t c = c0; c < c1; ++c)
+          best = better(columns[c], best);
         dst[oh * outW + ow] = best;
       }
     }

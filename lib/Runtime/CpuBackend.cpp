@@ -3,7 +3,8 @@
 // The reference path decodes the step's inputs from memory (any dtype and
 // layout), evaluates its ops with the shared reference kernels and encodes
 // the results. Single-precision row-major matmuls and convolutions take the
-// host GEMM path (oneDNN's sgemm, HostGemm.h; convolution through im2col),
+// host GEMM path (oneDNN's sgemm, HostGemm.h; convolutions as oneDNN
+// primitives, HostConv.h, else through im2col),
 // also inside fused steps, where the other ops of the region run on the
 // matmul's result in memory; f16 and bf16 matmuls widen to f32 for it and
 // round once. f32 elementwise ops run on f32 values directly
@@ -14,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CpuCode.h"
+#include "HostConv.h"
 #include "HostGemm.h"
 #include "ScratchBuffer.h"
 #include "Program.h"
@@ -62,11 +64,14 @@ bool sgemmMatmul(const OpDesc &op, const ref::Shape &as, const float *pa, const 
   return true;
 }
 
-/// 2-D convolution as im2col + sgemm per image and group, for f32 NCHW
-/// (row-major) input, filter, bias and output; false (for the reference
-/// kernel) when the column matrix's size does not fit in 64 bits.
-bool sgemmConv2d(const OpDesc &op, const ref::Shape &xs, const float *x, const ref::Shape &ws,
-                 const float *filter, const float *bias, const ref::Shape &ys, float *y) {
+/// 2-D convolution of f32 NCHW (row-major) input, filter, bias and output:
+/// a oneDNN primitive (HostConv.h; kept in `cached` when given, for a
+/// filter that is a weight), else im2col + sgemm per image and group; false
+/// (for the reference kernel) when the column matrix's size does not fit
+/// in 64 bits.
+bool hostConvolution(const OpDesc &op, const ref::Shape &xs, const float *x, const ref::Shape &ws,
+                     const float *filter, const float *bias, const ref::Shape &ys, float *y,
+                     std::unique_ptr<ConvPrimitive> *cached) {
   auto ints = [&](const char *name, std::vector<int64_t> fallback) {
     auto it = op.attrs.find(name);
     return it == op.attrs.end() ? fallback : it->second.ints;
@@ -79,6 +84,11 @@ bool sgemmConv2d(const OpDesc &op, const ref::Shape &xs, const float *x, const r
   int64_t n = xs[0], c = xs[1], h = xs[2], w = xs[3];
   int64_t o = ws[0], cg = ws[1], kh = ws[2], kw = ws[3];
   int64_t oh = ys[2], ow = ys[3], og = o / groups;
+  HostConvShape shape{n, c, h, w, o, kh, kw, oh, ow, groups,
+                      {strides[0], strides[1]}, {dilations[0], dilations[1]},
+                      {padding[0], padding[1], padding[2], padding[3]}};
+  if (hostConv2d(shape, x, filter, bias, y, cached))
+    return true;
   int64_t rows = cg * kh * kw, cols = oh * ow, columnCount;
   if (__builtin_mul_overflow(rows, cols, &columnCount))
     return false;
@@ -104,11 +114,23 @@ bool sgemmConv2d(const OpDesc &op, const ref::Shape &xs, const float *x, const r
   return true;
 }
 
+/// Where op `index` of `step` keeps its convolution primitive: a slot of
+/// the step's cache when its filter is a weight (the same values at the
+/// same address every run), else nowhere.
+std::unique_ptr<ConvPrimitive> *convSlot(const Program &program, const StepDesc &step,
+                                         size_t index, HostConvCache *convolutions) {
+  const OpDesc &op = step.ops[index];
+  if (!convolutions || op.operands.size() < 2 || op.operands[1] >= step.inputs.size() ||
+      program.values[step.inputs[op.operands[1]]].kind != ValueKind::Weight)
+    return nullptr;
+  return &convolutions->slot(index);
+}
+
 /// A step of one f32 matmul or convolution runs on the step's buffers
 /// directly, without decoding them.
 bool tryBlasStep(const StepDesc &step, const Program &program,
                  const std::vector<const uint8_t *> &inputs,
-                 const std::vector<uint8_t *> &outputs) {
+                 const std::vector<uint8_t *> &outputs, HostConvCache *convolutions) {
   if (step.ops.size() != 1 || step.yields.size() != 1 || step.yields[0] != step.inputs.size())
     return false;
   const OpDesc &op = step.ops[0];
@@ -130,7 +152,8 @@ bool tryBlasStep(const StepDesc &step, const Program &program,
   float *result = reinterpret_cast<float *>(outputs[0]);
   if (op.name == "kiln.matmul")
     return sgemmMatmul(op, shape(0), data(0), shape(1), data(1), out.shape, result);
-  return sgemmConv2d(op, shape(0), data(0), shape(1), data(1), data(2), out.shape, result);
+  return hostConvolution(op, shape(0), data(0), shape(1), data(1), data(2), out.shape, result,
+                         convSlot(program, step, 0, convolutions));
 }
 
 /// A value inside a step: a step input still in memory, a result written
@@ -226,10 +249,18 @@ private:
   ScratchBuffer scratch_;
 };
 
+/// What a fast path may need of the step around its op.
+struct OpContext {
+  const Program &program;
+  const StepDesc &step;
+  size_t index; ///< the op's, in the step
+  HostConvCache *convolutions;
+};
+
 /// Inside a fused step: an f32 row-major matmul or convolution through
-/// the host GEMM, or nothing.
+/// the host GEMM or oneDNN, or nothing.
 std::optional<StepValue> tryBlasOp(const OpDesc &op, std::vector<StepValue> &local,
-                                   uint8_t *output) {
+                                   uint8_t *output, const OpContext &context) {
   if ((op.name != "kiln.matmul" && op.name != "kiln.conv2d") || op.results.size() != 1 ||
       !isRowMajorF32(op.results[0]))
     return std::nullopt;
@@ -246,8 +277,10 @@ std::optional<StepValue> tryBlasOp(const OpDesc &op, std::vector<StepValue> &loc
     if (!sgemmMatmul(op, shape(0), data[0], shape(1), data[1], op.results[0].shape, out.data()))
       return std::nullopt;
   } else {
-    if (!sgemmConv2d(op, shape(0), data[0], shape(1), data[1], data.size() > 2 ? data[2] : nullptr,
-                     op.results[0].shape, out.data()))
+    if (!hostConvolution(op, shape(0), data[0], shape(1), data[1],
+                         data.size() > 2 ? data[2] : nullptr, op.results[0].shape, out.data(),
+                         convSlot(context.program, context.step, context.index,
+                                  context.convolutions)))
       return std::nullopt;
   }
   return out.take();
@@ -257,7 +290,7 @@ std::optional<StepValue> tryBlasOp(const OpDesc &op, std::vector<StepValue> &loc
 /// the rows it picks (the reference would decode the whole table: an
 /// embedding's 30522 x 384 floats for 32 tokens).
 std::optional<StepValue> tryGatherF32(const OpDesc &op, std::vector<StepValue> &local,
-                                      uint8_t *output) {
+                                      uint8_t *output, const OpContext &) {
   if (op.name != "kiln.gather" || op.results.size() != 1 || op.operands.size() != 2 ||
       !isRowMajorF32(op.results[0]))
     return std::nullopt;
@@ -283,7 +316,8 @@ std::optional<StepValue> tryGatherF32(const OpDesc &op, std::vector<StepValue> &
 /// result's dtype once), where the reference would multiply in double:
 /// f16 and bf16 go through f32 tiles, never element by element in double.
 std::optional<StepValue> tryHalfMatmul(const OpDesc &op, std::vector<StepValue> &local,
-                                       uint8_t * /*output: f16 or bf16, not taken*/) {
+                                       uint8_t * /*output: f16 or bf16, not taken*/,
+                                       const OpContext &) {
   if (op.name != "kiln.matmul" || op.results.size() != 1 || op.operands.size() != 2)
     return std::nullopt;
   const TensorSpec &type = op.results[0];
@@ -316,7 +350,7 @@ std::optional<StepValue> tryHalfMatmul(const OpDesc &op, std::vector<StepValue> 
 /// (elementwise, data movement, normalisations, pooling), without decoding
 /// them to double tensors; bit-identical to the reference evaluator.
 std::optional<StepValue> tryF32Op(const OpDesc &op, std::vector<StepValue> &local,
-                                  uint8_t *output) {
+                                  uint8_t *output, const OpContext &) {
   if (op.results.size() != 1 || !isRowMajorF32(op.results[0]))
     return std::nullopt;
   std::vector<const float *> data;
@@ -375,7 +409,8 @@ void runCpuKernel(const CpuKernelDesc &kernel, CpuKernelFn fn, std::vector<StepV
 Status runStepOnCpu(const Program &program, const StepDesc &step,
                     const std::vector<const uint8_t *> &inputs,
                     const std::vector<uint8_t *> &outputs, CpuMode mode,
-                    const std::vector<CpuKernelFn> *kernels) {
+                    const CpuStepResources &resources) {
+  const std::vector<CpuKernelFn> *kernels = resources.kernels;
   // Empty results are computed by doing nothing. The kernels would still
   // loop over the other dimensions, whose product a zero dimension leaves
   // unbounded (2^40 iterations for a 0-byte tensor of a hostile .kx).
@@ -385,7 +420,7 @@ Status runStepOnCpu(const Program &program, const StepDesc &step,
   bool reference = mode == CpuMode::Reference;
   // The library's and the f32 loops' threads, for this calling thread.
   applyHostThreads();
-  if (!reference && tryBlasStep(step, program, inputs, outputs))
+  if (!reference && tryBlasStep(step, program, inputs, outputs, resources.convolutions))
     return Status::ok();
   std::vector<StepValue> local;
   local.reserve(step.inputs.size() + step.ops.size());
@@ -423,12 +458,13 @@ Status runStepOnCpu(const Program &program, const StepDesc &step,
       continue; // (an output of no elements has nothing to store)
     }
     // The fast paths, in order; the reference evaluator takes the rest.
-    using FastPath =
-        std::optional<StepValue> (*)(const OpDesc &, std::vector<StepValue> &, uint8_t *);
+    using FastPath = std::optional<StepValue> (*)(const OpDesc &, std::vector<StepValue> &,
+                                                  uint8_t *, const OpContext &);
     static constexpr FastPath kFastPaths[] = {tryBlasOp, tryF32Op, tryGatherF32, tryHalfMatmul};
+    OpContext context{program, step, o, resources.convolutions};
     std::optional<StepValue> fast;
     for (FastPath path : kFastPaths)
-      if (!reference && (fast = path(op, local, output)))
+      if (!reference && (fast = path(op, local, output, context)))
         break;
     if (fast) {
       local.push_back(std::move(*fast));

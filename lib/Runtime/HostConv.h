@@ -5,31 +5,53 @@
 // activations reordered from and back to NCHW around each call, the filter
 // once), where im2col and sgemm materialised a column matrix of KH x KW
 // times the input and multiplied it at GEMM speed (docs/performance.md has
-// both). A primitive is created once per problem and filter and kept.
+// both). A step's primitives are created once and kept by its device.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef KILN_LIB_RUNTIME_HOSTCONV_H
 #define KILN_LIB_RUNTIME_HOSTCONV_H
 
+#include <cstddef>
 #include <cstdint>
+#include <map>
+#include <memory>
 
 namespace kiln {
 namespace rt {
 
-/// y = conv(x, w) + bias for row-major (NCHW, OIHW) f32 tensors; bias may be
-/// null. `filter` must stay at its address (a weight): its reordered copy
-/// is kept with the primitive. False when oneDNN cannot compute it (the
-/// caller falls back to im2col).
+/// The problem: sizes in NCHW terms, the filter OIHW (c / groups channels).
 struct HostConvShape {
   int64_t n, c, h, w;      ///< input
-  int64_t o, kh, kw;       ///< filters (c / groups channels each)
+  int64_t o, kh, kw;       ///< filters
   int64_t oh, ow;          ///< output
   int64_t groups;
   int64_t strides[2], dilations[2], padding[4]; ///< padding: top, left, bottom, right
 };
+
+struct ConvPrimitive;
+
+/// The primitives of one step's convolutions (by op index), with their
+/// filters reordered: kept by the device for its session, so a filter is
+/// reordered once. Only for filters that stay at their address with the
+/// same values (weights).
+class HostConvCache {
+public:
+  HostConvCache();
+  ~HostConvCache();
+  HostConvCache(HostConvCache &&) noexcept;
+  std::unique_ptr<ConvPrimitive> &slot(size_t op);
+
+private:
+  std::map<size_t, std::unique_ptr<ConvPrimitive>> primitives_;
+};
+
+/// y = conv(x, filter) + bias for row-major (NCHW, OIHW) f32 tensors; bias
+/// may be null. With a cache slot the primitive (and the filter's copy)
+/// is kept there; without, both are made for this call. False when oneDNN
+/// cannot compute it (the caller falls back to im2col).
 bool hostConv2d(const HostConvShape &shape, const float *x, const float *filter,
-                const float *bias, float *y);
+                const float *bias, float *y, std::unique_ptr<ConvPrimitive> *cached);
 
 } // namespace rt
 } // namespace kiln

@@ -46,7 +46,8 @@ Result<std::unique_ptr<Device>> createHostDevice(const Program &program,
 
 HostDevice::HostDevice(const Program &program, std::unique_ptr<CudaEmuDevice> emu,
                        std::unique_ptr<CpuCode> cpuCode, CpuMode mode)
-    : program_(program), emu_(std::move(emu)), cpuCode_(std::move(cpuCode)), mode_(mode) {}
+    : program_(program), emu_(std::move(emu)), cpuCode_(std::move(cpuCode)), mode_(mode),
+      convolutions_(program.steps.size()) {}
 
 HostDevice::~HostDevice() { std::free(arena_); }
 
@@ -94,8 +95,10 @@ Status HostDevice::run(const std::vector<std::vector<uint8_t>> &inputs,
       out.push_back(const_cast<uint8_t *>(valueData(v)));
     if (emu_)
       return emu_->runStep(program_, index, in, out);
-    return runStepOnCpu(program_, step, in, out, mode_,
-                        cpuCode_ ? &cpuCode_->kernels(index) : nullptr);
+    CpuStepResources resources;
+    resources.kernels = cpuCode_ ? &cpuCode_->kernels(index) : nullptr;
+    resources.convolutions = &convolutions_[index];
+    return runStepOnCpu(program_, step, in, out, mode_, resources);
   };
   return runSchedule(program_, execute, timings, workers_.get());
 }

@@ -16,6 +16,7 @@
 #define KILN_LIB_RUNTIME_HOSTDEVICE_H
 
 #include "CpuCode.h"
+#include "HostConv.h"
 #include "CudaEmuDevice.h"
 #include "Device.h"
 #include "Scheduler.h"
@@ -46,6 +47,7 @@ private:
   std::unique_ptr<CudaEmuDevice> emu_; ///< null on the CPU
   std::unique_ptr<CpuCode> cpuCode_;    ///< the native kernels, if any
   CpuMode mode_;
+  std::vector<HostConvCache> convolutions_; ///< per step: oneDNN primitives kept
   uint8_t *arena_ = nullptr;
   std::unique_ptr<StreamWorkers> workers_;
   const std::vector<std::vector<uint8_t>> *inputs_ = nullptr; ///< the session's

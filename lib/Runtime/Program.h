@@ -126,13 +126,24 @@ enum class CpuMode { Fast, Reference };
 
 using CpuKernelFn = void (*)(const float *const *, float *const *, int64_t, int64_t);
 
+class HostConvCache;
+
+/// What a step's CPU runs keep from one run to the next.
+struct CpuStepResources {
+  /// The step's compiled runs (CpuCode.h), one per step.cpuKernels; without
+  /// them the runs' ops are computed one by one.
+  const std::vector<CpuKernelFn> *kernels = nullptr;
+  /// Its convolutions' oneDNN primitives (HostConv.h); without, each call
+  /// makes its own.
+  HostConvCache *convolutions = nullptr;
+};
+
 /// Runs one step of `program` on the CPU: reads its inputs, computes its ops,
-/// writes its outputs. `kernels`: the step's compiled runs (CpuCode.h), one
-/// per step.cpuKernels; without them the runs' ops are computed one by one.
+/// writes its outputs.
 Status runStepOnCpu(const Program &program, const StepDesc &step,
                     const std::vector<const uint8_t *> &inputs,
                     const std::vector<uint8_t *> &outputs, CpuMode mode = CpuMode::Fast,
-                    const std::vector<CpuKernelFn> *kernels = nullptr);
+                    const CpuStepResources &resources = {});
 
 } // namespace rt
 } // namespace kiln

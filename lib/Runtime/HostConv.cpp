@@ -1,0 +1,113 @@
+//===- HostConv.cpp - f32 convolutions as oneDNN primitives ---------------===//
+
+#include "HostConv.h"
+
+#include <dnnl.hpp>
+
+#include <unordered_map>
+
+namespace kiln {
+namespace rt {
+
+namespace {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+
+dnnl::engine &cpuEngine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+} // namespace
+
+/// One problem's primitive, its filter in the primitive's layout, and the
+/// activations' blocked copies (when the primitive wants another layout
+/// than NCHW).
+struct ConvPrimitive {
+  dnnl::convolution_forward conv;
+  memory filter, source, result; ///< source and result: blocked scratch, or empty
+  memory::desc userSource, userResult, bias;
+};
+
+HostConvCache::HostConvCache() = default;
+HostConvCache::~HostConvCache() = default;
+HostConvCache::HostConvCache(HostConvCache &&) noexcept = default;
+std::unique_ptr<ConvPrimitive> &HostConvCache::slot(size_t op) { return primitives_[op]; }
+
+namespace {
+
+std::unique_ptr<ConvPrimitive> create(const HostConvShape &s, const float *filter, bool hasBias) {
+  auto f32 = memory::data_type::f32;
+  memory::dims source = {s.n, s.c, s.h, s.w}, result = {s.n, s.o, s.oh, s.ow};
+  memory::dims weights = s.groups > 1 ? memory::dims{s.groups, s.o / s.groups, s.c / s.groups, s.kh, s.kw}
+                                      : memory::dims{s.o, s.c, s.kh, s.kw};
+  // oneDNN counts dilation from 0 (no gaps), ONNX from 1.
+  memory::dims strides = {s.strides[0], s.strides[1]};
+  memory::dims dilations = {s.dilations[0] - 1, s.dilations[1] - 1};
+  memory::dims padLow = {s.padding[0], s.padding[1]}, padHigh = {s.padding[2], s.padding[3]};
+  auto p = std::make_unique<ConvPrimitive>();
+  p->userSource = memory::desc(source, f32, Tag::nchw);
+  p->userResult = memory::desc(result, f32, Tag::nchw);
+  p->bias = memory::desc({s.o}, f32, Tag::x);
+  memory::desc any(source, f32, Tag::any), anyResult(result, f32, Tag::any),
+      anyWeights(weights, f32, Tag::any);
+  auto desc = hasBias ? dnnl::convolution_forward::desc(
+                            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                            any, anyWeights, p->bias, anyResult, strides, dilations, padLow, padHigh)
+                      : dnnl::convolution_forward::desc(
+                            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                            any, anyWeights, anyResult, strides, dilations, padLow, padHigh);
+  dnnl::convolution_forward::primitive_desc pd(desc, cpuEngine());
+  p->conv = dnnl::convolution_forward(pd);
+  // The filter, reordered once.
+  dnnl::stream stream(cpuEngine());
+  memory userFilter(memory::desc(weights, f32, s.groups > 1 ? Tag::goihw : Tag::oihw), cpuEngine(),
+                    const_cast<float *>(filter));
+  p->filter = memory(pd.weights_desc(), cpuEngine());
+  dnnl::reorder(userFilter, p->filter).execute(stream, userFilter, p->filter);
+  stream.wait();
+  if (pd.src_desc() != p->userSource)
+    p->source = memory(pd.src_desc(), cpuEngine());
+  if (pd.dst_desc() != p->userResult)
+    p->result = memory(pd.dst_desc(), cpuEngine());
+  return p;
+}
+
+} // namespace
+
+bool hostConv2d(const HostConvShape &shape, const float *x, const float *filter,
+                const float *bias, float *y, std::unique_ptr<ConvPrimitive> *cached) {
+  try {
+    std::unique_ptr<ConvPrimitive> made;
+    if (!cached || !*cached)
+      made = create(shape, filter, bias != nullptr);
+    ConvPrimitive *p = made ? made.get() : cached->get();
+    if (cached && made)
+      *cached = std::move(made);
+    dnnl::stream stream(cpuEngine());
+    memory source(p->userSource, cpuEngine(), const_cast<float *>(x));
+    memory result(p->userResult, cpuEngine(), y);
+    memory convSource = source, convResult = result;
+    if (p->source) {
+      dnnl::reorder(source, p->source).execute(stream, source, p->source);
+      convSource = p->source;
+    }
+    if (p->result)
+      convResult = p->result;
+    std::unordered_map<int, memory> args = {
+        {DNNL_ARG_SRC, convSource}, {DNNL_ARG_WEIGHTS, p->filter}, {DNNL_ARG_DST, convResult}};
+    if (bias)
+      args[DNNL_ARG_BIAS] = memory(p->bias, cpuEngine(), const_cast<float *>(bias));
+    p->conv.execute(stream, args);
+    if (p->result)
+      dnnl::reorder(p->result, result).execute(stream, p->result, result);
+    stream.wait();
+    return true;
+  } catch (const dnnl::error &) {
+    return false; // a problem oneDNN has no implementation for: im2col
+  }
+}
+
+} // namespace rt
+} // namespace kiln
