@@ -190,13 +190,19 @@ maxPoolPlanesF32(const float *x, float *out, int64_t planes, int64_t inH, int64_
         for (int64_t c = 0; c < inW; ++c)
           columns[c] = better(row[c], columns[c]);
       }
-      for (int64_t ow = 0; ow < outW; ++ow) {
-        int64_t w0 = ow * p.strides[1] - p.padding[1];
-        int64_t c0 = std::max<int64_t>(w0, 0), c1 = std::min(w0 + p.kernel[1], inW);
-        float best = -std::numeric_limits<float>::infinity();
-        for (int64_t c = c0; c < c1; ++c)
-          best = better(columns[c], best);
-        dst[oh * outW + ow] = best;
+      // One pass per window column t over the outputs whose tap t lies
+      // inside the row (a strided loop without bounds checks).
+      float *outRow = dst + oh * outW;
+      std::fill(outRow, outRow + outW, -std::numeric_limits<float>::infinity());
+      const int64_t stride = p.strides[1], pad = p.padding[1];
+      for (int64_t t = 0; t < p.kernel[1]; ++t) {
+        // Output ow reads column ow * stride + t - pad, inside [0, inW).
+        int64_t first = std::max<int64_t>(0, (pad - t + stride - 1) / stride);
+        int64_t last = inW - 1 - t + pad < 0 ? 0 : (inW - 1 - t + pad) / stride + 1;
+        last = std::min(last, outW);
+        const float *tap = columns.data() + t - pad;
+        for (int64_t ow = first; ow < last; ++ow)
+          outRow[ow] = better(tap[ow * stride], outRow[ow]);
       }
     }
   }
