@@ -509,8 +509,9 @@ TEST(CpuKernels, GatherCopiesOnlyItsRowsBitForBit) {
 TEST(CpuKernels, MaxPoolingMatchesTheReferenceBitForBit) {
   // The f32 path reduces each output row's window rows column by column,
   // then the window columns, in f32; the reference walks every tap in
-  // double. NaNs (which propagate), windows clipped by padding on every side, ceil mode's overhang, and planes enough to be
-  // split over threads; dilation takes the reference's loop.
+  // double. NaNs (which propagate), windows clipped by padding on every
+  // side, ceil mode's overhang, and planes enough to be split over threads;
+  // dilation takes the reference's loop.
   struct Case { std::string attrs; ref::Shape x; ref::Pool2dParams p; };
   auto params = [](std::vector<int64_t> k, std::vector<int64_t> s, std::vector<int64_t> pad,
                    int64_t dilation, bool ceil) {

@@ -108,7 +108,9 @@ static cl::opt<driver::Schedule> schedule(
                           "one stream, so buffers are reused the most")),
     cl::cat(kilncCategory));
 static cl::opt<int64_t> maxStreams("max-streams",
-                                   cl::desc("Most streams of the plan (default 4)"),
+                                   cl::desc("Most streams of the plan (default 4 for the GPU "
+                                            "targets; 1 for --target=cpu, whose steps each "
+                                            "use every core)"),
                                    cl::init(4), cl::cat(kilncCategory));
 static cl::opt<bool> printIrAfterAll("print-ir-after-all",
                                      cl::desc("Print the IR (to stderr) after parsing and "
@@ -369,7 +371,11 @@ LogicalResult readCompileOptions(EmitKind kind, driver::CompileOptions &options)
                   kind == EmitKind::Program || kind == EmitKind::Cuda ||
                   kind == EmitKind::CpuMlir || kernelReport;
   options.schedule = schedule;
-  options.maxStreams = maxStreams;
+  // On the CPU every step spreads over all the cores: steps on two streams
+  // at once would only contend (each stream's OpenMP team spinning against
+  // the other's), so one stream unless asked.
+  options.maxStreams =
+      maxStreams.getNumOccurrences() || target != driver::Target::CPU ? maxStreams : 1;
   options.fusionReport = fusionReport;
   options.foldBudgetSeconds = foldBudget;
   options.foldBudgetBytes = foldBudgetBytes;
