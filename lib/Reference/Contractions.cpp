@@ -267,6 +267,20 @@ void im2colF32(const float *image, int64_t channels, int64_t h, int64_t w, int64
   });
 }
 
+void globalAvgPoolF32(const float *x, const Shape &shape, float *out) {
+  int64_t spatial = 1;
+  for (size_t d = 2; d < shape.size(); ++d)
+    spatial *= shape[d];
+  parallelFor(shape[0] * shape[1], spatial, [&](int64_t begin, int64_t end) {
+    for (int64_t plane = begin; plane < end; ++plane) {
+      double sum = 0.0;
+      for (int64_t k = 0; k < spatial; ++k)
+        sum += x[plane * spatial + k];
+      out[plane] = static_cast<float>(sum / static_cast<double>(spatial));
+    }
+  });
+}
+
 Tensor globalAvgPool(const Tensor &x) {
   Shape shape = x.shape;
   int64_t spatial = 1;

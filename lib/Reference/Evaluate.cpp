@@ -255,6 +255,10 @@ bool evaluateF32(const std::string &name, const OpAttrs &a,
                  floatAttr(a, "epsilon", 1e-5), out);
     return true;
   }
+  if (name == "kiln.global_avg_pool" && xs.size() >= 2) {
+    globalAvgPoolF32(in[0], xs, out);
+    return true;
+  }
   if ((name == "kiln.max_pool2d" || name == "kiln.avg_pool2d") && xs.size() == 4) {
     pool2dF32(name == "kiln.max_pool2d", in[0], xs, poolParams(a), out);
     return true;

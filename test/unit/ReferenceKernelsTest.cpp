@@ -301,6 +301,28 @@ TEST(OpCheck, ElementIndexOpsRejectIndicesThatDoNotFit) {
             std::string::npos);
 }
 
+TEST(Pooling, GlobalAvgPoolF32MatchesTheReferenceBitForBit) {
+  // Each plane summed in double over its f32 elements and rounded once, as
+  // globalAvgPool does over the same values: bit for bit, over rank 3 to
+  // 5, one-element planes and planes enough to be split over threads.
+  for (Shape shape : {Shape{2, 3, 7}, Shape{1, 1, 1, 1}, Shape{8, 128, 8, 8}, Shape{2, 5, 3, 4, 6}}) {
+    Tensor x = Tensor::zeros(DType::F32, shape);
+    std::vector<float> xf(x.f.size());
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<float> dist(-4.0f, 4.0f);
+    for (size_t k = 0; k < xf.size(); ++k)
+      x.f[k] = xf[k] = dist(rng);
+    Tensor expected = globalAvgPool(x);
+    std::vector<float> got(expected.f.size() + 1, 12345.0f); // one past: not written
+    globalAvgPoolF32(xf.data(), shape, got.data());
+    for (size_t k = 0; k < expected.f.size(); ++k) {
+      float want = static_cast<float>(expected.f[k]);
+      ASSERT_EQ(0, std::memcmp(&got[k], &want, 4)) << shape.size() << "-d @" << k;
+    }
+    EXPECT_EQ(got.back(), 12345.0f);
+  }
+}
+
 TEST(DataMovement, SliceF32CopiesRowsAsTheReferenceSlices) {
   // sliceF32 copies whole rows (contiguous when the last axis steps by 1);
   // ref::slice walks every element. Bit for bit, over rank 1 to 4, negative

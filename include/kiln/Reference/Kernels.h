@@ -126,6 +126,9 @@ void layerNormF32(const float *x, const Shape &shape, const float *scale, const 
                   int64_t axis, double epsilon, float *out);
 void pool2dF32(bool max, const float *x, const Shape &shape, const Pool2dParams &params,
                float *out);
+/// Global average pooling of an f32 [N, C, ...] tensor: each plane summed in
+/// double and rounded once, bit-identical to globalAvgPool.
+void globalAvgPoolF32(const float *x, const Shape &shape, float *out);
 /// gather's f32 twin: rows of `data` along `axis` picked by `indices`
 /// (negative ones count from the end; out-of-range ones give zeros, as the
 /// reference does), touching only the rows it copies.
