@@ -380,7 +380,7 @@ public:
       auto elements = b.create<scf::ForOp>(loc, from, to, one);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(elements.getBody());
-      auto values = computeElement(elements.getInductionVar(), run.ops.size(), {});
+      auto values = computeElement(elements.getInductionVar(), run.ops.size(), Values());
       store(values);
     }
     b.setInsertionPointAfter(rows);
@@ -452,7 +452,7 @@ private:
     auto loop = b.create<scf::ForOp>(loc, i64(0), i64(run.row), i64(1), ValueRange{init});
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
-    Values values = computeElement(loop.getInductionVar(), prologueSize(), {});
+    Values values = computeElement(loop.getInductionVar(), prologueSize(), Values());
     b.create<scf::YieldOp>(loc, step(loop.getRegionIterArgs()[0], values));
     return loop.getResult(0);
   }
@@ -513,7 +513,7 @@ private:
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(last.getBody());
     Value j = last.getInductionVar();
-    Values values = computeElement(j, prologueSize(), {});
+    Values values = computeElement(j, prologueSize(), Values());
     values[op->getResult(0)] = element(values);
     values = computeElement(j, run.ops.size(), std::move(values));
     store(values);
