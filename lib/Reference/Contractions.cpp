@@ -169,14 +169,51 @@ namespace {
 /// once, then its taps in the reference's order (rows, then columns) with
 /// its comparison, so a NaN propagates as there and the bits agree; a
 /// window wholly in the padding gives -inf, as there.
+/// The f32 maximum as the reference takes it: NaN wins wherever it is.
+#define KILN_MAX_TAKING_NAN(v, best) ((__builtin_isnan(v) || (v) > (best)) ? (v) : (best))
+
+/// columns[c] = max over rows [r0, r1) of in[r][c] (-inf for no rows): a
+/// loop over contiguous floats, vectorised for AVX-512 and AVX2 where the CPU
+/// has them (raw pointers only: clang's clones cannot call inline library
+/// code).
 __attribute__((target_clones("avx512f", "avx2", "default"))) void
-maxPoolPlanesF32(const float *x, float *out, int64_t planes, int64_t inH, int64_t inW,
+windowRowsMax(const float *in, int64_t inW, int64_t r0, int64_t r1, float *columns) {
+  for (int64_t c = 0; c < inW; ++c)
+    columns[c] = -__builtin_inff();
+  for (int64_t r = r0; r < r1; ++r) {
+    const float *row = in + r * inW;
+    for (int64_t c = 0; c < inW; ++c)
+      columns[c] = KILN_MAX_TAKING_NAN(row[c], columns[c]);
+  }
+}
+
+/// out[ow] = max of columns[ow * stride + t - pad] over the taps t of a
+/// window of `kernel` columns inside [0, inW) (-inf for none): one strided
+/// pass per tap, without bounds checks.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void
+windowColumnsMax(const float *columns, int64_t inW, int64_t kernel, int64_t stride, int64_t pad,
+                 float *out, int64_t outW) {
+  for (int64_t ow = 0; ow < outW; ++ow)
+    out[ow] = -__builtin_inff();
+  for (int64_t t = 0; t < kernel; ++t) {
+    // Outputs [first, last) read column ow * stride + t - pad in [0, inW).
+    int64_t first = pad - t <= 0 ? 0 : (pad - t + stride - 1) / stride;
+    int64_t last = inW - 1 - t + pad < 0 ? 0 : (inW - 1 - t + pad) / stride + 1;
+    if (last > outW)
+      last = outW;
+    const float *tap = columns + t - pad;
+    for (int64_t ow = first; ow < last; ++ow)
+      out[ow] = KILN_MAX_TAKING_NAN(tap[ow * stride], out[ow]);
+  }
+}
+
+#undef KILN_MAX_TAKING_NAN
+
+void maxPoolPlanesF32(const float *x, float *out, int64_t planes, int64_t inH, int64_t inW,
                       int64_t outH, int64_t outW, const Pool2dParams &p) {
-  // Separably: each output row's window rows reduced column by column (a
-  // loop over contiguous floats, which vectorises), then each output's
-  // window columns of that. The maximum is the same in any order, and NaN
-  // wins wherever it is, so the result is the reference's.
-  auto better = [](float v, float best) { return (std::isnan(v) || v > best) ? v : best; };
+  // Separably: each output row's window rows reduced column by column, then
+  // each output's window columns of that. The maximum is the same in any
+  // order, and NaN wins wherever it is, so the result is the reference's.
   std::vector<float> columns(static_cast<size_t>(inW));
   for (int64_t plane = 0; plane < planes; ++plane) {
     const float *in = x + plane * inH * inW;
@@ -184,26 +221,9 @@ maxPoolPlanesF32(const float *x, float *out, int64_t planes, int64_t inH, int64_
     for (int64_t oh = 0; oh < outH; ++oh) {
       int64_t h0 = oh * p.strides[0] - p.padding[0];
       int64_t r0 = std::max<int64_t>(h0, 0), r1 = std::min(h0 + p.kernel[0], inH);
-      std::fill(columns.begin(), columns.end(), -std::numeric_limits<float>::infinity());
-      for (int64_t r = r0; r < r1; ++r) {
-        const float *row = in + r * inW;
-        for (int64_t c = 0; c < inW; ++c)
-          columns[c] = better(row[c], columns[c]);
-      }
-      // One pass per window column t over the outputs whose tap t lies
-      // inside the row (a strided loop without bounds checks).
-      float *outRow = dst + oh * outW;
-      std::fill(outRow, outRow + outW, -std::numeric_limits<float>::infinity());
-      const int64_t stride = p.strides[1], pad = p.padding[1];
-      for (int64_t t = 0; t < p.kernel[1]; ++t) {
-        // Output ow reads column ow * stride + t - pad, inside [0, inW).
-        int64_t first = std::max<int64_t>(0, (pad - t + stride - 1) / stride);
-        int64_t last = inW - 1 - t + pad < 0 ? 0 : (inW - 1 - t + pad) / stride + 1;
-        last = std::min(last, outW);
-        const float *tap = columns.data() + t - pad;
-        for (int64_t ow = first; ow < last; ++ow)
-          outRow[ow] = better(tap[ow * stride], outRow[ow]);
-      }
+      windowRowsMax(in, inW, r0, r1, columns.data());
+      windowColumnsMax(columns.data(), inW, p.kernel[1], p.strides[1], p.padding[1],
+                       dst + oh * outW, outW);
     }
   }
 }
