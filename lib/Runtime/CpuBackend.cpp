@@ -369,6 +369,17 @@ std::optional<StepValue> tryF32Op(const OpDesc &op, std::vector<StepValue> &loca
   return out.take();
 }
 
+/// Calls a kernel of the linked CPU code. Clang's -fsanitize=function
+/// reads a signature word just before the callee, which native code linked
+/// at run time does not have (at the start of its pages: a fault).
+#if defined(__clang__)
+__attribute__((no_sanitize("function")))
+#endif
+void callCpuKernel(CpuKernelFn fn, const float *const *reads, float *const *writes, int64_t begin,
+                   int64_t end) {
+  fn(reads, writes, begin, end);
+}
+
 /// A compiled run of the step's ops (CpuCode.h): its reads in place, its
 /// writes into the step's output buffers or scratch arrays, the elements
 /// split over the host's threads (each element computed once, by one
@@ -391,7 +402,7 @@ void runCpuKernel(const CpuKernelDesc &kernel, CpuKernelFn fn, std::vector<StepV
   int64_t row = kernel.row;
   ref::parallelRanges(kernel.elements / row, 4 * row * static_cast<int64_t>(kernel.opCount),
                       [&](int64_t begin, int64_t end) {
-                        fn(reads.data(), writes.data(), begin * row, end * row);
+                        callCpuKernel(fn, reads.data(), writes.data(), begin * row, end * row);
                       });
   // Every result of the run gets a slot; those kept in registers stay empty.
   for (uint32_t o = kernel.firstOp; o < kernel.firstOp + kernel.opCount; ++o) {
