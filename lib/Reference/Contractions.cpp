@@ -169,6 +169,21 @@ namespace {
 /// once, then its taps in the reference's order (rows, then columns) with
 /// its comparison, so a NaN propagates as there and the bits agree; a
 /// window wholly in the padding gives -inf, as there.
+// Hot loops are multiversioned for AVX-512 and AVX2 (the library itself
+// is built for the x86-64 baseline), except under ThreadSanitizer, which
+// instruments the ifunc resolver that picks the version, and the resolver
+// runs before TSan's runtime is ready.
+#if defined(__SANITIZE_THREAD__)
+#define KILN_VECTOR_CLONES
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define KILN_VECTOR_CLONES
+#endif
+#endif
+#ifndef KILN_VECTOR_CLONES
+#define KILN_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+
 /// The f32 maximum as the reference takes it: NaN wins wherever it is.
 #define KILN_MAX_TAKING_NAN(v, best) ((__builtin_isnan(v) || (v) > (best)) ? (v) : (best))
 
@@ -176,7 +191,7 @@ namespace {
 /// loop over contiguous floats, vectorised for AVX-512 and AVX2 where the CPU
 /// has them (raw pointers only: clang's clones cannot call inline library
 /// code).
-__attribute__((target_clones("avx512f", "avx2", "default"))) void
+KILN_VECTOR_CLONES void
 windowRowsMax(const float *in, int64_t inW, int64_t r0, int64_t r1, float *columns) {
   for (int64_t c = 0; c < inW; ++c)
     columns[c] = -__builtin_inff();
@@ -190,7 +205,7 @@ windowRowsMax(const float *in, int64_t inW, int64_t r0, int64_t r1, float *colum
 /// out[ow] = max of columns[ow * stride + t - pad] over the taps t of a
 /// window of `kernel` columns inside [0, inW) (-inf for none): one strided
 /// pass per tap, without bounds checks.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void
+KILN_VECTOR_CLONES void
 windowColumnsMax(const float *columns, int64_t inW, int64_t kernel, int64_t stride, int64_t pad,
                  float *out, int64_t outW) {
   for (int64_t ow = 0; ow < outW; ++ow)

@@ -399,8 +399,10 @@ void runCpuKernel(const CpuKernelDesc &kernel, CpuKernelFn fn, std::vector<StepV
     writes.push_back(results.emplace_back(step.ops[op].results[0], outputOf[w]).data());
   }
   // Whole rows for a reduction (row > 1), any range of elements otherwise.
-  int64_t row = kernel.row;
-  ref::parallelRanges(kernel.elements / row, 4 * row * static_cast<int64_t>(kernel.opCount),
+  int64_t row = kernel.row, cost;
+  if (__builtin_mul_overflow(4 * row, static_cast<int64_t>(kernel.opCount), &cost))
+    cost = INT64_MAX; // a hostile size: parallelFor saturates too
+  ref::parallelRanges(kernel.elements / row, cost,
                       [&](int64_t begin, int64_t end) {
                         callCpuKernel(fn, reads.data(), writes.data(), begin * row, end * row);
                       });
@@ -443,6 +445,7 @@ Status runStepOnCpu(const Program &program, const StepDesc &step,
   for (const OpDesc &op : step.ops)
     localCount += op.results.size();
   std::vector<uint8_t *> outputOf(localCount, nullptr);
+  std::vector<size_t> outputIndexOf(localCount, 0); // the k of outputOf's buffer
   std::vector<bool> inPlace(step.outputs.size(), false);
   if (!reference)
     for (size_t k = 0; k < step.yields.size(); ++k) {
@@ -450,6 +453,7 @@ Status runStepOnCpu(const Program &program, const StepDesc &step,
       if (y >= step.inputs.size() && !outputOf[y] &&
           isRowMajorF32(program.values[step.outputs[k]].type)) {
         outputOf[y] = outputs[k];
+        outputIndexOf[y] = k;
         inPlace[k] = true;
       }
     }
@@ -489,8 +493,7 @@ Status runStepOnCpu(const Program &program, const StepDesc &step,
       return Status::error("the CPU backend cannot run " + op.name);
     local.emplace_back(op.results[0], std::move(*result));
     if (output) // computed off the output buffer after all: stored below
-      inPlace[std::find(step.yields.begin(), step.yields.end(), local.size() - 1) -
-              step.yields.begin()] = false;
+      inPlace[outputIndexOf[local.size() - 1]] = false;
   }
   for (size_t k = 0; k < step.outputs.size(); ++k)
     if (!inPlace[k])

@@ -588,7 +588,12 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (kind == EmitKind::CpuMlir) {
-    if (failed(mlir::kiln::writeCpuKernels(*module->getOps<func::FuncOp>().begin(), output->os())))
+    auto funcs = module->getOps<func::FuncOp>();
+    if (std::distance(funcs.begin(), funcs.end()) != 1) {
+      llvm::errs() << "kilnc: error: --emit=cpu-mlir needs exactly one model function\n";
+      return 1;
+    }
+    if (failed(mlir::kiln::writeCpuKernels(*funcs.begin(), output->os())))
       return 1;
   } else if (kind == EmitKind::Executable || kind == EmitKind::Program) {
     if (failed(emitExecutable(*module, kind, compilation, stub.get(), clock, output->os())))

@@ -166,6 +166,8 @@ bool finishRun(exec::StepOp step, CpuRun &run) {
     if (llvm::any_of(op->getResult(0).getUsers(),
                      [&](Operation *user) { return !inRun.contains(user); }))
       run.writes.push_back(op->getResult(0));
+  if (run.writes.empty())
+    return false; // nothing used after it: nothing to compute
   // A reduction fixes the rows: its reduced dimensions.
   size_t firstSplit = 0, lastSplit = out.size();
   if (run.reduction)
@@ -581,8 +583,10 @@ std::string cpuRunSignature(const CpuRun &run) {
     return it->second;
   };
   os << run.row << "x" << run.elements << ";";
+  // A column's index depends on its element count (r, or r modulo it).
   for (auto [k, read] : llvm::enumerate(run.reads))
-    os << "r" << id(read) << ":" << static_cast<int>(run.broadcasts[k]) << ";";
+    os << "r" << id(read) << ":" << static_cast<int>(run.broadcasts[k]) << ":"
+       << run.readElements[k] << ";";
   for (auto [value, literal] : run.literals)
     os << "l" << id(value) << "=" << llvm::format("%a", literal) << ";";
   for (Operation *op : run.ops) {
