@@ -39,6 +39,7 @@ Result<std::unique_ptr<Device>> createHostDevice(const Program &program,
   }
   CpuMode mode = options.device == DeviceChoice::Reference ? CpuMode::Reference : CpuMode::Fast;
   auto device = std::make_unique<HostDevice>(program, std::move(emu), std::move(cpuCode), mode);
+  device->setKernelStandIns(options.cpuKernelStandIns);
   if (Status st = device->allocate(); !st)
     return st;
   return std::unique_ptr<Device>(std::move(device));
@@ -98,6 +99,7 @@ Status HostDevice::run(const std::vector<std::vector<uint8_t>> &inputs,
     CpuStepResources resources;
     resources.kernels = cpuCode_ ? &cpuCode_->kernels(index) : nullptr;
     resources.convolutions = &convolutions_[index];
+    resources.kernelStandIns = kernelStandIns_;
     return runStepOnCpu(program_, step, in, out, mode_, resources);
   };
   return runSchedule(program_, execute, timings, workers_.get());

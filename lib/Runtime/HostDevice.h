@@ -31,6 +31,8 @@ public:
   ~HostDevice() override;
   /// Allocates the arena; fails when the host cannot hold it.
   Status allocate();
+  /// Stand-ins for the native kernels (SessionOptions::cpuKernelStandIns).
+  void setKernelStandIns(bool on) { kernelStandIns_ = on; }
 
   Status run(const std::vector<std::vector<uint8_t>> &inputs,
              std::vector<StepTiming> *timings) override;
@@ -48,6 +50,7 @@ private:
   std::unique_ptr<CpuCode> cpuCode_;    ///< the native kernels, if any
   CpuMode mode_;
   std::vector<HostConvCache> convolutions_; ///< per step: oneDNN primitives kept
+  bool kernelStandIns_ = false;
   uint8_t *arena_ = nullptr;
   std::unique_ptr<StreamWorkers> workers_;
   const std::vector<std::vector<uint8_t>> *inputs_ = nullptr; ///< the session's

@@ -702,12 +702,6 @@ int64_t Executable::arenaBytes() const { return program_->arenaBytes; }
 int Executable::numStreams() const { return program_->numStreams; }
 size_t Executable::numSteps() const { return program_->steps.size(); }
 
-bool Executable::hasCpuCode() const {
-  for (const DeviceCodeDesc &code : program_->deviceCode)
-    if (code.format == "elf-rel")
-      return true;
-  return false;
-}
 
 } // namespace rt
 } // namespace kiln

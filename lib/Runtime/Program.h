@@ -136,6 +136,8 @@ struct CpuStepResources {
   /// Its convolutions' oneDNN primitives (HostConv.h); without, each call
   /// makes its own.
   HostConvCache *convolutions = nullptr;
+  /// Run the stand-in instead of each kernel (SessionOptions::cpuKernelStandIns).
+  bool kernelStandIns = false;
 };
 
 /// Runs one step of `program` on the CPU: reads its inputs, computes its ops,

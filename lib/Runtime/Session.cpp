@@ -41,6 +41,9 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Executabl
   if (options.cpuPortable && options.device != DeviceChoice::CPU &&
       options.device != DeviceChoice::Auto)
     return Status::error("--cpu-portable applies to --device=cpu");
+  if (options.cpuKernelStandIns && options.device != DeviceChoice::CPU &&
+      options.device != DeviceChoice::Auto)
+    return Status::error("stand-ins for the native CPU kernels apply to the cpu device");
   if (options.device != DeviceChoice::Cuda) {
     if (options.cudaGraph)
       return Status::error("--cuda-graph applies to --device=cuda (it captures the schedule "

@@ -3,6 +3,7 @@
 #include "../../lib/Runtime/HostGemm.h"
 #include "../../lib/Runtime/Program.h"
 
+#include "kiln/CodeGen/CpuCode.h"
 #include "kiln/Exec/ExecOps.h"
 #include "kiln/Frontend/KgParser.h"
 #include "kiln/Lowering/Passes.h"
@@ -29,7 +30,7 @@ namespace {
 
 /// Compiles .kg source to .kx bytes through the library (what kilnc does).
 std::vector<uint8_t> compile(const std::string &source, int64_t maxStreams = 4,
-                             bool libraryCalls = false) {
+                             bool libraryCalls = false, bool cpuCode = false) {
   mlir::MLIRContext context;
   context.loadDialect<mlir::kiln::exec::ExecDialect>();
   mlir::ScopedDiagnosticHandler handler(&context, [](mlir::Diagnostic &d) {
@@ -57,7 +58,13 @@ std::vector<uint8_t> compile(const std::string &source, int64_t maxStreams = 4,
   std::string bytes;
   llvm::raw_string_ostream os(bytes);
   auto func = *module->getOps<mlir::func::FuncOp>().begin();
-  if (mlir::failed(mlir::kiln::writeExecutable(func, os)))
+  mlir::kiln::DeviceCode code;
+  std::string error;
+  if (cpuCode && mlir::failed(mlir::kiln::buildCpuCode(func, {}, code, error))) {
+    ADD_FAILURE() << error;
+    return {};
+  }
+  if (mlir::failed(mlir::kiln::writeExecutable(func, os, code)))
     return {};
   os.flush();
   return std::vector<uint8_t>(bytes.begin(), bytes.end());
@@ -95,6 +102,46 @@ std::vector<float> randomFloats(size_t n, unsigned seed) {
   for (float &x : v)
     x = dist(rng);
   return v;
+}
+
+TEST(Runtime, CpuKernelStandInsTouchWhatTheLoaderAllows) {
+  // The stand-ins that replace native CPU kernels for fuzzing write zeros
+  // where a run writes, and what follows reads them: the run
+  // x * 3 + b gives zeros, the softmax over axis 0 after it (not compiled)
+  // makes each column uniform, 1/4. The native code computes the real thing.
+  const char *source = R"(
+input x: f32[4, 6]
+weight b: f32[6] = random(seed=4, scale=0.5)
+h = x * 3.0 + b
+y = softmax(h, axis=0)
+output y
+)";
+  std::vector<uint8_t> kx = compile(source, 1, false, /*cpuCode=*/true);
+  ASSERT_FALSE(kx.empty());
+  auto exe = rt::Executable::loadMemory(kx.data(), kx.size());
+  ASSERT_TRUE(exe) << exe.status().message();
+  ASSERT_NE((*exe)->describe().find("elf-rel"), std::string::npos);
+  std::vector<float> x = randomFloats(24, 9);
+  for (bool standIns : {true, false}) {
+    rt::SessionOptions options;
+    options.device = rt::DeviceChoice::CPU;
+    options.cpuKernelStandIns = standIns;
+    auto session = rt::Session::create(*exe, options);
+    ASSERT_TRUE(session) << session.status().message();
+    ASSERT_TRUE((*session)->setInput(0, x.data(), x.size() * 4));
+    rt::Status s = (*session)->run();
+    ASSERT_TRUE(s) << s.message();
+    const float *y = static_cast<const float *>((*session)->outputData(0));
+    bool uniform = true;
+    for (int k = 0; k < 24; ++k)
+      uniform &= y[k] == 0.25f;
+    EXPECT_EQ(uniform, standIns);
+  }
+  // Only the CPU device has native kernels to stand in for.
+  rt::SessionOptions reference;
+  reference.device = rt::DeviceChoice::Reference;
+  reference.cpuKernelStandIns = true;
+  EXPECT_FALSE(rt::Session::create(*exe, reference));
 }
 
 TEST(Runtime, RunsAndMatchesTheReferenceKernels) {

@@ -102,9 +102,6 @@ public:
   int64_t arenaBytes() const;
   int numStreams() const;
   size_t numSteps() const;
-  /// Whether it carries native CPU code (--target=cpu), which the CPU
-  /// device links and calls: machine code, trusted as a shared library is.
-  bool hasCpuCode() const;
   /// A readable listing of the signature, weights, buffers and schedule.
   std::string describe() const;
   /// The model locations of step `step`'s ops (each once, in op order).
@@ -146,6 +143,12 @@ struct SessionOptions {
   /// cpu: run the executable's portable x86-64 code instead of the code for
   /// its instruction-set level (which a CPU without that level refuses).
   bool cpuPortable = false;
+  /// cpu, for fuzzing the runtime around code it cannot check: each native
+  /// kernel is linked but replaced by a stand-in that reads every element
+  /// its reads may hold and writes every element it must write (zeros), so
+  /// the runtime's handling of the runs is exercised without running
+  /// machine code from the file. Outputs are then not meaningful.
+  bool cpuKernelStandIns = false;
   EmuOrder emuOrder = EmuOrder::Forward;
   /// Shared arrays followed by guard pages: an overrun traps.
   bool emuChecked = false;
