@@ -23,7 +23,9 @@ dnnl::engine &cpuEngine() {
 
 /// One problem's primitive, its filter in the primitive's layout, and the
 /// activations' blocked copies (when the primitive wants another layout
-/// than NCHW).
+/// than NCHW). Those copies are shared by the primitive's calls: safe
+/// because a step never runs concurrently with itself (one session runs
+/// its steps once each per run; each device keeps its own primitives).
 struct ConvPrimitive {
   dnnl::convolution_forward conv;
   memory filter, source, result; ///< source and result: blocked scratch, or empty
