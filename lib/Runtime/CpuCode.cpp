@@ -2,6 +2,8 @@
 
 #include "CpuCode.h"
 
+#include "kiln/Runtime/CpuLevels.h"
+
 #include <cstdlib>
 
 namespace kiln {
@@ -9,15 +11,7 @@ namespace rt {
 
 namespace {
 
-/// The levels, lowest first (the compiler's table: lib/CodeGen/Cpu/CpuCode.cpp).
-constexpr const char *kLevels[] = {"x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4"};
-
-int rank(const std::string &level) {
-  for (int k = 0; k < 4; ++k)
-    if (level == kLevels[k])
-      return k;
-  return -1;
-}
+int rank(const std::string &level) { return cpuLevelRank(level.c_str()); }
 
 } // namespace
 
@@ -51,7 +45,7 @@ Result<std::unique_ptr<CpuCode>> CpuCode::load(const Program &program, bool port
     if (rank(code.target) < 0)
       return Status::error("the executable's CPU code is for '" + code.target +
                            "', which is not an x86-64 level this runtime knows");
-    (code.target == kLevels[0] ? baseline : tuned) = &code;
+    (code.target == kCpuBaseline ? baseline : tuned) = &code;
   }
   bool anyKernels = false;
   for (const StepDesc &step : program.steps)

@@ -23,6 +23,7 @@
 #ifndef KILN_CODEGEN_CPUCODE_H
 #define KILN_CODEGEN_CPUCODE_H
 
+#include "kiln/Runtime/CpuLevels.h"
 #include "kiln/Target/ExecutableWriter.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -33,12 +34,7 @@
 namespace mlir {
 namespace kiln {
 
-/// Instruction sets the CPU code is built for: the x86-64 microarchitecture
-/// levels (what every x86-64 CPU has, then SSE4.2, AVX2 with FMA, AVX-512).
-/// The runtime checks the same levels (lib/Runtime/CpuFeatures.cpp).
-inline constexpr const char *kCpuBaseline = "x86-64";
-
-/// Whether `name` is one of the levels ("x86-64" ... "x86-64-v4").
+/// Whether `name` is one of the levels (kiln/Runtime/CpuLevels.h).
 bool isCpuLevel(llvm::StringRef name);
 
 /// The highest level this machine's CPU has ("x86-64-v4" on a CPU with

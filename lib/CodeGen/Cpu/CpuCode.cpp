@@ -54,7 +54,8 @@ namespace {
 
 constexpr const char *kTriple = "x86_64-unknown-linux-gnu";
 
-/// The x86-64 levels, lowest first, with the LLVM features each adds.
+/// What each x86-64 level (kiln/Runtime/CpuLevels.h, in order) adds, in
+/// LLVM's feature names.
 struct Level {
   const char *name;
   std::vector<const char *> features;
@@ -63,11 +64,12 @@ struct Level {
 };
 const std::vector<Level> &levels() {
   static const std::vector<Level> table = {
-      {"x86-64", {}, false, false},
-      {"x86-64-v2", {"sse3", "ssse3", "sse4.1", "sse4.2", "popcnt", "cx16", "sahf"}, false, true},
-      {"x86-64-v3", {"avx", "avx2", "bmi", "bmi2", "f16c", "fma", "lzcnt", "movbe"}, true, true},
-      {"x86-64-v4", {"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"}, true, true},
+      {::kiln::kCpuLevels[0], {}, false, false},
+      {::kiln::kCpuLevels[1], {"sse3", "ssse3", "sse4.1", "sse4.2", "popcnt", "cx16", "sahf"}, false, true},
+      {::kiln::kCpuLevels[2], {"avx", "avx2", "bmi", "bmi2", "f16c", "fma", "lzcnt", "movbe"}, true, true},
+      {::kiln::kCpuLevels[3], {"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"}, true, true},
   };
+  static_assert(::kiln::kCpuLevelCount == 4, "one entry per level");
   return table;
 }
 
@@ -294,7 +296,7 @@ std::string hostCpuLevel() {
   if (host.getArch() != llvm::Triple::x86_64)
     return "";
   llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-  std::string best = kCpuBaseline;
+  std::string best = ::kiln::kCpuBaseline;
   for (const Level &level : levels()) {
     if (!llvm::all_of(level.features, [&](const char *f) { return features.lookup(f); }))
       break;
