@@ -9,12 +9,6 @@
 namespace kiln {
 namespace rt {
 
-namespace {
-
-int rank(const std::string &level) { return cpuLevelRank(level.c_str()); }
-
-} // namespace
-
 std::string hostCpuLevel() {
   if (const char *simulated = std::getenv("KILN_SIMULATE_CPU_LEVEL"); simulated && *simulated)
     return simulated;
@@ -33,7 +27,7 @@ std::string hostCpuLevel() {
 }
 
 bool cpuLevelCovers(const std::string &host, const std::string &level) {
-  int h = rank(host), l = rank(level);
+  int h = cpuLevelRank(host.c_str()), l = cpuLevelRank(level.c_str());
   return h >= 0 && l >= 0 && h >= l;
 }
 
@@ -42,7 +36,7 @@ Result<std::unique_ptr<CpuCode>> CpuCode::load(const Program &program, bool port
   for (const DeviceCodeDesc &code : program.deviceCode) {
     if (code.format != "elf-rel")
       continue;
-    if (rank(code.target) < 0)
+    if (cpuLevelRank(code.target.c_str()) < 0)
       return Status::error("the executable's CPU code is for '" + code.target +
                            "', which is not an x86-64 level this runtime knows");
     (code.target == kCpuBaseline ? baseline : tuned) = &code;

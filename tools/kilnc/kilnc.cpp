@@ -309,8 +309,8 @@ LogicalResult readCompileOptions(EmitKind kind, driver::CompileOptions &options)
     return failure();
   }
   if (cpuLevel != "native" && !mlir::kiln::isCpuLevel(cpuLevel)) {
-    llvm::errs() << "kilnc: error: unknown --cpu level '" << cpuLevel
-                 << "' (native, x86-64, x86-64-v2, x86-64-v3 or x86-64-v4)\n";
+    llvm::errs() << "kilnc: error: unknown --cpu level '" << cpuLevel << "' (native, "
+                 << ::kiln::cpuLevelNames() << ")\n";
     return failure();
   }
   if (kind == EmitKind::CpuMlir && target != driver::Target::CPU) {

@@ -12,6 +12,7 @@
 #define KILN_RUNTIME_CPULEVELS_H
 
 #include <cstring>
+#include <string>
 
 namespace kiln {
 
@@ -27,6 +28,14 @@ inline int cpuLevelRank(const char *name) {
     if (std::strcmp(name, kCpuLevels[k]) == 0)
       return k;
   return -1;
+}
+
+/// "x86-64, x86-64-v2, x86-64-v3 or x86-64-v4", for messages.
+inline std::string cpuLevelNames() {
+  std::string names;
+  for (int k = 0; k < kCpuLevelCount; ++k)
+    names += (k == 0 ? "" : k + 1 == kCpuLevelCount ? " or " : ", ") + std::string(kCpuLevels[k]);
+  return names;
 }
 
 } // namespace kiln

@@ -311,8 +311,8 @@ LogicalResult buildCpuCode(func::FuncOp plan, const CpuCodeOptions &options, Dev
   const Level *level = findLevel(levelName);
   if (!level) {
     error = levelName.empty() ? "the CPU target builds x86-64 code, and this machine is not x86-64"
-                              : "unknown CPU level '" + levelName +
-                                    "' (native, x86-64, x86-64-v2, x86-64-v3 or x86-64-v4)";
+                              : "unknown CPU level '" + levelName + "' (native, " +
+                                    ::kiln::cpuLevelNames() + ")";
     return failure();
   }
   MLIRContext *context = plan.getContext();
