@@ -61,8 +61,8 @@ std::string verifyCompileOptions(const CompileOptions &options) {
   for (const std::string &arch : options.archs)
     if (!parseArch(arch))
       return "--arch takes sm_XX, a compute capability (e.g. sm_90), got '" + arch + "'";
-  if (options.maxStreams < 1)
-    return "--max-streams must be at least 1, got " + std::to_string(options.maxStreams);
+  if (options.maxStreams && *options.maxStreams < 1)
+    return "--max-streams must be at least 1, got " + std::to_string(*options.maxStreams);
   if (options.autotune &&
       (options.target != Target::Cuda || options.tuningCache.empty() || !options.lower))
     return "--autotune measures on a GPU: it needs --target=cuda, --tuning-cache=FILE to record "

@@ -41,7 +41,11 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
 
 mlir::kiln::PlanOptions planOptions(const CompileOptions &options) {
   mlir::kiln::PlanOptions plan;
-  plan.maxStreams = options.schedule == Schedule::MinMemory ? 1 : options.maxStreams;
+  // On the CPU every step spreads over all the cores: steps on two streams
+  // at once would only contend (each stream's OpenMP team spinning against
+  // the other's), so one stream unless asked; GPUs overlap up to 4.
+  int64_t streams = options.maxStreams.value_or(options.target == Target::CPU ? 1 : 4);
+  plan.maxStreams = options.schedule == Schedule::MinMemory ? 1 : streams;
   if (options.target != Target::CPU) {
     // cuda-emu makes the same choices as cuda, so it runs what the GPU
     // would (library calls emulated on the host).

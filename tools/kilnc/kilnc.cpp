@@ -371,11 +371,8 @@ LogicalResult readCompileOptions(EmitKind kind, driver::CompileOptions &options)
                   kind == EmitKind::Program || kind == EmitKind::Cuda ||
                   kind == EmitKind::CpuMlir || kernelReport;
   options.schedule = schedule;
-  // On the CPU every step spreads over all the cores: steps on two streams
-  // at once would only contend (each stream's OpenMP team spinning against
-  // the other's), so one stream unless asked.
-  options.maxStreams =
-      maxStreams.getNumOccurrences() || target != driver::Target::CPU ? maxStreams : 1;
+  if (maxStreams.getNumOccurrences())
+    options.maxStreams = maxStreams;
   options.fusionReport = fusionReport;
   options.foldBudgetSeconds = foldBudget;
   options.foldBudgetBytes = foldBudgetBytes;

@@ -86,7 +86,8 @@ struct CompileOptions {
   /// Lower the optimised graph to a plan (plans, executables, kernels).
   bool lower = false;
   Schedule schedule = Schedule::MaxConcurrency;
-  int64_t maxStreams = 4;
+  /// Most streams of the plan; none: the target's (planOptions).
+  std::optional<int64_t> maxStreams;
 
   // Seeing what happened.
   /// Every fusion decision and the regions per kind, on stderr.
