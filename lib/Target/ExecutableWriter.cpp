@@ -268,6 +268,7 @@ FailureOr<flatbuffers::Offset<kx::Step>> Writer::step(exec::StepOp s, unsigned s
   llvm::DenseMap<Value, uint32_t> local;
   for (BlockArgument arg : s.getBody().getArguments())
     local[arg] = local.size();
+  llvm::DenseMap<Operation *, uint32_t> opIndex;
   std::vector<flatbuffers::Offset<kx::Op>> ops;
   std::vector<std::string> opNames;
   for (Operation &op : s.getBody().front()) {
@@ -296,6 +297,7 @@ FailureOr<flatbuffers::Offset<kx::Step>> Writer::step(exec::StepOp s, unsigned s
     if (auto loc = llvm::dyn_cast<FileLineColLoc>(op.getLoc()))
       location = (loc.getFilename().str() + ":" + std::to_string(loc.getLine()) + ":" +
                   std::to_string(loc.getColumn()));
+    opIndex[&op] = opNames.size();
     opNames.push_back(op.getName().stripDialect().str());
     ops.push_back(kx::CreateOpDirect(fbb, op.getName().getStringRef().str().c_str(), &attrs,
                                      &operands, &results, location.c_str()));
@@ -309,9 +311,15 @@ FailureOr<flatbuffers::Offset<kx::Step>> Writer::step(exec::StepOp s, unsigned s
   std::string kind = s.getKind() ? s.getKind()->str() : "";
   std::vector<flatbuffers::Offset<kx::CpuKernel>> cpuKernels;
   if (auto it = code.cpuKernels.find(stepIndex); it != code.cpuKernels.end())
-    for (const CpuKernel &c : it->second)
-      cpuKernels.push_back(kx::CreateCpuKernelDirect(fbb, c.symbol.c_str(), c.firstOp, c.opCount,
-                                                     &c.reads, &c.writes, c.elements, c.row));
+    for (const CpuKernel &c : it->second) {
+      std::vector<uint32_t> reads, writes;
+      for (Value v : c.reads)
+        reads.push_back(local.lookup(v));
+      for (Value v : c.writes)
+        writes.push_back(local.lookup(v));
+      cpuKernels.push_back(kx::CreateCpuKernelDirect(fbb, c.symbol.c_str(), opIndex.lookup(c.firstOp),
+                                                     c.opCount, &reads, &writes, c.elements, c.row));
+    }
   auto kernel = code.kernels.find(stepIndex);
   StepKernel none;
   const StepKernel &k = kernel == code.kernels.end() ? none : kernel->second;

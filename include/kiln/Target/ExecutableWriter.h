@@ -22,13 +22,15 @@ struct StepKernel {
 };
 
 /// A run of a host step's ops compiled for the CPU (kiln/CodeGen/CpuCode.h):
-/// ops [firstOp, firstOp + opCount) of the step, computed by `symbol`.
+/// `opCount` ops of the step from `firstOp`, computed by `symbol`. The
+/// writer numbers the ops and values as the executable does.
 struct CpuKernel {
   std::string symbol;
-  unsigned firstOp = 0, opCount = 0;
-  /// Step-local values (the step's inputs, then each op's results) the
+  Operation *firstOp = nullptr;
+  unsigned opCount = 0;
+  /// Values of the step (its block arguments or its ops' results) the
   /// kernel reads and writes, all f32 row-major.
-  std::vector<uint32_t> reads, writes;
+  std::vector<Value> reads, writes;
   /// Elements of each written value.
   int64_t elements = 0;
   /// The kernel's ranges start and end at multiples of this (a reduction's

@@ -252,38 +252,18 @@ PlannedKernels planKernels(func::FuncOp plan, DeviceCode *code) {
   std::map<std::string, std::string> symbolOf;
   for (exec::StepOp step : plan.getBody().getOps<exec::StepOp>())
     planned.runsOfSteps.push_back(planCpuRuns(step));
-  unsigned stepIndex = 0;
-  for (exec::StepOp step : plan.getBody().getOps<exec::StepOp>()) {
-    // Step-local numbering, as the executable writes it: the step's inputs,
-    // then each op's results in order.
-    llvm::DenseMap<Value, uint32_t> local;
-    for (BlockArgument arg : step.getBody().getArguments())
-      local[arg] = local.size();
-    for (Operation &op : step.getBody().front())
-      for (Value result : op.getResults())
-        local[result] = local.size();
-    for (const CpuRun &run : planned.runsOfSteps[stepIndex]) {
+  for (auto [stepIndex, runs] : llvm::enumerate(planned.runsOfSteps))
+    for (const CpuRun &run : runs) {
       std::string signature = cpuRunSignature(run);
       auto [it, isNew] =
           symbolOf.try_emplace(signature, "kiln_cpu_" + std::to_string(symbolOf.size()));
       if (isNew)
         planned.distinct.push_back({&run, it->second});
-      if (!code)
-        continue;
-      CpuKernel kernel;
-      kernel.symbol = it->second;
-      kernel.firstOp = run.firstOp;
-      kernel.opCount = run.ops.size();
-      for (Value read : run.reads)
-        kernel.reads.push_back(local.lookup(read));
-      for (Value written : run.writes)
-        kernel.writes.push_back(local.lookup(written));
-      kernel.elements = run.elements;
-      kernel.row = run.reduction ? run.row : 1;
-      code->cpuKernels[stepIndex].push_back(std::move(kernel));
+      if (code)
+        code->cpuKernels[stepIndex].push_back(
+            {it->second, run.ops.front(), static_cast<unsigned>(run.ops.size()), run.reads,
+             run.writes, run.elements, run.reduction ? run.row : 1});
     }
-    ++stepIndex;
-  }
   return planned;
 }
 

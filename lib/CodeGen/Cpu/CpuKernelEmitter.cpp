@@ -311,11 +311,9 @@ std::vector<CpuRun> planCpuRuns(exec::StepOp step) {
       runs.push_back(std::move(*current));
     current.reset();
   };
-  unsigned index = 0;
   for (Operation &op : step.getBody().front()) {
     if (llvm::isa<exec::YieldOp>(op))
       break;
-    unsigned at = index++;
     bool reduction = reducedTrailingDims(&op).has_value();
     if (!reduction && !isCompilable(&op)) {
       close();
@@ -327,10 +325,8 @@ std::vector<CpuRun> planCpuRuns(exec::StepOp step) {
     if (current && (current->ops.back()->getResult(0).getType() != shape ||
                     (reduction && current->reduction)))
       close();
-    if (!current) {
+    if (!current)
       current.emplace();
-      current->firstOp = at;
-    }
     if (reduction)
       current->reduction = &op;
     current->ops.push_back(&op);

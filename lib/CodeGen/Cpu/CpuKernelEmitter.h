@@ -32,7 +32,6 @@ enum class ReadBroadcast { Full, Row, Column, Scalar };
 /// and at most one row reduction (softmax or log_softmax over the last
 /// axis, layer_norm) between an elementwise prologue and epilogue.
 struct CpuRun {
-  unsigned firstOp = 0; ///< index of ops.front() among the step's ops
   std::vector<Operation *> ops;
   Operation *reduction = nullptr; ///< in ops, or null; rows are what it reduces
   std::vector<Value> reads; ///< from outside the run, in first-use order
