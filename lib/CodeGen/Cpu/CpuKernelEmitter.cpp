@@ -198,14 +198,16 @@ bool finishRun(exec::StepOp step, CpuRun &run) {
   return false;
 }
 
+/// An f32 literal.
+Value f32Constant(OpBuilder &b, Location loc, double v) {
+  return b.create<arith::ConstantOp>(loc, b.getFloatAttr(b.getF32Type(), v));
+}
+
 /// exp(x) by MLIR's polynomial, which flushes subnormal results to zero:
 /// below -87 it computes exp(x + 32 ln 2) * 2^-32 instead, one rounding
 /// into the subnormal range.
 Value emitExp(OpBuilder &b, Location loc, Value x) {
-  Type f32 = b.getF32Type();
-  auto constant = [&](double v) -> Value {
-    return b.create<arith::ConstantOp>(loc, b.getFloatAttr(f32, v));
-  };
+  auto constant = [&](double v) { return f32Constant(b, loc, v); };
   Value small = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, x, constant(-87.0));
   Value shifted = b.create<arith::SelectOp>(
       loc, small, b.create<arith::AddFOp>(loc, x, constant(32 * M_LN2)), x);
@@ -219,10 +221,7 @@ Value emitExp(OpBuilder &b, Location loc, Value x) {
 Value emitScalarOp(OpBuilder &b, Location loc, Operation *op, ArrayRef<Value> x) {
   using ::kiln::ref::BinaryKind;
   using ::kiln::ref::UnaryKind;
-  Type f32 = b.getF32Type();
-  auto constant = [&](double v) -> Value {
-    return b.create<arith::ConstantOp>(loc, b.getFloatAttr(f32, v));
-  };
+  auto constant = [&](double v) { return f32Constant(b, loc, v); };
   if (llvm::isa<BatchNormOp>(op)) {
     // x * a + (bias - mean * a) with a = scale / sqrt(variance + epsilon),
     // as the reference computes it (per channel: hoisted out of the row).
@@ -378,7 +377,7 @@ public:
       auto elements = b.create<scf::ForOp>(loc, from, to, one);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(elements.getBody());
-      auto values = computeElement(elements.getInductionVar(), run.ops.size(), Values());
+      auto values = computeElement(elements.getInductionVar(), run.ops.size());
       store(values);
     }
     b.setInsertionPointAfter(rows);
@@ -389,7 +388,7 @@ private:
   using Values = llvm::DenseMap<Value, Value>;
 
   Value i64(int64_t v) { return b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(v)); }
-  Value constant(double v) { return b.create<arith::ConstantOp>(loc, b.getFloatAttr(f32, v)); }
+  Value constant(double v) { return f32Constant(b, loc, v); }
   Value load(OpBuilder &at, Value base, Value index) {
     Value address = at.create<LLVM::GEPOp>(loc, ptr, f32, base, ValueRange{index});
     return at.create<LLVM::LoadOp>(loc, f32, address);
@@ -401,13 +400,10 @@ private:
   }
 
   /// Element j of the current row: the reads, then ops [0, count) of the
-  /// run; given `known` values of the element computed last (its prologue
-  /// and the reduction's result), only the ops still missing.
-  Values computeElement(Value j, size_t count, Values known) {
-    if (!known.empty() && element)
-      return computeOps(count, std::move(known)); // the same element again
+  /// run.
+  Values computeElement(Value j, size_t count) {
     Value i = element = b.create<arith::AddIOp>(loc, rowStart, j);
-    Values values = std::move(known);
+    Values values;
     for (auto [k, read] : llvm::enumerate(run.reads)) {
       switch (run.broadcasts[k]) {
       case ReadBroadcast::Full: values[read] = load(b, args[k], i); break;
@@ -450,7 +446,7 @@ private:
     auto loop = b.create<scf::ForOp>(loc, i64(0), i64(run.row), i64(1), ValueRange{init});
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
-    Values values = computeElement(loop.getInductionVar(), prologueSize(), Values());
+    Values values = computeElement(loop.getInductionVar(), prologueSize());
     b.create<scf::YieldOp>(loc, step(loop.getRegionIterArgs()[0], values));
     return loop.getResult(0);
   }
@@ -511,9 +507,9 @@ private:
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(last.getBody());
     Value j = last.getInductionVar();
-    Values values = computeElement(j, prologueSize(), Values());
+    Values values = computeElement(j, prologueSize());
     values[op->getResult(0)] = element(values);
-    values = computeElement(j, run.ops.size(), std::move(values));
+    values = computeOps(run.ops.size(), std::move(values)); // the epilogue
     store(values);
   }
 
