@@ -70,6 +70,33 @@ std::vector<uint8_t> compile(const std::string &source, int64_t maxStreams = 4,
   return std::vector<uint8_t>(bytes.begin(), bytes.end());
 }
 
+/// An executable compiled from .kg source and a session on it.
+struct Opened {
+  std::shared_ptr<const rt::Executable> exe;
+  std::unique_ptr<rt::Session> session;
+};
+
+/// Compiles, loads and opens `source` on the default device; on any
+/// failure, a test failure and no session.
+Opened openSession(const std::string &source) {
+  std::vector<uint8_t> kx = compile(source);
+  if (kx.empty()) {
+    ADD_FAILURE() << "does not compile:\n" << source;
+    return {};
+  }
+  auto exe = rt::Executable::loadMemory(kx.data(), kx.size());
+  if (!exe) {
+    ADD_FAILURE() << exe.status().message();
+    return {};
+  }
+  auto session = rt::Session::create(*exe, {});
+  if (!session) {
+    ADD_FAILURE() << session.status().message();
+    return {*exe, nullptr};
+  }
+  return {*exe, std::move(*session)};
+}
+
 const char *kBranches = R"(
 input x: f32[4, 8]
 weight w1: f32[8, 8] = random(seed=1, scale=0.5)
@@ -365,26 +392,23 @@ void checkAgainstReference(const std::string &decls, const std::string &expr,
                            const std::vector<std::pair<std::string, ref::Shape>> &inputs,
                            const std::function<ref::Tensor(const std::vector<ref::Tensor> &)> &reference) {
   std::string source = decls + "y = " + expr + "\noutput y\n";
-  std::vector<uint8_t> kx = compile(source);
-  ASSERT_FALSE(kx.empty()) << source;
-  auto exe = rt::Executable::loadMemory(kx.data(), kx.size());
-  ASSERT_TRUE(exe) << exe.status().message();
-  auto session = rt::Session::create(*exe, {});
+  auto [exe, session] = openSession(source);
+  ASSERT_TRUE(session);
   std::vector<ref::Tensor> refInputs;
   for (size_t k = 0; k < inputs.size(); ++k) {
     std::vector<float> data = randomFloats(ref::numElements(inputs[k].second), 100 + k);
-    ASSERT_TRUE((*session)->setInput(k, data.data(), data.size() * 4));
+    ASSERT_TRUE(session->setInput(k, data.data(), data.size() * 4));
     ref::Tensor t = ref::Tensor::zeros(ref::DType::F64, inputs[k].second);
     for (size_t e = 0; e < data.size(); ++e)
       t.f[e] = data[e];
     refInputs.push_back(t);
   }
-  rt::Status s = (*session)->run();
+  rt::Status s = session->run();
   ASSERT_TRUE(s) << s.message();
   ref::Tensor expected = reference(refInputs);
-  const rt::TensorSpec &out = (*exe)->outputs()[0];
+  const rt::TensorSpec &out = exe->outputs()[0];
   ASSERT_EQ(out.shape, expected.shape) << source;
-  const float *y = static_cast<const float *>((*session)->outputData(0));
+  const float *y = static_cast<const float *>(session->outputData(0));
   for (int64_t k = 0; k < expected.numElements(); ++k)
     ASSERT_NEAR(y[k], expected.f[k], 1e-4 + 1e-4 * std::abs(expected.f[k])) << source << " @" << k;
 }
@@ -461,11 +485,8 @@ TEST(CpuKernels, HalfMatmulsGoThroughF32) {
     std::string source = "input a: " + kgType(c.dtype, as) + "\ninput b: " + kgType(c.dtype, bs) +
                          "\ny = matmul(a, b" +
                          (c.tb ? ", transpose_b=true" : "") + ")\noutput y\n";
-    std::vector<uint8_t> kx = compile(source);
-    ASSERT_FALSE(kx.empty()) << source;
-    auto exe = rt::Executable::loadMemory(kx.data(), kx.size());
-    ASSERT_TRUE(exe) << exe.status().message();
-    auto session = rt::Session::create(*exe, {});
+    auto [exe, session] = openSession(source);
+    ASSERT_TRUE(session);
     std::vector<ref::Tensor> in;
     for (size_t k = 0; k < 2; ++k) {
       const ref::Shape &shape = k == 0 ? as : bs;
@@ -478,13 +499,13 @@ TEST(CpuKernels, HalfMatmulsGoThroughF32) {
         t.f[e] = c.type == ref::DType::F16 ? ref::halfToFloat(bits[e])
                                            : ref::bfloat16ToFloat(bits[e]);
       }
-      ASSERT_TRUE((*session)->setInput(k, bits.data(), bits.size() * 2));
+      ASSERT_TRUE(session->setInput(k, bits.data(), bits.size() * 2));
       in.push_back(t);
     }
-    rt::Status st = (*session)->run();
+    rt::Status st = session->run();
     ASSERT_TRUE(st) << st.message();
     ref::Tensor expected = ref::matmul(in[0], in[1], false, c.tb);
-    const uint16_t *y = static_cast<const uint16_t *>((*session)->outputData(0));
+    const uint16_t *y = static_cast<const uint16_t *>(session->outputData(0));
     // The bits are those of the f32 route, batch by batch on the host GEMM
     // (not the double reference's, which could also pass the bound below).
     int64_t m = as[1], kk = as[2], n = c.tb ? bs[0] : bs[1];
@@ -519,33 +540,30 @@ TEST(CpuKernels, GatherCopiesOnlyItsRowsBitForBit) {
     std::string source = "input data: " + kgType("f32", c.data) + "\ninput ids: " +
                          kgType(c.indexType, c.indices) + "\ny = gather(data, ids, axis=" +
                          std::to_string(c.axis) + ")\noutput y\n";
-    std::vector<uint8_t> kx = compile(source);
-    ASSERT_FALSE(kx.empty()) << source;
-    auto exe = rt::Executable::loadMemory(kx.data(), kx.size());
-    ASSERT_TRUE(exe) << exe.status().message();
-    auto session = rt::Session::create(*exe, {});
+    auto [exe, session] = openSession(source);
+    ASSERT_TRUE(session);
     std::vector<float> data = randomFloats(ref::numElements(c.data), 11);
     int64_t extent = c.data[c.axis];
     std::vector<int64_t> ids(ref::numElements(c.indices));
     std::mt19937_64 rng(5);
     for (size_t k = 0; k < ids.size(); ++k)
       ids[k] = static_cast<int64_t>(rng() % (2 * extent + 6)) - extent - 3; // -extent-3 .. extent+2
-    ASSERT_TRUE((*session)->setInput(0, data.data(), data.size() * 4));
+    ASSERT_TRUE(session->setInput(0, data.data(), data.size() * 4));
     if (c.indexType == "i64") {
-      ASSERT_TRUE((*session)->setInput(1, ids.data(), ids.size() * 8));
+      ASSERT_TRUE(session->setInput(1, ids.data(), ids.size() * 8));
     } else {
       std::vector<int32_t> narrow(ids.begin(), ids.end());
-      ASSERT_TRUE((*session)->setInput(1, narrow.data(), narrow.size() * 4));
+      ASSERT_TRUE(session->setInput(1, narrow.data(), narrow.size() * 4));
     }
-    rt::Status st = (*session)->run();
+    rt::Status st = session->run();
     ASSERT_TRUE(st) << st.message();
     ref::Tensor table = ref::Tensor::zeros(ref::DType::F32, c.data);
     std::copy(data.begin(), data.end(), table.f.begin());
     ref::Tensor indices = ref::Tensor::zeros(ref::DType::I64, c.indices);
     std::copy(ids.begin(), ids.end(), indices.i.begin());
     ref::Tensor expected = ref::gather(table, indices, c.axis);
-    const float *y = static_cast<const float *>((*session)->outputData(0));
-    ASSERT_EQ((*exe)->outputs()[0].shape, expected.shape) << source;
+    const float *y = static_cast<const float *>(session->outputData(0));
+    ASSERT_EQ(exe->outputs()[0].shape, expected.shape) << source;
     for (int64_t k = 0; k < expected.numElements(); ++k) {
       float want = static_cast<float>(expected.f[k]);
       ASSERT_EQ(0, std::memcmp(&y[k], &want, 4)) << source << " @" << k;
@@ -583,11 +601,8 @@ TEST(CpuKernels, MaxPoolingMatchesTheReferenceBitForBit) {
   for (const Case &c : cases) {
     std::string source =
         "input x: " + kgType("f32", c.x) + "\ny = max_pool2d(x, " + c.attrs + ")\noutput y\n";
-    std::vector<uint8_t> kx = compile(source);
-    ASSERT_FALSE(kx.empty()) << source;
-    auto exe = rt::Executable::loadMemory(kx.data(), kx.size());
-    ASSERT_TRUE(exe) << exe.status().message();
-    auto session = rt::Session::create(*exe, {});
+    auto [exe, session] = openSession(source);
+    ASSERT_TRUE(session);
     std::vector<float> data = randomFloats(ref::numElements(c.x), 7);
     // NaNs with distinct payloads, alone and in adjacent pairs (which one
     // a window returns is the reference's order's choice).
@@ -596,15 +611,15 @@ TEST(CpuKernels, MaxPoolingMatchesTheReferenceBitForBit) {
       if (e % 2 == 0)
         data[e + 1] = std::nanf(std::to_string(e % 5 + 9).c_str());
     }
-    ASSERT_TRUE((*session)->setInput(0, data.data(), data.size() * 4));
-    rt::Status s = (*session)->run();
+    ASSERT_TRUE(session->setInput(0, data.data(), data.size() * 4));
+    rt::Status s = session->run();
     ASSERT_TRUE(s) << s.message();
     ref::Tensor x = ref::Tensor::zeros(ref::DType::F32, c.x);
     for (size_t e = 0; e < data.size(); ++e)
       x.f[e] = data[e];
     ref::Tensor expected = ref::maxPool2d(x, c.p);
-    const float *y = static_cast<const float *>((*session)->outputData(0));
-    ASSERT_EQ((*exe)->outputs()[0].shape, expected.shape) << source;
+    const float *y = static_cast<const float *>(session->outputData(0));
+    ASSERT_EQ(exe->outputs()[0].shape, expected.shape) << source;
     for (int64_t k = 0; k < expected.numElements(); ++k) {
       float want = static_cast<float>(expected.f[k]);
       ASSERT_EQ(0, std::memcmp(&y[k], &want, 4)) << source << " @" << k << ": " << y[k]
