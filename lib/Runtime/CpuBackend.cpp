@@ -33,10 +33,6 @@ namespace rt {
 
 namespace {
 
-bool isRowMajorF32(const TensorSpec &t) {
-  return t.dtype == ref::DType::F32 && t.dimOrder.empty();
-}
-
 bool flag(const OpDesc &op, const char *name) {
   auto it = op.attrs.find(name);
   return it != op.attrs.end() && it->second.i != 0;

@@ -437,18 +437,18 @@ Status ProgramBuilder::cpuKernels(const kx::Step *s, const std::string &what, co
     size_t begin = firstResult[desc.firstOp], end = firstResult[nextOp];
     if (end - begin != desc.opCount)
       return Status::error(kw + " covers an op without exactly one result");
-    auto f32 = [](const TensorSpec *t) { return t->dtype == ref::DType::F32 && t->dimOrder.empty(); };
     if (k->reads())
       for (uint32_t r : *k->reads()) {
-        if (r >= begin || unwritten[r] || !f32(local[r]) || local[r]->numElements() < 1 ||
-            local[r]->numElements() > desc.elements)
+        if (r >= begin || unwritten[r] || !isRowMajorF32(*local[r]) ||
+            local[r]->numElements() < 1 || local[r]->numElements() > desc.elements)
           return Status::error(kw + " reads a value it cannot: local #" + std::to_string(r));
         desc.reads.push_back(r);
       }
     std::vector<bool> written(local.size(), false);
     if (k->writes())
       for (uint32_t w : *k->writes()) {
-        if (w < begin || w >= end || !f32(local[w]) || local[w]->numElements() != desc.elements)
+        if (w < begin || w >= end || !isRowMajorF32(*local[w]) ||
+            local[w]->numElements() != desc.elements)
           return Status::error(kw + " writes a value it cannot: local #" + std::to_string(w));
         written[w] = true;
         desc.writes.push_back(w);

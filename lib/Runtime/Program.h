@@ -37,6 +37,12 @@ struct OpDesc {
 
 };
 
+/// Whether values of `t` are f32 elements in row-major order: what the CPU
+/// kernels, the host GEMM and the f32 loops take.
+inline bool isRowMajorF32(const TensorSpec &t) {
+  return t.dtype == ref::DType::F32 && t.dimOrder.empty();
+}
+
 /// A run of a step's ops computed by native CPU code (the executable's
 /// "elf-rel" device code): ops [firstOp, firstOp + opCount).
 struct CpuKernelDesc {
