@@ -170,6 +170,7 @@ for name, edit in [
         ("cpu-reads-later.kx", f"{run}['reads'] = [5]"),
         ("cpu-keeps-output.kx", f"{run}['writes'] = [3]"),
         ("cpu-wrong-elements.kx", f"{run}['elements'] = 4096"),
+        ("cpu-uneven-rows.kx", f"{run}['row'] = 7"),  # 256 elements: no whole rows
         ("cpu-unknown-symbol.kx", f"{run}['symbol'] = 'kiln_cpu_7'"),
         ("cpu-unknown-level.kx", f"{elf}['target'] = 'x86-64-v9'"),
         ("cpu-no-code.kx", "exe['device_code'] = []"),
