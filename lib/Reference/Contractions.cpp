@@ -302,35 +302,48 @@ void im2colF32(const float *image, int64_t channels, int64_t h, int64_t w, int64
   });
 }
 
-void globalAvgPoolF32(const float *x, const Shape &shape, float *out) {
+namespace {
+
+/// Planes [begin, end) of a global average pooling: each summed in double
+/// in order and divided once. The tensor and the f32 paths share it, so
+/// they compute the same bits.
+template <typename Load, typename Store>
+void averagePlanes(Load x, Store out, int64_t begin, int64_t end, int64_t spatial) {
+  for (int64_t plane = begin; plane < end; ++plane) {
+    double sum = 0.0;
+    for (int64_t k = 0; k < spatial; ++k)
+      sum += x(plane * spatial + k);
+    out(plane, sum / static_cast<double>(spatial));
+  }
+}
+
+int64_t spatialSize(const Shape &shape) {
   int64_t spatial = 1;
   for (size_t d = 2; d < shape.size(); ++d)
     spatial *= shape[d];
+  return spatial;
+}
+
+} // namespace
+
+void globalAvgPoolF32(const float *x, const Shape &shape, float *out) {
+  int64_t spatial = spatialSize(shape);
   parallelFor(shape[0] * shape[1], spatial, [&](int64_t begin, int64_t end) {
-    for (int64_t plane = begin; plane < end; ++plane) {
-      double sum = 0.0;
-      for (int64_t k = 0; k < spatial; ++k)
-        sum += x[plane * spatial + k];
-      out[plane] = static_cast<float>(sum / static_cast<double>(spatial));
-    }
+    averagePlanes([x](int64_t k) { return static_cast<double>(x[k]); },
+                  [out](int64_t p, double v) { out[p] = static_cast<float>(v); }, begin, end,
+                  spatial);
   });
 }
 
 Tensor globalAvgPool(const Tensor &x) {
+  int64_t spatial = spatialSize(x.shape);
   Shape shape = x.shape;
-  int64_t spatial = 1;
-  for (size_t d = 2; d < shape.size(); ++d) {
-    spatial *= shape[d];
+  for (size_t d = 2; d < shape.size(); ++d)
     shape[d] = 1;
-  }
   Tensor out = Tensor::zeros(x.dtype, shape);
-  int64_t planes = shape[0] * shape[1];
-  for (int64_t plane = 0; plane < planes; ++plane) {
-    double sum = 0.0;
-    for (int64_t k = 0; k < spatial; ++k)
-      sum += x.f[plane * spatial + k];
-    out.setDouble(plane, sum / static_cast<double>(spatial));
-  }
+  averagePlanes([&x](int64_t k) { return x.f[k]; },
+                [&out](int64_t p, double v) { out.setDouble(p, v); }, 0, shape[0] * shape[1],
+                spatial);
   return out;
 }
 
