@@ -1,7 +1,7 @@
 //===- Parallel.h - the f32 paths' loops on OpenMP's threads -*- C++ -*-===//
 //
 // The CPU backend's f32 paths split their loops over OpenMP's threads, in
-// the OpenMP runtime oneDNN's GEMMs run on (lib/Runtime/HostGemm.h sets the
+// the OpenMP runtime oneDNN's GEMMs run on (lib/Runtime/HostThreads.h sets the
 // calling thread's count), so kiln's loops and the library share the
 // calling thread's team. Each element is computed by exactly one thread,
 // exactly as a serial loop would: results do not depend on the count. Private to lib/Reference,

@@ -17,6 +17,7 @@
 #include "CpuCode.h"
 #include "HostConv.h"
 #include "HostGemm.h"
+#include "HostThreads.h"
 #include "ScratchBuffer.h"
 #include "Program.h"
 

@@ -5,9 +5,7 @@
 // through here: oneDNN's sgemm, which picks its kernels from the CPU's
 // features (OpenBLAS 0.3.21 picks them from a table of CPU models and fell
 // back to its SSE3 kernels on a CPU it did not know: docs/performance.md).
-// oneDNN runs on OpenMP's pool, as do the CPU backend's f32 loops
-// (lib/Reference/Parallel.h); the host thread count applies to every thread
-// that calls in (OpenMP keeps the count per calling thread).
+// oneDNN runs on OpenMP's pool at the host's thread count (HostThreads.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,11 +16,6 @@
 
 namespace kiln {
 namespace rt {
-
-/// Sets the calling thread's OpenMP count to hostThreads() (OpenMP keeps a
-/// count per calling thread): before anything that runs on the pool, the
-/// GEMMs below and the reference's parallel f32 loops.
-void applyHostThreads();
 
 /// C = alpha op(A) op(B) + beta C, row-major; op transposes when asked.
 /// m, n or k may be 0, as in BLAS (k = 0 leaves beta C).
