@@ -224,88 +224,32 @@ def bert_layer_onnx(path, hidden=768, heads=12, seq=128, ffn=3072):
 # --------------------------------------------------------------------------
 
 
-def bert_encoder_onnx(path, seq=128, layers=2, hidden=384, heads=12, ffn=1536, vocab=30522,
-                      int8=False):
-    """A MiniLM-shaped sentence encoder as torch.onnx.export writes it:
-    input_ids and attention_mask (int64, [1, seq]); word, position and type
-    embeddings by Gather; the mask Unsqueezed, Cast and turned into -10000
-    where it is 0 (Sub, Mul) and added to the scores; head reshapes whose
-    shapes come from Shape/Gather/Unsqueeze/Concat chains; Erf GELU;
-    LayerNormalization. With int8, every projection's weight is an int8
-    initializer and a per-column scale, dequantised as Cast + Mul before the
-    MatMul (weight-only quantisation)."""
-    b = _Builder(6)
-    dh = hidden // heads
-    T = b.T
+def _exporter_models():
+    """test/e2e/Inputs/exporter_models.py: the exporter-pattern models the
+    end-to-end tests build, reused here at benchmark sizes."""
+    import os
+    import sys
+    folder = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                          "test", "e2e", "Inputs")
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    import exporter_models
+    return exporter_models
 
-    def const(name, array):
-        b.inits.append(b.nh.from_array(array, name))
-        return name
 
-    def scalar_i64(v):
-        return const(f"c{len(b.inits)}", np.array(v, np.int64))
+def minilm_encoder_onnx(path, int8=False):
+    """exporter_models.encoder at MiniLM's size (2 layers, 384 wide, 12
+    heads, FFN 1536, vocab 30522): input_ids and attention_mask with dynamic
+    batch and sequence, the mask through Unsqueeze/Expand/Equal/Where, head
+    splits by Shape/Gather/Concat chains, Erf GELU, LayerNormalization,
+    masked mean pooling; with int8, weights and the word table int8 and
+    dequantised by Cast + Mul."""
+    _exporter_models().encoder(path, quantised=int8, layers=2, hidden=384, heads=12, ffn=1536,
+                               vocab=30522, positions=512)
 
-    def linear(x, k, n, scale=0.05):
-        if int8:
-            q = b.rng.integers(-127, 128, (k, n)).astype(np.int8)
-            w = b.op("Mul", [b.op("Cast", [const(f"q{len(b.inits)}", q)], to=T.FLOAT),
-                             b.weight([n], value=scale / 127.0)])
-        else:
-            w = b.weight([k, n], scale)
-        return b.op("Add", [b.op("MatMul", [x, w]), b.weight([n], 0.02)])
 
-    def layer_norm(x):
-        return b.op("LayerNormalization", [x, b.weight([hidden], value=1.0),
-                                           b.weight([hidden], value=0.0)], axis=-1, epsilon=1e-12)
-
-    # Embeddings.
-    words = b.op("Gather", [b.weight([vocab, hidden], 0.05), "input_ids"])
-    positions = const("position_ids", np.arange(512, dtype=np.int64).reshape(1, 512))
-    length = b.op("Gather", [b.op("Shape", ["input_ids"]), scalar_i64(1)], axis=0)
-    pos = b.op("Slice", [positions, const("zero", np.array([0], np.int64)),
-                         b.op("Unsqueeze", [length, const("axes0", np.array([0], np.int64))]),
-                         const("axis1", np.array([1], np.int64))])
-    emb = b.op("Add", [words, b.op("Gather", [b.weight([512, hidden], 0.05), pos])])
-    types = b.op("Gather", [b.weight([2, hidden], 0.05),
-                            b.op("Mul", ["input_ids", scalar_i64(0)])])
-    x = layer_norm(b.op("Add", [emb, types]))
-    # The mask: (1 - mask) * -10000, broadcast over heads and queries.
-    m = b.op("Unsqueeze", ["attention_mask", const("axes12", np.array([1, 2], np.int64))])
-    m = b.op("Cast", [m], to=T.FLOAT)
-    m = b.op("Mul", [b.op("Sub", [b.weight([1], value=1.0), m]), b.weight([1], value=-10000.0)])
-
-    def heads_shape(t):
-        # [batch, seq, heads, dh] from the tensor's own shape, as exported.
-        shape = b.op("Shape", [t])
-        batch = b.op("Unsqueeze", [b.op("Gather", [shape, scalar_i64(0)], axis=0),
-                                   const(f"a{len(b.inits)}", np.array([0], np.int64))])
-        steps = b.op("Unsqueeze", [b.op("Gather", [shape, scalar_i64(1)], axis=0),
-                                   const(f"a{len(b.inits)}", np.array([0], np.int64))])
-        return b.op("Concat", [batch, steps, const(f"h{len(b.inits)}", np.array([heads, dh], np.int64))],
-                    axis=0)
-
-    def split(t):
-        return b.op("Transpose", [b.op("Reshape", [t, heads_shape(t)])], perm=[0, 2, 1, 3])
-
-    for _ in range(layers):
-        q, k, v = (split(linear(x, hidden, hidden)) for _ in range(3))
-        s = b.op("MatMul", [q, b.op("Transpose", [k], perm=[0, 1, 3, 2])])
-        s = b.op("Add", [b.op("Div", [s, b.weight([1], value=float(np.sqrt(dh)))]), m])
-        c = b.op("Transpose", [b.op("MatMul", [b.op("Softmax", [s], axis=-1), v])], perm=[0, 2, 1, 3])
-        c = b.op("Reshape", [c, const(f"r{len(b.inits)}", np.array([0, 0, hidden], np.int64))])
-        h = layer_norm(b.op("Add", [x, linear(c, hidden, hidden)]))
-        f = linear(h, hidden, ffn)
-        g = b.op("Mul", [b.op("Mul", [f, b.op("Add", [b.op("Erf", [b.op("Div", [f, b.weight([1], value=float(np.sqrt(2.0)))])]),
-                                                  b.weight([1], value=1.0)])]),
-                         b.weight([1], value=0.5)])
-        x = layer_norm(b.op("Add", [h, linear(g, ffn, hidden, 0.02)]))
-    h, T_ = b.helper, b.T
-    b.nodes[-1].output[0] = "y"
-    graph = h.make_graph(b.nodes, "bert_encoder",
-                         [h.make_tensor_value_info("input_ids", T_.INT64, [1, seq]),
-                          h.make_tensor_value_info("attention_mask", T_.INT64, [1, seq])],
-                         [h.make_tensor_value_info("y", T_.FLOAT, [1, seq, hidden])], b.inits)
-    _save(graph, path)
+def _sequence(seq):
+    return ["--input-shape", f"input_ids=1x{seq}", "--input-shape", f"attention_mask=1x{seq}"]
 
 
 def bert_encoder_inputs(seq, vocab=30522):
@@ -371,15 +315,15 @@ def _uniform_input(name, shape, seed=1):
     return {name: np.random.default_rng(seed).uniform(-1, 1, shape).astype(np.float32)}
 
 
-# Models with inputs of their own: name -> (writer, inputs), run by
-# scripts/bench's runtime section beside RUNTIME_MODELS.
+# Models with inputs of their own: name -> (writer, inputs, kilnc flags),
+# run by scripts/bench's runtime section beside RUNTIME_MODELS.
 REAL_MODELS = {
-    "bert_encoder_seq16": (lambda p: bert_encoder_onnx(p, seq=16), lambda: bert_encoder_inputs(16)),
-    "bert_encoder_seq128": (lambda p: bert_encoder_onnx(p, seq=128), lambda: bert_encoder_inputs(128)),
-    "bert_encoder_seq128_int8": (lambda p: bert_encoder_onnx(p, seq=128, int8=True),
-                                 lambda: bert_encoder_inputs(128)),
-    "small_cnn": (small_cnn_onnx, lambda: _uniform_input("x", [8, 3, 32, 32])),
-    "resnet50_nhwc_224": (resnet50_nhwc_onnx, lambda: _uniform_input("x", [1, 224, 224, 3])),
+    "minilm_encoder_seq16": (minilm_encoder_onnx, lambda: bert_encoder_inputs(16), _sequence(16)),
+    "minilm_encoder_seq128": (minilm_encoder_onnx, lambda: bert_encoder_inputs(128), _sequence(128)),
+    "minilm_encoder_seq128_int8": (lambda p: minilm_encoder_onnx(p, int8=True),
+                                   lambda: bert_encoder_inputs(128), _sequence(128)),
+    "small_cnn": (small_cnn_onnx, lambda: _uniform_input("x", [8, 3, 32, 32]), []),
+    "resnet50_nhwc_224": (resnet50_nhwc_onnx, lambda: _uniform_input("x", [1, 224, 224, 3]), []),
 }
 
 
