@@ -2,6 +2,8 @@
 
 #include "kiln/Driver/Autotune.h"
 
+#include "kiln/Driver/Compilation.h"
+
 #include "kiln/Lowering/LibraryCalls.h"
 #include "kiln/Runtime/Runtime.h"
 
@@ -37,12 +39,9 @@ LogicalResult measure(ModuleOp graph, mlir::kiln::PlanOptions options, const cha
   mlir::kiln::buildExecPlanPipeline(pm, options);
   if (failed(pm.run(*variant.module)))
     return failure();
-  auto funcs = variant.module->getOps<func::FuncOp>();
-  if (std::distance(funcs.begin(), funcs.end()) != 1) {
-    llvm::errs() << "kilnc: error: --autotune needs exactly one model function\n";
+  variant.plan = modelFunction(*variant.module, "--autotune");
+  if (!variant.plan)
     return failure();
-  }
-  variant.plan = *funcs.begin();
   mlir::kiln::DeviceCode code;
   if (failed(buildDeviceCode(variant.plan, code)))
     return failure();

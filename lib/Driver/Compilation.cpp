@@ -111,6 +111,15 @@ LogicalResult Compilation::lower(ModuleOp module) {
   return success();
 }
 
+func::FuncOp modelFunction(ModuleOp module, llvm::StringRef what) {
+  auto funcs = module.getOps<func::FuncOp>();
+  if (std::distance(funcs.begin(), funcs.end()) != 1) {
+    llvm::errs() << "kilnc: error: " << what << " needs exactly one model function\n";
+    return nullptr;
+  }
+  return *funcs.begin();
+}
+
 LogicalResult Compilation::buildDeviceCode(func::FuncOp plan, mlir::kiln::DeviceCode &code) {
   if (options.target == Target::CPU) {
     mlir::kiln::CpuCodeOptions cpu;

@@ -496,17 +496,15 @@ OwningOpRef<ModuleOp> readModel(llvm::SourceMgr &sourceMgr, MLIRContext &context
 LogicalResult emitExecutable(ModuleOp module, EmitKind kind, driver::Compilation &compilation,
                              const llvm::MemoryBuffer *stub, driver::PhaseClock &clock,
                              llvm::raw_ostream &os) {
-  auto funcs = module.getOps<func::FuncOp>();
-  if (std::distance(funcs.begin(), funcs.end()) != 1) {
-    llvm::errs() << "kilnc: error: an executable holds exactly one model function\n";
+  func::FuncOp plan = driver::modelFunction(module, "an executable");
+  if (!plan)
     return failure();
-  }
   mlir::kiln::DeviceCode code;
-  if (failed(compilation.buildDeviceCode(*funcs.begin(), code)))
+  if (failed(compilation.buildDeviceCode(plan, code)))
     return failure();
   std::string kx;
   llvm::raw_string_ostream kxStream(kx);
-  if (failed(mlir::kiln::writeExecutable(*funcs.begin(), kxStream, code)))
+  if (failed(mlir::kiln::writeExecutable(plan, kxStream, code)))
     return failure();
   clock.mark("serialize");
   kxStream.flush();
@@ -585,12 +583,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (kind == EmitKind::CpuMlir) {
-    auto funcs = module->getOps<func::FuncOp>();
-    if (std::distance(funcs.begin(), funcs.end()) != 1) {
-      llvm::errs() << "kilnc: error: --emit=cpu-mlir needs exactly one model function\n";
-      return 1;
-    }
-    if (failed(mlir::kiln::writeCpuKernels(*funcs.begin(), output->os())))
+    func::FuncOp plan = driver::modelFunction(*module, "--emit=cpu-mlir");
+    if (!plan || failed(mlir::kiln::writeCpuKernels(plan, output->os())))
       return 1;
   } else if (kind == EmitKind::Executable || kind == EmitKind::Program) {
     if (failed(emitExecutable(*module, kind, compilation, stub.get(), clock, output->os())))

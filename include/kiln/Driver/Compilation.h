@@ -27,6 +27,10 @@
 namespace kiln {
 namespace driver {
 
+/// The module's one model function; null, after an error saying `what`
+/// needs exactly one, when it has none or several.
+mlir::func::FuncOp modelFunction(mlir::ModuleOp module, llvm::StringRef what);
+
 class Compilation {
 public:
   /// `options` must pass verifyCompileOptions; both arguments outlive this.
