@@ -279,24 +279,23 @@ Tensor argsort(const Tensor &x, int64_t axis, bool descending) {
   return out;
 }
 
-void gatherF32(const float *data, const Shape &shape, const int64_t *indices, int64_t count,
-               int64_t axis, float *out) {
-  int64_t outer = 1, inner = 1, extent = shape[axis];
+void gatherRows(const uint8_t *data, int64_t elementBytes, const Shape &shape,
+                const int64_t *indices, int64_t count, int64_t axis, uint8_t *out) {
+  int64_t outer = 1, inner = elementBytes, extent = shape[axis];
   for (int64_t d = 0; d < axis; ++d)
     outer *= shape[d];
   for (size_t d = axis + 1; d < shape.size(); ++d)
     inner *= shape[d];
-  parallelFor(outer * count, inner, [&](int64_t begin, int64_t end) {
+  parallelFor(outer * count, inner / elementBytes, [&](int64_t begin, int64_t end) {
     for (int64_t row = begin; row < end; ++row) {
       int64_t o = row / count, index = indices[row % count];
       if (index < 0)
         index += extent;
-      float *dst = out + row * inner;
+      uint8_t *dst = out + row * inner;
       if (index < 0 || index >= extent)
-        std::fill(dst, dst + inner, 0.0f);
+        std::memset(dst, 0, inner); // zero bits: 0 in every dtype
       else
-        std::copy(data + (o * extent + index) * inner, data + (o * extent + index + 1) * inner,
-                  dst);
+        std::memcpy(dst, data + (o * extent + index) * inner, inner);
     }
   });
 }

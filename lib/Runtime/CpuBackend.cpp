@@ -283,16 +283,21 @@ std::optional<StepValue> tryBlasOp(const OpDesc &op, std::vector<StepValue> &loc
   return out.take();
 }
 
-/// Inside a fused step: a gather from an f32 row-major table, copying only
-/// the rows it picks (the reference would decode the whole table: an
-/// embedding's 30522 x 384 floats for 32 tokens).
-std::optional<StepValue> tryGatherF32(const OpDesc &op, std::vector<StepValue> &local,
-                                      uint8_t *output, const OpContext &) {
-  if (op.name != "kiln.gather" || op.results.size() != 1 || op.operands.size() != 2 ||
-      !isRowMajorF32(op.results[0]))
+/// Inside a fused step: a gather from a row-major table of any dtype,
+/// copying only the rows it picks (the reference would decode the whole
+/// table: an embedding's 30522 x 384 elements for 32 tokens, or an int8
+/// one's).
+std::optional<StepValue> tryGather(const OpDesc &op, std::vector<StepValue> &local,
+                                   uint8_t *output, const OpContext &) {
+  if (op.name != "kiln.gather" || op.results.size() != 1 || op.operands.size() != 2)
     return std::nullopt;
+  const TensorSpec &type = op.results[0];
   StepValue &data = local[op.operands[0]];
-  const float *table = data.f32();
+  if (data.type().dtype != type.dtype || !data.type().dimOrder.empty() || !type.dimOrder.empty())
+    return std::nullopt;
+  // The table's bytes: f32 values wherever they are, other dtypes in memory.
+  const uint8_t *table = isRowMajorF32(type) ? reinterpret_cast<const uint8_t *>(data.f32())
+                                             : data.memory();
   if (!table)
     return std::nullopt;
   const ref::Tensor &indices = local[op.operands[1]].tensor(); // small: decoded
@@ -302,10 +307,18 @@ std::optional<StepValue> tryGatherF32(const OpDesc &op, std::vector<StepValue> &
   int64_t axis = it == op.attrs.end() ? 0 : it->second.i;
   if (axis < 0 || axis >= static_cast<int64_t>(data.type().shape.size()))
     return std::nullopt;
-  F32Result out(op.results[0], output);
-  ref::gatherF32(table, data.type().shape, indices.i.data(), indices.numElements(), axis,
-                 out.data());
-  return out.take();
+  auto gather = [&](uint8_t *out) {
+    ref::gatherRows(table, ref::byteWidth(type.dtype), data.type().shape, indices.i.data(),
+                    indices.numElements(), axis, out);
+  };
+  if (isRowMajorF32(type)) {
+    F32Result out(type, output);
+    gather(reinterpret_cast<uint8_t *>(out.data()));
+    return out.take();
+  }
+  std::vector<uint8_t> bytes(static_cast<size_t>(type.byteSize()));
+  gather(bytes.data());
+  return StepValue(type, std::move(bytes));
 }
 
 /// Inside a fused step: an f16 or bf16 row-major matmul through the host
@@ -493,7 +506,7 @@ Status runStepOnCpu(const Program &program, const StepDesc &step,
     // The fast paths, in order; the reference evaluator takes the rest.
     using FastPath = std::optional<StepValue> (*)(const OpDesc &, std::vector<StepValue> &,
                                                   uint8_t *, const OpContext &);
-    static constexpr FastPath kFastPaths[] = {tryBlasOp, tryF32Op, tryGatherF32, tryHalfMatmul};
+    static constexpr FastPath kFastPaths[] = {tryBlasOp, tryF32Op, tryGather, tryHalfMatmul};
     OpContext context{program, step, o, resources.convolutions};
     std::optional<StepValue> fast;
     for (FastPath path : kFastPaths)

@@ -529,26 +529,40 @@ TEST(CpuKernels, HalfMatmulsGoThroughF32) {
 }
 
 TEST(CpuKernels, GatherCopiesOnlyItsRowsBitForBit) {
-  // The f32 gather copies the picked rows of the table in place; the
-  // reference decodes the whole table. Along the first axis (an
-  // embedding), along an inner one, i64 and i32 indices, negative ones and
-  // ones past either end (zeros, as the reference gives), and 512 rows of
-  // 64 (enough to be split over threads).
-  struct Case { ref::Shape data, indices; int64_t axis; std::string indexType; };
-  for (const Case &c : {Case{{1000, 48}, {3, 40}, 0, "i64"}, Case{{6, 50, 7}, {2, 9}, 1, "i32"},
-                        Case{{1000, 64}, {8, 64}, 0, "i32"}}) {
-    std::string source = "input data: " + kgType("f32", c.data) + "\ninput ids: " +
+  // The gather copies the picked rows of the table in place, whatever its
+  // dtype; the reference decodes the whole table. Along the first axis (an
+  // embedding, f32 or int8 as a weight-only quantised one is), along an
+  // inner one, i64 and i32 indices, negative ones and ones past either end
+  // (zeros, as the reference gives), and 512 rows of 64 (enough to be split
+  // over threads).
+  struct Case { std::string dtype; ref::Shape data, indices; int64_t axis; std::string indexType; };
+  for (const Case &c : {Case{"f32", {1000, 48}, {3, 40}, 0, "i64"},
+                        Case{"f32", {6, 50, 7}, {2, 9}, 1, "i32"},
+                        Case{"f32", {1000, 64}, {8, 64}, 0, "i32"},
+                        Case{"i8", {1000, 24}, {2, 30}, 0, "i64"}}) {
+    std::string source = "input data: " + kgType(c.dtype, c.data) + "\ninput ids: " +
                          kgType(c.indexType, c.indices) + "\ny = gather(data, ids, axis=" +
                          std::to_string(c.axis) + ")\noutput y\n";
     auto [exe, session] = openSession(source);
     ASSERT_TRUE(session);
-    std::vector<float> data = randomFloats(ref::numElements(c.data), 11);
+    bool f32 = c.dtype == "f32";
+    ref::Tensor table = ref::Tensor::zeros(f32 ? ref::DType::F32 : ref::DType::I8, c.data);
+    std::vector<float> values = randomFloats(ref::numElements(c.data), 11);
+    std::vector<int8_t> bytes(values.size());
+    for (size_t k = 0; k < values.size(); ++k) {
+      bytes[k] = static_cast<int8_t>(values[k] * 127);
+      if (f32)
+        table.f[k] = values[k];
+      else
+        table.i[k] = bytes[k];
+    }
     int64_t extent = c.data[c.axis];
     std::vector<int64_t> ids(ref::numElements(c.indices));
     std::mt19937_64 rng(5);
     for (size_t k = 0; k < ids.size(); ++k)
       ids[k] = static_cast<int64_t>(rng() % (2 * extent + 6)) - extent - 3; // -extent-3 .. extent+2
-    ASSERT_TRUE(session->setInput(0, data.data(), data.size() * 4));
+    ASSERT_TRUE(f32 ? session->setInput(0, values.data(), values.size() * 4)
+                    : session->setInput(0, bytes.data(), bytes.size()));
     if (c.indexType == "i64") {
       ASSERT_TRUE(session->setInput(1, ids.data(), ids.size() * 8));
     } else {
@@ -557,16 +571,18 @@ TEST(CpuKernels, GatherCopiesOnlyItsRowsBitForBit) {
     }
     rt::Status st = session->run();
     ASSERT_TRUE(st) << st.message();
-    ref::Tensor table = ref::Tensor::zeros(ref::DType::F32, c.data);
-    std::copy(data.begin(), data.end(), table.f.begin());
     ref::Tensor indices = ref::Tensor::zeros(ref::DType::I64, c.indices);
     std::copy(ids.begin(), ids.end(), indices.i.begin());
     ref::Tensor expected = ref::gather(table, indices, c.axis);
-    const float *y = static_cast<const float *>(session->outputData(0));
     ASSERT_EQ(exe->outputs()[0].shape, expected.shape) << source;
+    const auto *y = static_cast<const uint8_t *>(session->outputData(0));
     for (int64_t k = 0; k < expected.numElements(); ++k) {
-      float want = static_cast<float>(expected.f[k]);
-      ASSERT_EQ(0, std::memcmp(&y[k], &want, 4)) << source << " @" << k;
+      if (f32) {
+        float want = static_cast<float>(expected.f[k]);
+        ASSERT_EQ(0, std::memcmp(y + 4 * k, &want, 4)) << source << " @" << k;
+      } else {
+        ASSERT_EQ(static_cast<int8_t>(y[k]), expected.i[k]) << source << " @" << k;
+      }
     }
   }
 }

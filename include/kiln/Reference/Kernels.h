@@ -129,11 +129,12 @@ void pool2dF32(bool max, const float *x, const Shape &shape, const Pool2dParams 
 /// Global average pooling of an f32 [N, C, ...] tensor: each plane summed in
 /// double and rounded once, bit-identical to globalAvgPool.
 void globalAvgPoolF32(const float *x, const Shape &shape, float *out);
-/// gather's f32 twin: rows of `data` along `axis` picked by `indices`
-/// (negative ones count from the end; out-of-range ones give zeros, as the
-/// reference does), touching only the rows it copies.
-void gatherF32(const float *data, const Shape &shape, const int64_t *indices, int64_t count,
-               int64_t axis, float *out);
+/// gather on a row-major table stored as elements of `elementBytes` bytes
+/// (any dtype): rows of `data` along `axis` picked by `indices` (negative
+/// ones count from the end; out-of-range ones give zeros, as the reference
+/// does), touching only the rows it copies.
+void gatherRows(const uint8_t *data, int64_t elementBytes, const Shape &shape,
+                const int64_t *indices, int64_t count, int64_t axis, uint8_t *out);
 /// n f16 or bf16 elements (little-endian bytes) widened to f32 exactly, and
 /// f32 values rounded to f16 or bf16 as encodeTensor rounds them.
 void widenToF32(DType dtype, const uint8_t *bytes, int64_t n, float *out);
