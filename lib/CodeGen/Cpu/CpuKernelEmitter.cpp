@@ -119,7 +119,10 @@ std::optional<ReadBroadcast> classify(ArrayRef<int64_t> read, ArrayRef<int64_t> 
     return ReadBroadcast::Full;
   if (ones(read))
     return ReadBroadcast::Scalar;
-  if (ones(read.take_front(split)) && read.drop_front(split) == out.drop_front(split))
+  // Whole rows repeating over the leading rows: a bias (one row), an
+  // attention mask over the heads (a block of rows).
+  if (repeats(read.take_front(split), out.take_front(split)) &&
+      read.drop_front(split) == out.drop_front(split))
     return ReadBroadcast::Row;
   // One value per row, repeating over the leading rows (a per-channel
   // factor of NCHW: rows are (n, c), the value r % C).
@@ -363,12 +366,18 @@ public:
     Value r = rows.getInductionVar();
     rowStart = b.create<arith::MulIOp>(loc, r, row);
     int64_t rowCount = run.elements / run.row;
-    for (auto [k, read] : llvm::enumerate(run.reads))
+    // Reads repeating over the rows: row r reads their row (or value, for a
+    // column) r modulo their count.
+    auto repeated = [&](int64_t count) -> Value {
+      return count == rowCount ? r : b.create<arith::RemSIOp>(loc, r, i64(count));
+    };
+    for (auto [k, read] : llvm::enumerate(run.reads)) {
       if (run.broadcasts[k] == ReadBroadcast::Column)
-        outer[read] = load(b, args[k],
-                           run.readElements[k] == rowCount
-                               ? r
-                               : b.create<arith::RemSIOp>(loc, r, i64(run.readElements[k])));
+        outer[read] = load(b, args[k], repeated(run.readElements[k]));
+      if (run.broadcasts[k] == ReadBroadcast::Row && run.readElements[k] > run.row)
+        rowOffsets[read] =
+            b.create<arith::MulIOp>(loc, repeated(run.readElements[k] / run.row), row);
+    }
     if (run.reduction) {
       emitRowReduction();
     } else {
@@ -407,7 +416,11 @@ private:
     for (auto [k, read] : llvm::enumerate(run.reads)) {
       switch (run.broadcasts[k]) {
       case ReadBroadcast::Full: values[read] = load(b, args[k], i); break;
-      case ReadBroadcast::Row: values[read] = load(b, args[k], j); break;
+      case ReadBroadcast::Row: {
+        Value offset = rowOffsets.lookup(read);
+        values[read] = load(b, args[k], offset ? b.create<arith::AddIOp>(loc, offset, j) : j);
+        break;
+      }
       case ReadBroadcast::Column:
       case ReadBroadcast::Scalar: values[read] = outer.lookup(read); break;
       }
@@ -521,6 +534,7 @@ private:
   Value rowStart;
   Value element; ///< the index of the element computeElement computed last
   Values outer;  ///< scalars and the row's column values
+  Values rowOffsets; ///< where the row's values start in reads repeating a block of rows
 };
 
 } // namespace

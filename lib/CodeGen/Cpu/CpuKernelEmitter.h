@@ -24,8 +24,10 @@ namespace kiln {
 
 /// How a value read from outside a run maps onto the run's elements, seen
 /// as rows x row (row-major): element i of row r reads the value's element
-/// r * row + i (full), i (row: a bias), r modulo its elements (column: a
-/// per-row factor, or NCHW's per-channel one) or 0 (scalar).
+/// r * row + i (full), (r mod R) * row + i for a value of R rows (row: a
+/// bias, R = 1, or an attention mask repeating over the heads), r modulo
+/// its elements (column: a per-row factor, or NCHW's per-channel one) or 0
+/// (scalar).
 enum class ReadBroadcast { Full, Row, Column, Scalar };
 
 /// Consecutive f32 ops of one step with one result shape: elementwise ops,
