@@ -44,6 +44,12 @@ Pool2dParams poolParams(const OpAttrs &a) {
 }
 
 /// Op names of the elementwise kinds (kiln.mod takes an attribute: apart).
+const std::pair<const char *, ReduceKind> kReduceOps[] = {
+    {"kiln.reduce_sum", ReduceKind::Sum},   {"kiln.reduce_mean", ReduceKind::Mean},
+    {"kiln.reduce_max", ReduceKind::Max},   {"kiln.reduce_min", ReduceKind::Min},
+    {"kiln.reduce_prod", ReduceKind::Prod},
+};
+
 const std::pair<const char *, UnaryKind> kUnaryOps[] = {
     {"kiln.neg", UnaryKind::Neg},
     {"kiln.abs", UnaryKind::Abs},
@@ -118,11 +124,8 @@ const std::unordered_map<std::string, Evaluator> &evaluators() {
     m["kiln.mod"] = [](const OpAttrs &a, const Operands &in) {
       return binary(intAttr(a, "fmod", 0) ? BinaryKind::FMod : BinaryKind::Mod, *in[0], *in[1]);
     };
-    reduceOp("kiln.reduce_sum", ReduceKind::Sum);
-    reduceOp("kiln.reduce_mean", ReduceKind::Mean);
-    reduceOp("kiln.reduce_max", ReduceKind::Max);
-    reduceOp("kiln.reduce_min", ReduceKind::Min);
-    reduceOp("kiln.reduce_prod", ReduceKind::Prod);
+    for (const auto &[name, kind] : kReduceOps)
+      reduceOp(name, kind);
     m["kiln.select"] = [](const OpAttrs &, const Operands &in) {
       return select(*in[0], *in[1], *in[2]);
     };
@@ -230,6 +233,9 @@ bool evaluateF32(const std::string &name, const OpAttrs &a,
   }
   if (std::optional<BinaryKind> kind = binaryKindOf(name))
     return in.size() == 2 && binaryF32(*kind, xs, in[0], *shapes[1], in[1], out);
+  for (const auto &[reduceName, kind] : kReduceOps)
+    if (name == reduceName)
+      return reduceF32(kind, in[0], xs, intsAttr(a, "axes"), out);
   if (name == "kiln.reshape" || name == "kiln.transfer") { // the same elements
     std::copy(in[0], in[0] + numElements(resultShape), out);
     return true;

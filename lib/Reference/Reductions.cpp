@@ -46,7 +46,60 @@ void splitAround(const Shape &shape, int64_t axis, int64_t &outer,
     inner *= shape[d];
 }
 
+/// The accumulator's start and one float element folded into it, in double:
+/// shared by reduce and reduceF32, so both compute the same bits.
+double reduceInit(ReduceKind kind) {
+  if (kind == ReduceKind::Prod)
+    return 1.0;
+  if (kind == ReduceKind::Max)
+    return -std::numeric_limits<double>::infinity();
+  if (kind == ReduceKind::Min)
+    return std::numeric_limits<double>::infinity();
+  return 0.0;
+}
+
+void accumulate(ReduceKind kind, double &acc, double v) {
+  switch (kind) {
+  case ReduceKind::Sum:
+  case ReduceKind::Mean: acc += v; break;
+  case ReduceKind::Prod: acc *= v; break;
+  case ReduceKind::Max: acc = (std::isnan(v) || v > acc) ? v : acc; break;
+  case ReduceKind::Min: acc = (std::isnan(v) || v < acc) ? v : acc; break;
+  }
+  if (std::isnan(acc) && (kind == ReduceKind::Max || kind == ReduceKind::Min))
+    acc = NAN; // NaN is sticky
+}
+
 } // namespace
+
+bool reduceF32(ReduceKind kind, const float *x, const Shape &shape,
+               std::vector<int64_t> axes, float *out) {
+  // Consecutive axes reduce as one extent between outer and inner rows;
+  // each output element folds its inputs in the order reduce visits them.
+  std::sort(axes.begin(), axes.end());
+  if (axes.empty() || axes.front() < 0 || axes.back() >= static_cast<int64_t>(shape.size()) ||
+      axes.back() - axes.front() + 1 != static_cast<int64_t>(axes.size()) ||
+      std::adjacent_find(axes.begin(), axes.end()) != axes.end())
+    return false;
+  int64_t outer = 1, extent = 1, inner = 1;
+  for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d)
+    (d < axes.front() ? outer : d <= axes.back() ? extent : inner) *= shape[d];
+  parallelFor(outer, extent * inner, [&](int64_t begin, int64_t end) {
+    std::vector<double> acc(static_cast<size_t>(inner));
+    for (int64_t o = begin; o < end; ++o) {
+      std::fill(acc.begin(), acc.end(), reduceInit(kind));
+      for (int64_t e = 0; e < extent; ++e) {
+        const float *row = x + (o * extent + e) * inner;
+        for (int64_t in = 0; in < inner; ++in)
+          accumulate(kind, acc[in], row[in]);
+      }
+      for (int64_t in = 0; in < inner; ++in)
+        out[o * inner + in] =
+            static_cast<float>(kind == ReduceKind::Mean ? acc[in] / extent : acc[in]);
+    }
+  });
+  return true;
+}
 
 Tensor reduce(ReduceKind kind, const Tensor &x, const std::vector<int64_t> &axes,
               bool keepdims) {
@@ -59,31 +112,14 @@ Tensor reduce(ReduceKind kind, const Tensor &x, const std::vector<int64_t> &axes
   Shape outShape = reducedShape(x.shape, reduced, keepdims);
   int64_t outCount = numElements(outShape);
   // Accumulate wide: double for floats, int64 for integers.
-  double init = 0.0;
-  if (kind == ReduceKind::Prod)
-    init = 1.0;
-  else if (kind == ReduceKind::Max)
-    init = -std::numeric_limits<double>::infinity();
-  else if (kind == ReduceKind::Min)
-    init = std::numeric_limits<double>::infinity();
-  std::vector<double> accF(outCount, init);
+  std::vector<double> accF(outCount, reduceInit(kind));
   std::vector<int64_t> accI(outCount, kind == ReduceKind::Prod ? 1 : 0);
   std::vector<bool> seen(outCount, false);
   int64_t k = 0;
   for (IndexIterator it(x.shape); !it.done(); it.next(), ++k) {
     int64_t o = reducedOffset(x.shape, reduced, it.index());
     if (x.isFloat()) {
-      double v = x.f[k];
-      double &acc = accF[o];
-      switch (kind) {
-      case ReduceKind::Sum:
-      case ReduceKind::Mean: acc += v; break;
-      case ReduceKind::Prod: acc *= v; break;
-      case ReduceKind::Max: acc = (std::isnan(v) || v > acc) ? v : acc; break;
-      case ReduceKind::Min: acc = (std::isnan(v) || v < acc) ? v : acc; break;
-      }
-      if (std::isnan(acc) && (kind == ReduceKind::Max || kind == ReduceKind::Min))
-        acc = NAN; // NaN is sticky
+      accumulate(kind, accF[o], x.f[k]);
     } else {
       int64_t v = x.i[k];
       int64_t &acc = accI[o];

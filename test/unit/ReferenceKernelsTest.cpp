@@ -301,6 +301,36 @@ TEST(OpCheck, ElementIndexOpsRejectIndicesThatDoNotFit) {
             std::string::npos);
 }
 
+TEST(Reductions, ReduceF32MatchesTheReferenceBitForBit) {
+  // reduceF32 folds each output's inputs in double in reduce's order: bit
+  // for bit for every kind, over one axis or consecutive ones, with a NaN
+  // (sticky for max and min) and rows enough to be split over threads;
+  // axes that are not consecutive are left to reduce.
+  Shape shape{4, 130, 6, 5};
+  Tensor x = Tensor::zeros(DType::F32, shape);
+  std::vector<float> xf(x.f.size());
+  std::mt19937 rng(9);
+  std::uniform_real_distribution<float> dist(-3.0f, 3.0f);
+  for (size_t k = 0; k < xf.size(); ++k)
+    x.f[k] = xf[k] = dist(rng);
+  x.f[777] = xf[777] = NAN;
+  for (ReduceKind kind : {ReduceKind::Sum, ReduceKind::Mean, ReduceKind::Max, ReduceKind::Min,
+                          ReduceKind::Prod})
+    for (std::vector<int64_t> axes : {std::vector<int64_t>{1}, {2, 3}, {0}, {3}, {1, 2, 3}}) {
+      Tensor expected = reduce(kind, x, axes, /*keepdims=*/false);
+      std::vector<float> got(expected.f.size() + 1, 12345.0f); // one past: not written
+      ASSERT_TRUE(reduceF32(kind, xf.data(), shape, axes, got.data()));
+      for (size_t k = 0; k < expected.f.size(); ++k) {
+        float want = static_cast<float>(expected.f[k]);
+        ASSERT_EQ(0, std::memcmp(&got[k], &want, 4))
+            << static_cast<int>(kind) << " axes " << axes.front() << ".." << axes.back() << " @" << k;
+      }
+      EXPECT_EQ(got.back(), 12345.0f);
+    }
+  std::vector<float> unused(4 * 6);
+  EXPECT_FALSE(reduceF32(ReduceKind::Sum, xf.data(), shape, {1, 3}, unused.data()));
+}
+
 TEST(Pooling, GlobalAvgPoolF32MatchesTheReferenceBitForBit) {
   // Each plane summed in double over its f32 elements and rounded once, as
   // globalAvgPool does over the same values: bit for bit, over rank 3 to

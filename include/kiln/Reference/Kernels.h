@@ -82,6 +82,11 @@ enum class ReduceKind { Sum, Mean, Max, Min, Prod };
 Tensor reduce(ReduceKind kind, const Tensor &x,
               const std::vector<int64_t> &axes, bool keepdims);
 Tensor argmax(const Tensor &x, int64_t axis, bool keepdims);
+/// reduce's f32 twin for consecutive axes (the memory layout is the same
+/// with and without keepdims): bit-identical, on the f32 loops' threads;
+/// false for other axes.
+bool reduceF32(ReduceKind kind, const float *x, const Shape &shape, std::vector<int64_t> axes,
+               float *out);
 Tensor softmax(const Tensor &x, int64_t axis, bool logSoftmax);
 Tensor batchNorm(const Tensor &x, const Tensor &scale, const Tensor &bias,
                  const Tensor &mean, const Tensor &variance, double epsilon);
