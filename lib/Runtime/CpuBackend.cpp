@@ -192,6 +192,20 @@ public:
     return f32_.data();
   }
 
+  /// The elements as the type encodes them (row-major f32 wherever they
+  /// are; another dtype's bytes, encoded from the reference's tensor if need
+  /// be): what compiled kernels read.
+  const void *bytes() {
+    if (const float *f = f32())
+      return f;
+    if (!memory_) {
+      bytes_.resize(static_cast<size_t>(type_->byteSize()));
+      ref::encodeTensor(tensor(), type_->dimOrder, bytes_.data());
+      memory_ = bytes_.data();
+    }
+    return memory_;
+  }
+
   const ref::Tensor &tensor() {
     if (!tensor_) {
       if (memory_)
@@ -385,21 +399,21 @@ std::optional<StepValue> tryF32Op(const OpDesc &op, std::vector<StepValue> &loca
 #if defined(__clang__)
 __attribute__((no_sanitize("function")))
 #endif
-void callCpuKernel(CpuKernelFn fn, const float *const *reads, float *const *writes, int64_t begin,
+void callCpuKernel(CpuKernelFn fn, const void *const *reads, float *const *writes, int64_t begin,
                    int64_t end) {
   fn(reads, writes, begin, end);
 }
 
-/// What a kernel may touch, as the loader checked it: every element of each
+/// What a kernel may touch, as the loader checked it: every byte of each
 /// read (at most the run's elements) and [begin, end) of each write. The
 /// stand-in reads the former and zeroes the latter.
-void runCpuKernelStandIn(const std::vector<const float *> &reads,
-                         const std::vector<int64_t> &readElements,
+void runCpuKernelStandIn(const std::vector<const void *> &reads,
+                         const std::vector<int64_t> &readBytes,
                          const std::vector<float *> &writes, int64_t begin, int64_t end) {
-  volatile float sink = 0.0f;
+  volatile uint8_t sink = 0;
   for (size_t k = 0; k < reads.size(); ++k)
-    for (int64_t i = 0; i < readElements[k]; ++i)
-      sink = sink + reads[k][i];
+    for (int64_t i = 0; i < readBytes[k]; ++i)
+      sink = sink ^ static_cast<const uint8_t *>(reads[k])[i];
   for (float *write : writes)
     std::fill(write + begin, write + end, 0.0f);
 }
@@ -411,11 +425,11 @@ void runCpuKernelStandIn(const std::vector<const float *> &reads,
 /// value, the output buffer it goes to, or null.
 void runCpuKernel(const CpuKernelDesc &kernel, CpuKernelFn fn, std::vector<StepValue> &local,
                   const StepDesc &step, const std::vector<uint8_t *> &outputOf, bool standIn) {
-  std::vector<const float *> reads;
-  std::vector<int64_t> readElements;
+  std::vector<const void *> reads;
+  std::vector<int64_t> readBytes;
   for (uint32_t r : kernel.reads) {
-    reads.push_back(local[r].f32());
-    readElements.push_back(local[r].type().numElements());
+    reads.push_back(local[r].bytes());
+    readBytes.push_back(local[r].type().byteSize());
   }
   size_t firstLocal = local.size();
   std::vector<F32Result> results;
@@ -432,7 +446,7 @@ void runCpuKernel(const CpuKernelDesc &kernel, CpuKernelFn fn, std::vector<StepV
   ref::parallelRanges(kernel.elements / row, cost,
                       [&](int64_t begin, int64_t end) {
                         if (standIn)
-                          runCpuKernelStandIn(reads, readElements, writes, begin * row, end * row);
+                          runCpuKernelStandIn(reads, readBytes, writes, begin * row, end * row);
                         else
                           callCpuKernel(fn, reads.data(), writes.data(), begin * row, end * row);
                       });

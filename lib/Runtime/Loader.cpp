@@ -437,11 +437,23 @@ Status ProgramBuilder::cpuKernels(const kx::Step *s, const std::string &what, co
     size_t begin = firstResult[desc.firstOp], end = firstResult[nextOp];
     if (end - begin != desc.opCount)
       return Status::error(kw + " covers an op without exactly one result");
+    if (k->read_dtypes() && (!k->reads() || k->read_dtypes()->size() != k->reads()->size()))
+      return Status::error(kw + " records " + std::to_string(k->read_dtypes()->size()) +
+                           " read dtypes for " + std::to_string(k->reads() ? k->reads()->size() : 0) +
+                           " reads");
     if (k->reads())
-      for (uint32_t r : *k->reads()) {
-        if (r >= begin || unwritten[r] || !isRowMajorF32(*local[r]) ||
+      for (size_t n = 0; n < k->reads()->size(); ++n) {
+        uint32_t r = k->reads()->Get(n);
+        // The dtype the code loads: recorded, else f32; the value must have it.
+        auto dtype = k->read_dtypes() ? static_cast<ref::DType>(k->read_dtypes()->Get(n))
+                                      : ref::DType::F32;
+        if (r >= begin || unwritten[r] || !local[r]->dimOrder.empty() ||
             local[r]->numElements() < 1 || local[r]->numElements() > desc.elements)
           return Status::error(kw + " reads a value it cannot: local #" + std::to_string(r));
+        if (local[r]->dtype != dtype || !isCpuKernelReadable(dtype))
+          return Status::error(kw + " reads local #" + std::to_string(r) + " as " +
+                               ref::dtypeName(dtype) + ", but it is " +
+                               ref::dtypeName(local[r]->dtype));
         desc.reads.push_back(r);
       }
     std::vector<bool> written(local.size(), false);

@@ -43,12 +43,26 @@ inline bool isRowMajorF32(const TensorSpec &t) {
   return t.dtype == ref::DType::F32 && t.dimOrder.empty();
 }
 
+/// Whether compiled CPU kernels read values of `dtype`: f32, and the
+/// integers and booleans their casts and comparisons take (not u64, which
+/// the reference holds as int64).
+inline bool isCpuKernelReadable(ref::DType dtype) {
+  switch (dtype) {
+  case ref::DType::F32: case ref::DType::I1: case ref::DType::I8: case ref::DType::U8:
+  case ref::DType::I16: case ref::DType::U16: case ref::DType::I32: case ref::DType::U32:
+  case ref::DType::I64:
+    return true;
+  default:
+    return false;
+  }
+}
+
 /// A run of a step's ops computed by native CPU code (the executable's
 /// "elf-rel" device code): ops [firstOp, firstOp + opCount).
 struct CpuKernelDesc {
   std::string symbol;
   uint32_t firstOp = 0, opCount = 0;
-  std::vector<uint32_t> reads, writes; ///< step-local values, f32 row-major
+  std::vector<uint32_t> reads, writes; ///< step-local values, row-major (writes f32)
   int64_t elements = 0;                ///< of each written value
   int64_t row = 1; ///< ranges start and end at multiples of this (a reduction's rows)
 };
@@ -130,7 +144,7 @@ uint32_t pointerAlignment(const void *p);
 /// evaluator (Reference, --device=reference: the answer tests compare to).
 enum class CpuMode { Fast, Reference };
 
-using CpuKernelFn = void (*)(const float *const *, float *const *, int64_t, int64_t);
+using CpuKernelFn = void (*)(const void *const *, float *const *, int64_t, int64_t);
 
 class HostConvCache;
 

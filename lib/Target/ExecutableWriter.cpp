@@ -313,12 +313,17 @@ FailureOr<flatbuffers::Offset<kx::Step>> Writer::step(exec::StepOp s, unsigned s
   if (auto it = code.cpuKernels.find(stepIndex); it != code.cpuKernels.end())
     for (const CpuKernel &c : it->second) {
       std::vector<uint32_t> reads, writes;
-      for (Value v : c.reads)
+      std::vector<kx::DType> readTypes;
+      for (Value v : c.reads) {
         reads.push_back(local.lookup(v));
+        auto dtype = toReferenceDType(llvm::cast<RankedTensorType>(v.getType()).getElementType());
+        readTypes.push_back(static_cast<kx::DType>(dtype.value_or(::kiln::ref::DType::F32)));
+      }
       for (Value v : c.writes)
         writes.push_back(local.lookup(v));
       cpuKernels.push_back(kx::CreateCpuKernelDirect(fbb, c.symbol.c_str(), opIndex.lookup(c.firstOp),
-                                                     c.opCount, &reads, &writes, c.elements, c.row));
+                                                     c.opCount, &reads, &writes, c.elements, c.row,
+                                                     &readTypes));
     }
   auto kernel = code.kernels.find(stepIndex);
   StepKernel none;

@@ -167,7 +167,10 @@ run = "exe['steps'][0]['cpu_kernels'][0]"
 elf = "code('x86-64-v2', 'elf-rel')"
 for name, edit in [
         ("cpu-run-past-ops.kx", f"{run}['op_count'] = 9"),
-        ("cpu-reads-later.kx", f"{run}['reads'] = [5]"),
+        ("cpu-reads-later.kx", f"{run}['reads'][0] = 5"),
+        # The code loads an int64 where the step has f32; a dtype per read.
+        ("cpu-read-dtype.kx", f"{run}['read_dtypes'][0] = 'I64'"),
+        ("cpu-read-dtypes-count.kx", f"{run}['read_dtypes'] = ['F32']"),
         ("cpu-keeps-output.kx", f"{run}['writes'] = [3]"),
         ("cpu-wrong-elements.kx", f"{run}['elements'] = 4096"),
         ("cpu-uneven-rows.kx", f"{run}['row'] = 7"),  # 256 elements: no whole rows

@@ -1,7 +1,8 @@
 //===- CpuCode.h - native code for a plan's host steps ----------*- C++ -*-===//
 //
-// --target=cpu compiles the runs of f32 elementwise ops inside each step
-// (a matmul's epilogue, a residual add before a layer norm, GELU's erf) to
+// --target=cpu compiles the runs of elementwise ops inside each step (a
+// matmul's epilogue, a residual add before a layer norm, GELU's erf, an
+// attention mask's compare and select, an int8 weight's dequantisation) to
 // native loops: each run becomes one MLIR function of scf loops over arith
 // and math ops, lowered to the LLVM dialect, optimised and vectorised by
 // LLVM for the CPU and emitted in-process by LLVM's TargetMachine as an ELF
@@ -12,7 +13,7 @@
 //
 // Every kernel has one C signature,
 //
-//   void kernel(const float *const *reads, float *const *writes,
+//   void kernel(const void *const *reads, float *const *writes,
 //               int64_t begin, int64_t end);
 //
 // and computes elements [begin, end) of its run's results, in row-major

@@ -29,7 +29,8 @@ struct CpuKernel {
   Operation *firstOp = nullptr;
   unsigned opCount = 0;
   /// Values of the step (its block arguments or its ops' results) the
-  /// kernel reads and writes, all f32 row-major.
+  /// kernel reads (row-major, f32 or an integer or boolean type: recorded
+  /// with each read's dtype) and writes (f32 row-major).
   std::vector<Value> reads, writes;
   /// Elements of each written value.
   int64_t elements = 0;

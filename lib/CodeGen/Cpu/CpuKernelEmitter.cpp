@@ -1,9 +1,13 @@
 //===- CpuKernelEmitter.cpp - runs of elementwise ops as loop functions ---===//
 //
-// Finds, in each step, the runs of consecutive f32 elementwise ops of one
-// result shape, and writes each run as a func.func of two scf.for loops
-// (rows, then the elements of a row) over arith and math ops. Values inside
-// a run stay in registers; only the values used after it are stored.
+// Finds, in each step, the runs of consecutive elementwise ops of one
+// result shape (f32 arithmetic, casts to f32, comparisons, selects), and
+// writes each run as a func.func of two scf.for loops (rows, then the
+// elements of a row) over arith and math ops. Values inside a run stay in
+// registers; only the values used after it are stored. Reshapes and
+// broadcasts of what the run reads are folded into its reads (an attention
+// mask's unsqueeze, expand, compare and select become one loop over the
+// int64 mask).
 //
 // A value read from outside the run broadcasts onto the run's shape in one
 // of four ways once the shape is seen as rows x row (CpuKernelEmitter.h):
@@ -40,10 +44,30 @@ namespace kiln {
 
 namespace {
 
-bool isF32RowMajor(Type type) {
+bool isStaticRowMajor(Type type) {
   auto tensor = llvm::dyn_cast<RankedTensorType>(type);
-  return tensor && tensor.hasStaticShape() && tensor.getElementType().isF32() &&
-         getEncoding(tensor).isRowMajor();
+  return tensor && tensor.hasStaticShape() && getEncoding(tensor).isRowMajor();
+}
+
+Type elementTypeOf(Type type) { return llvm::cast<RankedTensorType>(type).getElementType(); }
+
+bool isF32RowMajor(Type type) {
+  return isStaticRowMajor(type) && elementTypeOf(type).isF32();
+}
+
+/// Element types a kernel loads from memory (i1 stored as one byte): f32,
+/// and the integers and booleans that casts and comparisons read (a mask,
+/// an int8 weight's rows).
+bool isLoadable(Type element) {
+  if (element.isF32() || element.isSignlessInteger(1))
+    return true;
+  auto integer = llvm::dyn_cast<IntegerType>(element);
+  return integer && !integer.isSigned() && llvm::is_contained({8u, 16u, 32u, 64u}, integer.getWidth()) &&
+         !(integer.isUnsigned() && integer.getWidth() == 64);
+}
+
+bool isLoadableRowMajor(Type type) {
+  return isStaticRowMajor(type) && isLoadable(elementTypeOf(type));
 }
 
 /// The unary and binary kinds a run computes (their f32 arithmetic below).
@@ -75,9 +99,39 @@ bool isCompiledKind(Operation *op) {
   return false;
 }
 
+/// Comparisons of two values of one loadable type, to i1.
+bool isCompiledComparison(Operation *op) {
+  if (!llvm::isa<EqOp, NeOp, LtOp, LeOp, GtOp, GeOp>(op))
+    return false;
+  Type lhs = op->getOperand(0).getType(), rhs = op->getOperand(1).getType();
+  return isLoadableRowMajor(lhs) && isLoadableRowMajor(rhs) &&
+         elementTypeOf(lhs) == elementTypeOf(rhs) && !elementTypeOf(lhs).isSignlessInteger(1);
+}
+
 bool isCompilable(Operation *op) {
-  return op->getNumResults() == 1 && isCompiledKind(op) &&
-         llvm::all_of(op->getOperandTypes(), isF32RowMajor) && isF32RowMajor(op->getResult(0).getType());
+  if (op->getNumResults() != 1 || !isStaticRowMajor(op->getResult(0).getType()))
+    return false;
+  Type result = op->getResult(0).getType();
+  // Conversions to f32 of any loadable type.
+  if (auto cast = llvm::dyn_cast<CastOp>(op))
+    return isLoadableRowMajor(cast.getInput().getType()) && isF32RowMajor(result);
+  if (isCompiledComparison(op))
+    return elementTypeOf(result).isSignlessInteger(1);
+  if (auto select = llvm::dyn_cast<SelectOp>(op))
+    return isLoadableRowMajor(select.getCond().getType()) &&
+           elementTypeOf(select.getCond().getType()).isSignlessInteger(1) &&
+           isF32RowMajor(select.getLhs().getType()) && isF32RowMajor(select.getRhs().getType()) &&
+           isF32RowMajor(result);
+  return isCompiledKind(op) && llvm::all_of(op->getOperandTypes(), isF32RowMajor) &&
+         isF32RowMajor(result);
+}
+
+/// Reshapes and broadcasts compute nothing: inside a run, one of a value
+/// read from outside it (or of another such view) is that value read with
+/// another shape.
+bool isView(Operation *op) {
+  return llvm::isa<ReshapeOp, BroadcastOp>(op) && isLoadableRowMajor(op->getOperand(0).getType()) &&
+         isLoadableRowMajor(op->getResult(0).getType());
 }
 
 /// For softmax and log_softmax over the last axis and layer_norm, on f32
@@ -131,44 +185,106 @@ std::optional<ReadBroadcast> classify(ArrayRef<int64_t> read, ArrayRef<int64_t> 
   return std::nullopt;
 }
 
-/// Completes a run: its reads, writes and row split; false when a read fits
-/// no split.
+/// The ops of `run` that compute (not views).
+auto computedOps(const CpuRun &run) {
+  return llvm::make_filter_range(run.ops, [](Operation *op) { return !isView(op); });
+}
+
+/// A step input the compiler knows is one value everywhere, as a literal:
+/// a float, or an integer or boolean that a double holds exactly.
+std::optional<double> literalOf(exec::StepOp step, Value value) {
+  auto arg = llvm::dyn_cast<BlockArgument>(value);
+  if (!arg)
+    return std::nullopt;
+  DenseElementsAttr splat = knownSplat(step.getInputs()[arg.getArgNumber()]);
+  if (!splat)
+    return std::nullopt;
+  Type element = splat.getElementType();
+  if (llvm::isa<FloatType>(element))
+    return splat.getSplatValue<APFloat>().convertToDouble();
+  auto integer = llvm::dyn_cast<IntegerType>(element);
+  if (!integer)
+    return std::nullopt;
+  APInt v = splat.getSplatValue<APInt>();
+  if (integer.getWidth() == 1)
+    return v.getBoolValue() ? 1.0 : 0.0;
+  int64_t n = integer.isUnsigned() ? static_cast<int64_t>(v.getZExtValue()) : v.getSExtValue();
+  if (n > (int64_t(1) << 53) || n < -(int64_t(1) << 53))
+    return std::nullopt;
+  return static_cast<double>(n);
+}
+
+/// Completes a run: its reads (through its views), writes and row split;
+/// false when a read fits no split or a value the run cannot store is used
+/// after it.
 bool finishRun(exec::StepOp step, CpuRun &run) {
   llvm::DenseSet<Operation *> inRun(run.ops.begin(), run.ops.end());
-  llvm::SetVector<Value> reads;
-  ArrayRef<int64_t> out = llvm::cast<RankedTensorType>(run.ops.front()->getResult(0).getType()).getShape();
+  auto computed = computedOps(run);
+  if (computed.empty())
+    return false;
+  ArrayRef<int64_t> out = llvm::cast<RankedTensorType>((*computed.begin())->getResult(0).getType()).getShape();
+  // What each view is: a value from outside the run read with a shape (a
+  // broadcast's, right-aligned to it, keeps ones where it repeats).
+  struct ViewOf {
+    Value read;
+    SmallVector<int64_t> shape;
+  };
+  llvm::DenseMap<Value, ViewOf> views;
+  auto readAs = [&](Value v) -> ViewOf {
+    if (auto it = views.find(v); it != views.end())
+      return it->second;
+    auto shape = llvm::cast<RankedTensorType>(v.getType()).getShape();
+    return {v, SmallVector<int64_t>(shape.begin(), shape.end())};
+  };
+  for (Operation *op : run.ops) {
+    if (!isView(op))
+      continue;
+    Value input = op->getOperand(0);
+    if (Operation *def = input.getDefiningOp(); def && inRun.contains(def) && !isView(def))
+      return false; // a view of a computed value: would need it stored
+    ViewOf from = readAs(input);
+    auto result = llvm::cast<RankedTensorType>(op->getResult(0).getType());
+    if (llvm::isa<ReshapeOp>(op)) {
+      // The same elements in another shape: only of a value read whole.
+      if (ArrayRef<int64_t>(from.shape) != llvm::cast<RankedTensorType>(input.getType()).getShape())
+        return false;
+      views[op->getResult(0)] = {from.read, SmallVector<int64_t>(result.getShape())};
+    } else {
+      views[op->getResult(0)] = {from.read, alignedTo(from.shape, result.getRank())};
+    }
+  }
   // Each read as it broadcasts onto the run's shape: right-aligned, except
   // batch norm's per-channel operands, which align with dimension 1.
+  llvm::SetVector<Value> reads;
   llvm::DenseMap<Value, SmallVector<int64_t>> readShapes;
-  for (Operation *op : run.ops)
+  for (Operation *op : computed)
     for (auto [k, operand] : llvm::enumerate(op->getOperands())) {
-      SmallVector<int64_t> shape =
-          alignedTo(llvm::cast<RankedTensorType>(operand.getType()).getShape(), out.size());
+      if (Operation *def = operand.getDefiningOp(); def && inRun.contains(def) && !isView(def))
+        continue;
+      ViewOf view = readAs(operand);
+      SmallVector<int64_t> shape = alignedTo(view.shape, out.size());
       if (llvm::isa<BatchNormOp>(op) && k > 0) {
         shape.assign(out.size(), 1);
         shape[1] = llvm::cast<RankedTensorType>(operand.getType()).getNumElements();
       }
-      auto [it, isNew] = readShapes.try_emplace(operand, shape);
+      auto [it, isNew] = readShapes.try_emplace(view.read, shape);
       if (!isNew && it->second != shape)
         return false; // read two ways
-    }
-  for (Operation *op : run.ops)
-    for (Value operand : op->getOperands()) {
-      Operation *def = operand.getDefiningOp();
-      if (def && inRun.contains(def))
+      if (std::optional<double> literal = literalOf(step, view.read)) {
+        if (!llvm::is_contained(llvm::make_first_range(run.literals), view.read))
+          run.literals.push_back({view.read, *literal});
         continue;
-      if (auto arg = llvm::dyn_cast<BlockArgument>(operand))
-        if (DenseElementsAttr splat = knownSplat(step.getInputs()[arg.getArgNumber()])) {
-          if (!llvm::is_contained(llvm::make_first_range(run.literals), operand))
-            run.literals.push_back({operand, splat.getSplatValue<APFloat>().convertToDouble()});
-          continue;
-        }
-      reads.insert(operand);
+      }
+      reads.insert(view.read);
     }
   for (Operation *op : run.ops)
     if (llvm::any_of(op->getResult(0).getUsers(),
-                     [&](Operation *user) { return !inRun.contains(user); }))
+                     [&](Operation *user) { return !inRun.contains(user); })) {
+      // Only computed f32 values are stored.
+      if (isView(op) || !isF32RowMajor(op->getResult(0).getType()))
+        return false;
       run.writes.push_back(op->getResult(0));
+    }
   if (run.writes.empty())
     return false; // nothing used after it: nothing to compute
   // A reduction fixes the rows: its reduced dimensions.
@@ -225,6 +341,44 @@ Value emitScalarOp(OpBuilder &b, Location loc, Operation *op, ArrayRef<Value> x)
   using ::kiln::ref::BinaryKind;
   using ::kiln::ref::UnaryKind;
   auto constant = [&](double v) { return f32Constant(b, loc, v); };
+  if (auto cast = llvm::dyn_cast<CastOp>(op)) {
+    // As the reference converts: an integer to double, then rounded once
+    // to f32 (exact for integers below 2^53; i64 through f64 so that larger
+    // ones round as the reference's do); a boolean to 0 or 1.
+    Type from = elementTypeOf(cast.getInput().getType());
+    Value v = x[0];
+    if (from.isF32())
+      return v;
+    if (from.isSignlessInteger(1) || from.isUnsignedInteger())
+      return b.create<arith::UIToFPOp>(loc, b.getF32Type(), v);
+    if (from.getIntOrFloatBitWidth() < 32)
+      return b.create<arith::SIToFPOp>(loc, b.getF32Type(), v);
+    Value wide = b.create<arith::SIToFPOp>(loc, b.getF64Type(), v);
+    return b.create<arith::TruncFOp>(loc, b.getF32Type(), wide);
+  }
+  if (isCompiledComparison(op)) {
+    Type element = elementTypeOf(op->getOperand(0).getType());
+    if (element.isF32()) {
+      // Ordered, except !=: NaN compares unequal to everything.
+      auto predicate = llvm::isa<EqOp>(op)   ? arith::CmpFPredicate::OEQ
+                       : llvm::isa<NeOp>(op) ? arith::CmpFPredicate::UNE
+                       : llvm::isa<LtOp>(op) ? arith::CmpFPredicate::OLT
+                       : llvm::isa<LeOp>(op) ? arith::CmpFPredicate::OLE
+                       : llvm::isa<GtOp>(op) ? arith::CmpFPredicate::OGT
+                                             : arith::CmpFPredicate::OGE;
+      return b.create<arith::CmpFOp>(loc, predicate, x[0], x[1]);
+    }
+    bool isUnsigned = element.isUnsignedInteger();
+    auto predicate = llvm::isa<EqOp>(op)   ? arith::CmpIPredicate::eq
+                     : llvm::isa<NeOp>(op) ? arith::CmpIPredicate::ne
+                     : llvm::isa<LtOp>(op) ? (isUnsigned ? arith::CmpIPredicate::ult : arith::CmpIPredicate::slt)
+                     : llvm::isa<LeOp>(op) ? (isUnsigned ? arith::CmpIPredicate::ule : arith::CmpIPredicate::sle)
+                     : llvm::isa<GtOp>(op) ? (isUnsigned ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt)
+                                           : (isUnsigned ? arith::CmpIPredicate::uge : arith::CmpIPredicate::sge);
+    return b.create<arith::CmpIOp>(loc, predicate, x[0], x[1]);
+  }
+  if (llvm::isa<SelectOp>(op))
+    return b.create<arith::SelectOp>(loc, x[0], x[1], x[2]);
   if (llvm::isa<BatchNormOp>(op)) {
     // x * a + (bias - mean * a) with a = scale / sqrt(variance + epsilon),
     // as the reference computes it (per channel: hoisted out of the row).
@@ -309,26 +463,56 @@ std::vector<CpuRun> planCpuRuns(exec::StepOp step) {
   std::vector<CpuRun> runs;
   std::optional<CpuRun> current;
   auto close = [&] {
-    if (current && finishRun(step, *current) && current->elements > 0)
+    if (!current)
+      return;
+    // Views at the end feed what follows the run: they stay out of it.
+    while (!current->ops.empty() && isView(current->ops.back()))
+      current->ops.pop_back();
+    if (!current->ops.empty() && finishRun(step, *current) && current->elements > 0)
       runs.push_back(std::move(*current));
     current.reset();
   };
+  // The result shape of the run's computing ops.
+  std::optional<SmallVector<int64_t>> shape;
   for (Operation &op : step.getBody().front()) {
     if (llvm::isa<exec::YieldOp>(op))
       break;
+    if (isView(&op)) {
+      // A view of a value the run computes would need it stored: a new run.
+      Operation *def = op.getOperand(0).getDefiningOp();
+      if (current && def && llvm::is_contained(current->ops, def) && !isView(def)) {
+        close();
+        shape.reset();
+      }
+      if (!current)
+        current.emplace();
+      current->ops.push_back(&op);
+      continue;
+    }
     bool reduction = reducedTrailingDims(&op).has_value();
     if (!reduction && !isCompilable(&op)) {
       close();
+      shape.reset();
       continue;
     }
     // One shape a run; one reduction a run, with the elementwise ops before
     // it (its prologue) and after it (its epilogue).
-    Type shape = op.getResult(0).getType();
-    if (current && (current->ops.back()->getResult(0).getType() != shape ||
-                    (reduction && current->reduction)))
+    ArrayRef<int64_t> opShape = llvm::cast<RankedTensorType>(op.getResult(0).getType()).getShape();
+    if (current && ((shape && ArrayRef<int64_t>(*shape) != opShape) ||
+                    (reduction && current->reduction))) {
+      // Views just before this op may feed it: they start the next run.
+      SmallVector<Operation *> trailing;
+      while (!current->ops.empty() && isView(current->ops.back())) {
+        trailing.insert(trailing.begin(), current->ops.back());
+        current->ops.pop_back();
+      }
       close();
+      current.emplace();
+      current->ops.assign(trailing.begin(), trailing.end());
+    }
     if (!current)
       current.emplace();
+    shape = SmallVector<int64_t>(opShape);
     if (reduction)
       current->reduction = &op;
     current->ops.push_back(&op);
@@ -355,7 +539,7 @@ public:
     // Scalars once, for the whole range.
     for (auto [k, read] : llvm::enumerate(run.reads))
       if (run.broadcasts[k] == ReadBroadcast::Scalar)
-        outer[read] = load(b, args[k], zero);
+        outer[read] = load(b, args[k], zero, read);
     // Rows [begin / row, ceil(end / row)); an elementwise run clips each
     // to [begin, end), a reduction's ranges are whole rows.
     Value firstRow = b.create<arith::DivSIOp>(loc, begin, row);
@@ -373,7 +557,7 @@ public:
     };
     for (auto [k, read] : llvm::enumerate(run.reads)) {
       if (run.broadcasts[k] == ReadBroadcast::Column)
-        outer[read] = load(b, args[k], repeated(run.readElements[k]));
+        outer[read] = load(b, args[k], repeated(run.readElements[k]), read);
       if (run.broadcasts[k] == ReadBroadcast::Row && run.readElements[k] > run.row)
         rowOffsets[read] =
             b.create<arith::MulIOp>(loc, repeated(run.readElements[k] / run.row), row);
@@ -398,9 +582,29 @@ private:
 
   Value i64(int64_t v) { return b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(v)); }
   Value constant(double v) { return f32Constant(b, loc, v); }
-  Value load(OpBuilder &at, Value base, Value index) {
-    Value address = at.create<LLVM::GEPOp>(loc, ptr, f32, base, ValueRange{index});
-    return at.create<LLVM::LoadOp>(loc, f32, address);
+  /// Element `index` of `read`, in its element type (a boolean stored as a
+  /// byte, 0 or 1, loaded as i1).
+  Value load(OpBuilder &at, Value base, Value index, Value read) {
+    Type element = elementTypeOf(read.getType());
+    Type stored = element.isSignlessInteger(1) ? at.getI8Type()
+                  : element.isInteger()        ? at.getIntegerType(element.getIntOrFloatBitWidth())
+                                               : element;
+    Value address = at.create<LLVM::GEPOp>(loc, ptr, stored, base, ValueRange{index});
+    Value value = at.create<LLVM::LoadOp>(loc, stored, address);
+    if (!element.isSignlessInteger(1))
+      return value;
+    return at.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, value,
+                                    at.create<arith::ConstantOp>(loc, at.getI8IntegerAttr(0)));
+  }
+  /// A literal of `value`'s element type.
+  Value literal(Value value, double v) {
+    Type element = elementTypeOf(value.getType());
+    if (element.isF32())
+      return constant(v);
+    auto integer = llvm::cast<IntegerType>(element);
+    // Signless: the bits are what matter.
+    Type bits = b.getIntegerType(integer.getWidth());
+    return b.create<arith::ConstantOp>(loc, b.getIntegerAttr(bits, static_cast<int64_t>(v)));
   }
   /// Sums that may be reassociated, so that LLVM vectorises the reduction.
   Value sum(Value x, Value y) {
@@ -415,18 +619,18 @@ private:
     Values values;
     for (auto [k, read] : llvm::enumerate(run.reads)) {
       switch (run.broadcasts[k]) {
-      case ReadBroadcast::Full: values[read] = load(b, args[k], i); break;
+      case ReadBroadcast::Full: values[read] = load(b, args[k], i, read); break;
       case ReadBroadcast::Row: {
         Value offset = rowOffsets.lookup(read);
-        values[read] = load(b, args[k], offset ? b.create<arith::AddIOp>(loc, offset, j) : j);
+        values[read] = load(b, args[k], offset ? b.create<arith::AddIOp>(loc, offset, j) : j, read);
         break;
       }
       case ReadBroadcast::Column:
       case ReadBroadcast::Scalar: values[read] = outer.lookup(read); break;
       }
     }
-    for (auto [value, literal] : run.literals)
-      values[value] = constant(literal);
+    for (auto [value, v] : run.literals)
+      values[value] = literal(value, v);
     return computeOps(count, std::move(values));
   }
 
@@ -436,6 +640,10 @@ private:
     for (Operation *op : llvm::ArrayRef(run.ops).take_front(count)) {
       if (values.count(op->getResult(0)))
         continue; // the reduction's result, computed by the caller
+      if (isView(op)) { // the value it views, as read
+        values[op->getResult(0)] = values.lookup(op->getOperand(0));
+        continue;
+      }
       SmallVector<Value> operands;
       for (Value operand : op->getOperands())
         operands.push_back(values.lookup(operand));
@@ -592,9 +800,10 @@ std::string cpuRunSignature(const CpuRun &run) {
   // A column's index depends on its element count (r, or r modulo it).
   for (auto [k, read] : llvm::enumerate(run.reads))
     os << "r" << id(read) << ":" << static_cast<int>(run.broadcasts[k]) << ":"
-       << run.readElements[k] << ";";
+       << run.readElements[k] << ":" << elementTypeOf(read.getType()) << ";";
   for (auto [value, literal] : run.literals)
-    os << "l" << id(value) << "=" << llvm::format("%a", literal) << ";";
+    os << "l" << id(value) << "=" << llvm::format("%a", literal) << ":"
+       << elementTypeOf(value.getType()) << ";";
   for (Operation *op : run.ops) {
     os << op->getName().getStringRef() << op->getAttrDictionary() << "(";
     for (Value operand : op->getOperands())

@@ -30,11 +30,14 @@ namespace kiln {
 /// (scalar).
 enum class ReadBroadcast { Full, Row, Column, Scalar };
 
-/// Consecutive f32 ops of one step with one result shape: elementwise ops,
-/// and at most one row reduction (softmax or log_softmax over the last
-/// axis, layer_norm) between an elementwise prologue and epilogue.
+/// Consecutive ops of one step with one result shape: f32 elementwise ops,
+/// casts to f32, comparisons and selects, and at most one row reduction
+/// (softmax or log_softmax over the last axis, layer_norm) between an
+/// elementwise prologue and epilogue. Reshapes and broadcasts of values
+/// read from outside the run are views: that value read with their shape.
+/// Reads are f32 or integer or boolean values; writes are f32.
 struct CpuRun {
-  std::vector<Operation *> ops;
+  std::vector<Operation *> ops; ///< views included
   Operation *reduction = nullptr; ///< in ops, or null; rows are what it reduces
   std::vector<Value> reads; ///< from outside the run, in first-use order
   std::vector<ReadBroadcast> broadcasts; ///< one per read
