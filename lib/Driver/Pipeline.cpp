@@ -31,6 +31,9 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
     place.noHostFallback = options.noHostFallback;
     place.hostOps = options.hostOps;
     pm.nest<func::FuncOp>().addPass(mlir::kiln::createKilnPlace(place));
+  } else {
+    // oneDNN's convolutions read and write NHWC: chains of them stay so.
+    pm.nest<func::FuncOp>().addPass(mlir::kiln::createKilnCpuChannelsLast());
   }
   if (options.fusion) {
     mlir::kiln::FusionOptions fusion;

@@ -222,6 +222,12 @@ windowColumnsMax(const float *columns, int64_t inW, int64_t kernel, int64_t stri
   }
 }
 
+/// best[c] = the maximum of best[c] and pixel[c] over one pixel's channels.
+KILN_VECTOR_CLONES void channelsMax(const float *pixel, int64_t channels, float *best) {
+  for (int64_t c = 0; c < channels; ++c)
+    best[c] = KILN_MAX_TAKING_NAN(pixel[c], best[c]);
+}
+
 #undef KILN_MAX_TAKING_NAN
 
 void maxPoolPlanesF32(const float *x, float *out, int64_t planes, int64_t inH, int64_t inW,
@@ -244,6 +250,30 @@ void maxPoolPlanesF32(const float *x, float *out, int64_t planes, int64_t inH, i
 }
 
 } // namespace
+
+void maxPool2dNhwcF32(const float *x, const Shape &nhwc, const Pool2dParams &p, float *out) {
+  int64_t n = nhwc[0], inH = nhwc[1], inW = nhwc[2], channels = nhwc[3];
+  int64_t outH = pooledSize(inH, 0, p), outW = pooledSize(inW, 1, p);
+  // One output row of pixels per task; each pixel the maximum of its
+  // window's pixels, all channels at once (contiguous in NHWC).
+  parallelFor(n * outH, outW * channels * p.kernel[0] * p.kernel[1], [&](int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) {
+      int64_t image = row / outH, oh = row % outH;
+      int64_t h0 = oh * p.strides[0] - p.padding[0];
+      int64_t r0 = std::max<int64_t>(h0, 0), r1 = std::min(h0 + p.kernel[0], inH);
+      const float *in = x + image * inH * inW * channels;
+      for (int64_t ow = 0; ow < outW; ++ow) {
+        float *best = out + (row * outW + ow) * channels;
+        std::fill(best, best + channels, -__builtin_inff());
+        int64_t w0 = ow * p.strides[1] - p.padding[1];
+        int64_t s0 = std::max<int64_t>(w0, 0), s1 = std::min(w0 + p.kernel[1], inW);
+        for (int64_t r = r0; r < r1; ++r)
+          for (int64_t s = s0; s < s1; ++s)
+            channelsMax(in + (r * inW + s) * channels, channels, best);
+      }
+    }
+  });
+}
 
 void pool2dF32(bool max, const float *x, const Shape &shape, const Pool2dParams &p, float *out) {
   int64_t inH = shape[2], inW = shape[3];
@@ -332,6 +362,24 @@ void globalAvgPoolF32(const float *x, const Shape &shape, float *out) {
     averagePlanes([x](int64_t k) { return static_cast<double>(x[k]); },
                   [out](int64_t p, double v) { out[p] = static_cast<float>(v); }, begin, end,
                   spatial);
+  });
+}
+
+void globalAvgPoolNhwcF32(const float *x, int64_t images, int64_t spatial, int64_t channels,
+                          float *out) {
+  // Per channel, the plane's values summed in order in double and divided
+  // once, as averagePlanes does: the same bits.
+  parallelFor(images, spatial * channels, [&](int64_t begin, int64_t end) {
+    std::vector<double> sums(static_cast<size_t>(channels));
+    for (int64_t image = begin; image < end; ++image) {
+      std::fill(sums.begin(), sums.end(), 0.0);
+      const float *in = x + image * spatial * channels;
+      for (int64_t k = 0; k < spatial; ++k)
+        for (int64_t c = 0; c < channels; ++c)
+          sums[c] += in[k * channels + c];
+      for (int64_t c = 0; c < channels; ++c)
+        out[image * channels + c] = static_cast<float>(sums[c] / static_cast<double>(spatial));
+    }
   });
 }
 

@@ -46,8 +46,74 @@ Shape slicedShape(const Shape &in, const std::vector<int64_t> &starts,
 
 } // namespace
 
+namespace {
+
+/// out[b][c][r] = x[b][r][c] for `batches` matrices of rows x cols, tile by
+/// tile, so that both the reads and the writes run along cache lines (an
+/// NCHW <-> NHWC conversion is one such transpose per image).
+void transposeMatricesF32(const float *x, int64_t batches, int64_t rows, int64_t cols,
+                          float *out) {
+  constexpr int64_t kTile = 32;
+  int64_t rowTiles = (rows + kTile - 1) / kTile, colTiles = (cols + kTile - 1) / kTile;
+  parallelFor(batches * rowTiles * colTiles, kTile * kTile, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      int64_t b = t / (rowTiles * colTiles), rt = t / colTiles % rowTiles, ct = t % colTiles;
+      const float *in = x + b * rows * cols;
+      float *o = out + b * rows * cols;
+      int64_t r1 = std::min(rt * kTile + kTile, rows), c1 = std::min(ct * kTile + kTile, cols);
+      for (int64_t c = ct * kTile; c < c1; ++c)
+        for (int64_t r = rt * kTile; r < r1; ++r)
+          o[c * rows + r] = in[r * cols + c];
+    }
+  });
+}
+
+/// The transpose with dimensions that stay adjacent (and those of size 1)
+/// merged: `sizes` of the merged input dimensions and the merged perm.
+void mergeTransposeDims(const Shape &shape, const std::vector<int64_t> &perm, Shape &sizes,
+                        std::vector<int64_t> &merged) {
+  std::vector<std::vector<int64_t>> groups; // in output order
+  for (int64_t d : perm) {
+    if (shape[d] == 1)
+      continue;
+    if (!groups.empty() && groups.back().back() + 1 == d)
+      groups.back().push_back(d);
+    else
+      groups.push_back({d});
+  }
+  std::vector<size_t> byInput(groups.size());
+  for (size_t g = 0; g < groups.size(); ++g)
+    byInput[g] = g;
+  std::sort(byInput.begin(), byInput.end(),
+            [&](size_t a, size_t b) { return groups[a].front() < groups[b].front(); });
+  sizes.assign(groups.size(), 1);
+  merged.assign(groups.size(), 0);
+  for (size_t k = 0; k < byInput.size(); ++k) {
+    for (int64_t d : groups[byInput[k]])
+      sizes[k] *= shape[d];
+    merged[byInput[k]] = static_cast<int64_t>(k);
+  }
+}
+
+} // namespace
+
 void transposeF32(const float *x, const Shape &shape, const std::vector<int64_t> &perm,
                   float *out) {
+  Shape sizes;
+  std::vector<int64_t> merged;
+  mergeTransposeDims(shape, perm, sizes, merged);
+  if (sizes.size() <= 1 && numElements(shape) > 0) { // the same order
+    std::copy(x, x + numElements(shape), out);
+    return;
+  }
+  if (merged == std::vector<int64_t>{1, 0}) {
+    transposeMatricesF32(x, 1, sizes[0], sizes[1], out);
+    return;
+  }
+  if (merged == std::vector<int64_t>{0, 2, 1}) {
+    transposeMatricesF32(x, sizes[0], sizes[1], sizes[2], out);
+    return;
+  }
   Shape outShape(perm.size());
   for (size_t d = 0; d < perm.size(); ++d)
     outShape[d] = shape[perm[d]];

@@ -272,6 +272,24 @@ bool evaluateF32(const std::string &name, const OpAttrs &a,
   return false;
 }
 
+bool evaluateNhwcF32(const std::string &name, const OpAttrs &a, const float *x,
+                     const Shape &nhwc, float *out) {
+  if (nhwc.size() != 4)
+    return false;
+  if (name == "kiln.max_pool2d") {
+    Pool2dParams p = poolParams(a);
+    if (p.dilations[0] != 1 || p.dilations[1] != 1)
+      return false;
+    maxPool2dNhwcF32(x, nhwc, p, out);
+    return true;
+  }
+  if (name == "kiln.global_avg_pool") {
+    globalAvgPoolNhwcF32(x, nhwc[0], nhwc[1] * nhwc[2], nhwc[3], out);
+    return true;
+  }
+  return false;
+}
+
 std::optional<UnaryKind> unaryKindOf(const std::string &opName) {
   for (const auto &[name, kind] : kUnaryOps)
     if (opName == name)

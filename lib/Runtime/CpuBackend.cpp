@@ -68,7 +68,7 @@ bool sgemmMatmul(const OpDesc &op, const ref::Shape &as, const float *pa, const 
 /// in 64 bits.
 bool hostConvolution(const OpDesc &op, const ref::Shape &xs, const float *x, const ref::Shape &ws,
                      const float *filter, const float *bias, const ref::Shape &ys, float *y,
-                     std::unique_ptr<ConvPrimitive> *cached) {
+                     std::unique_ptr<ConvPrimitive> *cached, bool channelsLast = false) {
   auto ints = [&](const char *name, std::vector<int64_t> fallback) {
     auto it = op.attrs.find(name);
     return it == op.attrs.end() ? fallback : it->second.ints;
@@ -83,9 +83,11 @@ bool hostConvolution(const OpDesc &op, const ref::Shape &xs, const float *x, con
   int64_t oh = ys[2], ow = ys[3], og = o / groups;
   HostConvShape shape{n, c, h, w, o, kh, kw, oh, ow, groups,
                       {strides[0], strides[1]}, {dilations[0], dilations[1]},
-                      {padding[0], padding[1], padding[2], padding[3]}};
+                      {padding[0], padding[1], padding[2], padding[3]}, channelsLast};
   if (hostConv2d(shape, x, filter, bias, y, cached))
     return true;
+  if (channelsLast)
+    return false; // (im2col reads NCHW)
   int64_t rows = cg * kh * kw, cols = oh * ow, columnCount;
   if (__builtin_mul_overflow(rows, cols, &columnCount))
     return false;
@@ -179,6 +181,22 @@ public:
   /// input, an encoded result), else null.
   const uint8_t *memory() const { return memory_; }
 
+  /// The elements of an f32 value as stored, in its type's memory order
+  /// (any layout), or null for another dtype.
+  const float *f32Stored() {
+    if (type_->dtype != ref::DType::F32)
+      return nullptr;
+    if (type_->dimOrder.empty())
+      return f32();
+    if (memory_)
+      return reinterpret_cast<const float *>(memory_);
+    if (f32_.empty() && tensor_) {
+      f32_ = ScratchBuffer(tensor_->numElements());
+      ref::encodeTensor(*tensor_, type_->dimOrder, reinterpret_cast<uint8_t *>(f32_.data()));
+    }
+    return f32_.data();
+  }
+
   /// The elements as f32 row-major, or null for another dtype or layout.
   const float *f32() {
     if (!isRowMajorF32(*type_))
@@ -196,7 +214,7 @@ public:
   /// are; another dtype's bytes, encoded from the reference's tensor if need
   /// be): what compiled kernels read.
   const void *bytes() {
-    if (const float *f = f32())
+    if (const float *f = f32Stored())
       return f;
     if (!memory_) {
       bytes_.resize(static_cast<size_t>(type_->byteSize()));
@@ -210,6 +228,9 @@ public:
     if (!tensor_) {
       if (memory_)
         tensor_ = ref::decodeTensor(type_->dtype, type_->shape, type_->dimOrder, memory_);
+      else if (!type_->dimOrder.empty()) // f32 elements in the type's order
+        tensor_ = ref::decodeTensor(type_->dtype, type_->shape, type_->dimOrder,
+                                    reinterpret_cast<const uint8_t *>(f32_.data()));
       else {
         tensor_ = ref::Tensor::zeros(ref::DType::F32, type_->shape);
         tensor_->f.assign(f32_.data(), f32_.data() + f32_.size());
@@ -224,8 +245,8 @@ public:
       std::memcpy(out, bytes_.data(), bytes_.size());
       return;
     }
-    if (isRowMajorF32(*type_) && !tensor_) {
-      std::memcpy(out, f32(), type_->numElements() * sizeof(float));
+    if (type_->dtype == ref::DType::F32 && !tensor_) { // stored in the type's order
+      std::memcpy(out, f32Stored(), type_->numElements() * sizeof(float));
       return;
     }
     ref::encodeTensor(tensor(), type_->dimOrder, out);
@@ -393,6 +414,105 @@ std::optional<StepValue> tryF32Op(const OpDesc &op, std::vector<StepValue> &loca
   return out.take();
 }
 
+/// The dimension order of `t` (empty: row-major) as a permutation.
+std::vector<int64_t> dimOrderOf(const TensorSpec &t) {
+  if (!t.dimOrder.empty())
+    return t.dimOrder;
+  std::vector<int64_t> order(t.shape.size());
+  for (size_t d = 0; d < order.size(); ++d)
+    order[d] = static_cast<int64_t>(d);
+  return order;
+}
+
+/// The shape of `t` as stored: its dimensions in memory order.
+ref::Shape storedShape(const TensorSpec &t) {
+  ref::Shape shape;
+  for (int64_t d : dimOrderOf(t))
+    shape.push_back(t.shape[d]);
+  return shape;
+}
+
+constexpr int64_t kChannelsLast[] = {0, 2, 3, 1};
+
+bool isChannelsLastF32(const TensorSpec &t) {
+  return t.dtype == ref::DType::F32 && t.shape.size() == 4 &&
+         t.dimOrder == std::vector<int64_t>(std::begin(kChannelsLast), std::end(kChannelsLast));
+}
+
+/// Inside a fused step: f32 ops on values stored in another order than
+/// row-major, in that order (the CPU's channels-last convolution chains):
+/// relayouts and transposes as one permutation of the stored elements
+/// (none: a copy), NHWC convolutions on oneDNN, max and global average
+/// pooling of NHWC values.
+std::optional<StepValue> tryStoredOrderOp(const OpDesc &op, std::vector<StepValue> &local,
+                                          uint8_t *output, const OpContext &context) {
+  if (op.results.size() != 1 || op.operands.empty() || op.results[0].dtype != ref::DType::F32)
+    return std::nullopt;
+  const TensorSpec &type = op.results[0];
+  StepValue &input = local[op.operands[0]];
+  const TensorSpec &in = input.type();
+  if (in.dtype != ref::DType::F32 || (in.dimOrder.empty() && type.dimOrder.empty()))
+    return std::nullopt; // row-major: the other paths
+  if (op.name == "kiln.relayout" || op.name == "kiln.transpose") {
+    // Result dimension d is input dimension perm[d]; stored position k of
+    // the result holds result dimension out[k], stored at position
+    // inverse(in)[perm[out[k]]] of the input.
+    std::vector<int64_t> perm = dimOrderOf(type);
+    if (op.name == "kiln.transpose") {
+      auto it = op.attrs.find("perm");
+      if (it == op.attrs.end())
+        return std::nullopt;
+      perm = it->second.ints;
+    } else {
+      for (size_t d = 0; d < perm.size(); ++d)
+        perm[d] = static_cast<int64_t>(d);
+    }
+    std::vector<int64_t> inOrder = dimOrderOf(in), outOrder = dimOrderOf(type);
+    if (perm.size() != inOrder.size() || outOrder.size() != inOrder.size())
+      return std::nullopt;
+    std::vector<int64_t> storedAt(inOrder.size());
+    for (size_t k = 0; k < inOrder.size(); ++k)
+      storedAt[inOrder[k]] = static_cast<int64_t>(k);
+    std::vector<int64_t> moves(outOrder.size());
+    for (size_t k = 0; k < outOrder.size(); ++k)
+      moves[k] = storedAt[perm[outOrder[k]]];
+    F32Result out(type, output);
+    ref::transposeF32(input.f32Stored(), storedShape(in), moves, out.data());
+    return out.take();
+  }
+  if (op.name == "kiln.conv2d") {
+    if (!isChannelsLastF32(in) || !isChannelsLastF32(type) || op.operands.size() < 2)
+      return std::nullopt;
+    StepValue &filter = local[op.operands[1]];
+    if (!isChannelsLastF32(filter.type()))
+      return std::nullopt;
+    const float *bias = nullptr;
+    if (op.operands.size() > 2 && !(bias = local[op.operands[2]].f32()))
+      return std::nullopt;
+    F32Result out(type, output);
+    if (!hostConvolution(op, in.shape, input.f32Stored(), filter.type().shape, filter.f32Stored(),
+                         bias, type.shape, out.data(),
+                         convSlot(context.program, context.step, context.index,
+                                  context.convolutions),
+                         /*channelsLast=*/true))
+      return std::nullopt;
+    return out.take();
+  }
+  if (op.name == "kiln.max_pool2d" || op.name == "kiln.global_avg_pool") {
+    if (!isChannelsLastF32(in))
+      return std::nullopt;
+    // Max pooling keeps NHWC; global average pooling gives [N, C, 1, 1],
+    // the same bytes in either order.
+    if (op.name == "kiln.max_pool2d" && !isChannelsLastF32(type))
+      return std::nullopt;
+    F32Result out(type, output);
+    if (!ref::evaluateNhwcF32(op.name, op.attrs, input.f32Stored(), storedShape(in), out.data()))
+      return std::nullopt;
+    return out.take();
+  }
+  return std::nullopt;
+}
+
 /// Calls a kernel of the linked CPU code. Clang's -fsanitize=function
 /// reads a signature word just before the callee, which native code linked
 /// at run time does not have (at the start of its pages: a fault).
@@ -495,7 +615,7 @@ Status runStepOnCpu(const Program &program, const StepDesc &step,
     for (size_t k = 0; k < step.yields.size(); ++k) {
       uint32_t y = step.yields[k];
       if (y >= step.inputs.size() && !outputOf[y] &&
-          isRowMajorF32(program.values[step.outputs[k]].type)) {
+          program.values[step.outputs[k]].type.dtype == ref::DType::F32) { // in its order
         outputOf[y] = outputs[k];
         outputIndexOf[y] = k;
         inPlace[k] = true;
@@ -520,7 +640,8 @@ Status runStepOnCpu(const Program &program, const StepDesc &step,
     // The fast paths, in order; the reference evaluator takes the rest.
     using FastPath = std::optional<StepValue> (*)(const OpDesc &, std::vector<StepValue> &,
                                                   uint8_t *, const OpContext &);
-    static constexpr FastPath kFastPaths[] = {tryBlasOp, tryF32Op, tryGather, tryHalfMatmul};
+    static constexpr FastPath kFastPaths[] = {tryBlasOp, tryF32Op, tryGather, tryHalfMatmul,
+                                              tryStoredOrderOp};
     OpContext context{program, step, o, resources.convolutions};
     std::optional<StepValue> fast;
     for (FastPath path : kFastPaths)

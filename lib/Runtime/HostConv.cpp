@@ -49,11 +49,15 @@ std::unique_ptr<ConvPrimitive> create(const HostConvShape &s, const float *filte
   memory::dims dilations = {s.dilations[0] - 1, s.dilations[1] - 1};
   memory::dims padLow = {s.padding[0], s.padding[1]}, padHigh = {s.padding[2], s.padding[3]};
   auto p = std::make_unique<ConvPrimitive>();
-  p->userSource = memory::desc(source, f32, Tag::nchw);
-  p->userResult = memory::desc(result, f32, Tag::nchw);
+  Tag activations = s.channelsLast ? Tag::nhwc : Tag::nchw;
+  p->userSource = memory::desc(source, f32, activations);
+  p->userResult = memory::desc(result, f32, activations);
   p->bias = memory::desc({s.o}, f32, Tag::x);
-  memory::desc any(source, f32, Tag::any), anyResult(result, f32, Tag::any),
-      anyWeights(weights, f32, Tag::any);
+  // Channels last: NHWC in and out, as the values are stored (oneDNN's
+  // brgconv kernels take it); else whatever layout oneDNN prefers.
+  memory::desc any = s.channelsLast ? p->userSource : memory::desc(source, f32, Tag::any);
+  memory::desc anyResult = s.channelsLast ? p->userResult : memory::desc(result, f32, Tag::any);
+  memory::desc anyWeights(weights, f32, Tag::any);
   auto desc = hasBias ? dnnl::convolution_forward::desc(
                             dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                             any, anyWeights, p->bias, anyResult, strides, dilations, padLow, padHigh)
@@ -64,8 +68,9 @@ std::unique_ptr<ConvPrimitive> create(const HostConvShape &s, const float *filte
   p->conv = dnnl::convolution_forward(pd);
   // The filter, reordered once.
   dnnl::stream stream(cpuEngine());
-  memory userFilter(memory::desc(weights, f32, s.groups > 1 ? Tag::goihw : Tag::oihw), cpuEngine(),
-                    const_cast<float *>(filter));
+  Tag filterTag = s.groups > 1 ? (s.channelsLast ? Tag::gohwi : Tag::goihw)
+                               : (s.channelsLast ? Tag::ohwi : Tag::oihw);
+  memory userFilter(memory::desc(weights, f32, filterTag), cpuEngine(), const_cast<float *>(filter));
   p->filter = memory(pd.weights_desc(), cpuEngine());
   dnnl::reorder(userFilter, p->filter).execute(stream, userFilter, p->filter);
   stream.wait();

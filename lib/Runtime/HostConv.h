@@ -1,11 +1,13 @@
 //===- HostConv.h - single-precision convolutions on the CPU ----*- C++ -*-===//
 //
 // The CPU backend's f32 2-D convolutions run as oneDNN convolution
-// primitives: direct convolutions over oneDNN's blocked layouts (the
-// activations reordered from and back to NCHW around each call, the filter
-// once), where im2col and sgemm materialised a column matrix of KH x KW
-// times the input and multiplied it at GEMM speed (docs/performance.md has
-// both). A step's primitives are created once and kept by its device.
+// primitives: direct convolutions on NHWC activations (channels-last
+// chains, kilnc's CPU layout assignment) or over oneDNN's preferred layout
+// (NCHW activations reordered to and from it around each call), the filter
+// reordered once, where im2col and sgemm materialised a column matrix of
+// KH x KW times the input and multiplied it at GEMM speed
+// (docs/performance.md has both). A step's primitives are created once and
+// kept by its device.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,6 +29,10 @@ struct HostConvShape {
   int64_t oh, ow;          ///< output
   int64_t groups;
   int64_t strides[2], dilations[2], padding[4]; ///< padding: top, left, bottom, right
+  /// The activations stored NHWC and the filter OHWI (KRSC), as the CPU's
+  /// channels-last convolution chains keep them: no reorder around the
+  /// call (oneDNN's NHWC kernels); else NCHW and OIHW.
+  bool channelsLast = false;
 };
 
 struct ConvPrimitive;
@@ -46,8 +52,8 @@ private:
   std::map<size_t, std::unique_ptr<ConvPrimitive>> primitives_;
 };
 
-/// y = conv(x, filter) + bias for row-major (NCHW, OIHW) f32 tensors; bias
-/// may be null. With a cache slot the primitive (and the filter's copy)
+/// y = conv(x, filter) + bias for f32 tensors (NCHW and OIHW, or NHWC and
+/// OHWI); bias may be null. With a cache slot the primitive (and the filter's copy)
 /// is kept there; without, both are made for this call. False when oneDNN
 /// cannot compute it (the caller falls back to im2col).
 bool hostConv2d(const HostConvShape &shape, const float *x, const float *filter,

@@ -447,8 +447,8 @@ Status ProgramBuilder::cpuKernels(const kx::Step *s, const std::string &what, co
         // The dtype the code loads: recorded, else f32; the value must have it.
         auto dtype = k->read_dtypes() ? static_cast<ref::DType>(k->read_dtypes()->Get(n))
                                       : ref::DType::F32;
-        if (r >= begin || unwritten[r] || !local[r]->dimOrder.empty() ||
-            local[r]->numElements() < 1 || local[r]->numElements() > desc.elements)
+        if (r >= begin || unwritten[r] || local[r]->numElements() < 1 ||
+            local[r]->numElements() > desc.elements)
           return Status::error(kw + " reads a value it cannot: local #" + std::to_string(r));
         if (local[r]->dtype != dtype || !isCpuKernelReadable(dtype))
           return Status::error(kw + " reads local #" + std::to_string(r) + " as " +
@@ -459,7 +459,7 @@ Status ProgramBuilder::cpuKernels(const kx::Step *s, const std::string &what, co
     std::vector<bool> written(local.size(), false);
     if (k->writes())
       for (uint32_t w : *k->writes()) {
-        if (w < begin || w >= end || !isRowMajorF32(*local[w]) ||
+        if (w < begin || w >= end || local[w]->dtype != ref::DType::F32 ||
             local[w]->numElements() != desc.elements)
           return Status::error(kw + " writes a value it cannot: local #" + std::to_string(w));
         written[w] = true;

@@ -134,6 +134,14 @@ void pool2dF32(bool max, const float *x, const Shape &shape, const Pool2dParams 
 /// Global average pooling of an f32 [N, C, ...] tensor: each plane summed in
 /// double and rounded once, bit-identical to globalAvgPool.
 void globalAvgPoolF32(const float *x, const Shape &shape, float *out);
+// Channels-last twins, for the CPU's channels-last convolution chains:
+/// max pooling of f32 values stored NHWC (`nhwc` their physical shape;
+/// dilation 1) into NHWC, bit-identical to maxPool2d;
+void maxPool2dNhwcF32(const float *x, const Shape &nhwc, const Pool2dParams &params, float *out);
+/// global average pooling of `images` x `spatial` pixels x `channels`
+/// (NHWC) into images x channels, bit-identical to globalAvgPool.
+void globalAvgPoolNhwcF32(const float *x, int64_t images, int64_t spatial, int64_t channels,
+                          float *out);
 /// gather on a row-major table stored as elements of `elementBytes` bytes
 /// (any dtype): rows of `data` along `axis` picked by `indices` (negative
 /// ones count from the end; out-of-range ones give zeros, as the reference

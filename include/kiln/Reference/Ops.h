@@ -56,6 +56,13 @@ bool evaluateF32(const std::string &name, const OpAttrs &attrs,
                  const std::vector<const float *> &operands,
                  const std::vector<const Shape *> &shapes, const Shape &resultShape, float *out);
 
+/// The same for an op reading f32 values stored channels last (`nhwc`, the
+/// physical shape): max pooling with dilation 1 (into NHWC) and global
+/// average pooling (into N x C, which is [N, C, 1, 1] in either order);
+/// false for anything else.
+bool evaluateNhwcF32(const std::string &name, const OpAttrs &attrs, const float *x,
+                     const Shape &nhwc, float *out);
+
 } // namespace ref
 } // namespace kiln
 

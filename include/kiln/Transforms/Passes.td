@@ -108,6 +108,27 @@ def KilnAssignLayouts : Pass<"kiln-assign-layouts", "func::FuncOp"> {
   let dependentDialects = ["::mlir::kiln::KilnDialect"];
 }
 
+def KilnCpuChannelsLast : Pass<"kiln-cpu-channels-last", "func::FuncOp"> {
+  let summary = "Keep f32 convolution chains channels last on the CPU";
+  let description = [{
+    The CPU runs f32 convolutions as oneDNN primitives, whose fast kernels
+    read and write NHWC; on row-major (NCHW) values each call pays a reorder
+    of its input and of its output. This pass gives `--target=cpu` chains
+    of them in NHWC instead, as ONNX Runtime keeps its NCHWc layout across
+    a network: every f32 2-D convolution with a filter constant of its own
+    runs channels last (NHWC input and output, a KRSC filter: retyped, as
+    its data is logical), and so does every f32 elementwise op (batch norm,
+    ReLU, a residual add) and max pooling that reads a channels-last value,
+    with its other full-size operands converted to channels last (per-
+    channel and scalar operands broadcast in either layout), max pooling
+    and global average pooling (its [N, C, 1, 1] result is the same bytes
+    in either layout: converting it back is a copy). Any other reader gets
+    one `kiln.relayout` back to row-major per value, and so do the
+    function's results.
+  }];
+  let dependentDialects = ["::mlir::kiln::KilnDialect"];
+}
+
 def KilnPlace : Pass<"kiln-place", "func::FuncOp"> {
   let summary = "Put each op on the target device, or on the host where it has no device code or the host is cheaper";
   let description = [{

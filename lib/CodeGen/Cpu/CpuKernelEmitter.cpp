@@ -55,6 +55,17 @@ bool isF32RowMajor(Type type) {
   return isStaticRowMajor(type) && elementTypeOf(type).isF32();
 }
 
+/// f32 with a static shape, stored in any order: elementwise arithmetic
+/// runs over the elements as stored (a channels-last chain's batch norm
+/// and ReLU), finishRun checking that every read is stored alike.
+bool isF32Stored(Type type) {
+  auto tensor = llvm::dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.hasStaticShape() && tensor.getElementType().isF32() && getEncoding(tensor);
+}
+
+/// The type's memory order (empty: row-major).
+ArrayRef<int64_t> dimOrderOf(Type type) { return getEncoding(type).getDimOrder(); }
+
 /// Element types a kernel loads from memory (i1 stored as one byte): f32,
 /// and the integers and booleans that casts and comparisons read (a mask,
 /// an int8 weight's rows).
@@ -109,7 +120,8 @@ bool isCompiledComparison(Operation *op) {
 }
 
 bool isCompilable(Operation *op) {
-  if (op->getNumResults() != 1 || !isStaticRowMajor(op->getResult(0).getType()))
+  if (op->getNumResults() != 1 || (!isF32Stored(op->getResult(0).getType()) &&
+                                    !isStaticRowMajor(op->getResult(0).getType())))
     return false;
   Type result = op->getResult(0).getType();
   // Conversions to f32 of any loadable type.
@@ -122,8 +134,8 @@ bool isCompilable(Operation *op) {
            elementTypeOf(select.getCond().getType()).isSignlessInteger(1) &&
            isF32RowMajor(select.getLhs().getType()) && isF32RowMajor(select.getRhs().getType()) &&
            isF32RowMajor(result);
-  return isCompiledKind(op) && llvm::all_of(op->getOperandTypes(), isF32RowMajor) &&
-         isF32RowMajor(result);
+  return isCompiledKind(op) && llvm::all_of(op->getOperandTypes(), isF32Stored) &&
+         isF32Stored(result);
 }
 
 /// Reshapes and broadcasts compute nothing: inside a run, one of a value
@@ -281,12 +293,51 @@ bool finishRun(exec::StepOp step, CpuRun &run) {
     if (llvm::any_of(op->getResult(0).getUsers(),
                      [&](Operation *user) { return !inRun.contains(user); })) {
       // Only computed f32 values are stored.
-      if (isView(op) || !isF32RowMajor(op->getResult(0).getType()))
+      if (isView(op) || !isF32Stored(op->getResult(0).getType()))
         return false;
       run.writes.push_back(op->getResult(0));
     }
   if (run.writes.empty())
     return false; // nothing used after it: nothing to compute
+  // Values stored in another order (channels last): the run computes its
+  // elements as stored, so every computed value must be stored alike, so
+  // must a read of the run's rank, and a lower-rank (broadcast) read must
+  // be a row-major one whose dimensions keep their order when stored so (a
+  // per-channel vector, a scalar); shapes below are then as stored.
+  SmallVector<int64_t> storedOut(out);
+  if (ArrayRef<int64_t> order = dimOrderOf((*computed.begin())->getResult(0).getType());
+      !order.empty()) {
+    if (!views.empty() ||
+        llvm::any_of(computed, [&](Operation *op) { return dimOrderOf(op->getResult(0).getType()) != order; }))
+      return false;
+    auto stored = [&](ArrayRef<int64_t> logical) {
+      SmallVector<int64_t> shape;
+      for (int64_t d : order)
+        shape.push_back(logical[d]);
+      return shape;
+    };
+    for (auto &[read, shape] : readShapes) {
+      ArrayRef<int64_t> readOrder = dimOrderOf(read.getType());
+      if (readOrder == order) {
+        // Stored alike: as stored, a row-major tensor of the stored shape.
+        if (llvm::cast<RankedTensorType>(read.getType()).getRank() != static_cast<int64_t>(out.size()))
+          return false;
+      } else if (!readOrder.empty()) {
+        return false;
+      } else {
+        int64_t last = -1;
+        for (int64_t d : order)
+          if (shape[d] != 1) {
+            if (d < last)
+              return false; // its bytes are not stored in the run's order
+            last = d;
+          }
+      }
+      shape = stored(shape);
+    }
+    storedOut = stored(out);
+  }
+  out = storedOut;
   // A reduction fixes the rows: its reduced dimensions.
   size_t firstSplit = 0, lastSplit = out.size();
   if (run.reduction)
@@ -497,8 +548,11 @@ std::vector<CpuRun> planCpuRuns(exec::StepOp step) {
     }
     // One shape a run; one reduction a run, with the elementwise ops before
     // it (its prologue) and after it (its epilogue).
-    ArrayRef<int64_t> opShape = llvm::cast<RankedTensorType>(op.getResult(0).getType()).getShape();
-    if (current && ((shape && ArrayRef<int64_t>(*shape) != opShape) ||
+    // (The shape as stored: its dimensions, then its memory order.)
+    auto resultType = llvm::cast<RankedTensorType>(op.getResult(0).getType());
+    SmallVector<int64_t> opShape(resultType.getShape());
+    llvm::append_range(opShape, dimOrderOf(resultType));
+    if (current && ((shape && *shape != opShape) ||
                     (reduction && current->reduction))) {
       // Views just before this op may feed it: they start the next run.
       SmallVector<Operation *> trailing;
@@ -512,7 +566,7 @@ std::vector<CpuRun> planCpuRuns(exec::StepOp step) {
     }
     if (!current)
       current.emplace();
-    shape = SmallVector<int64_t>(opShape);
+    shape = opShape;
     if (reduction)
       current->reduction = &op;
     current->ops.push_back(&op);
