@@ -32,7 +32,9 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
     place.hostOps = options.hostOps;
     pm.nest<func::FuncOp>().addPass(mlir::kiln::createKilnPlace(place));
   } else {
-    // oneDNN's convolutions read and write NHWC: chains of them stay so.
+    // Batch norm into the convolutions' filters; then, as oneDNN's
+    // convolutions read and write NHWC, chains of them stay so.
+    pm.nest<func::FuncOp>().addPass(mlir::kiln::createKilnFoldBatchNorm());
     pm.nest<func::FuncOp>().addPass(mlir::kiln::createKilnCpuChannelsLast());
   }
   if (options.fusion) {

@@ -68,7 +68,8 @@ bool sgemmMatmul(const OpDesc &op, const ref::Shape &as, const float *pa, const 
 /// in 64 bits.
 bool hostConvolution(const OpDesc &op, const ref::Shape &xs, const float *x, const ref::Shape &ws,
                      const float *filter, const float *bias, const ref::Shape &ys, float *y,
-                     std::unique_ptr<ConvPrimitive> *cached, bool channelsLast = false) {
+                     std::unique_ptr<ConvPrimitive> *cached, bool channelsLast = false,
+                     const float *residual = nullptr, bool relu = false) {
   auto ints = [&](const char *name, std::vector<int64_t> fallback) {
     auto it = op.attrs.find(name);
     return it == op.attrs.end() ? fallback : it->second.ints;
@@ -83,8 +84,9 @@ bool hostConvolution(const OpDesc &op, const ref::Shape &xs, const float *x, con
   int64_t oh = ys[2], ow = ys[3], og = o / groups;
   HostConvShape shape{n, c, h, w, o, kh, kw, oh, ow, groups,
                       {strides[0], strides[1]}, {dilations[0], dilations[1]},
-                      {padding[0], padding[1], padding[2], padding[3]}, channelsLast};
-  if (hostConv2d(shape, x, filter, bias, y, cached))
+                      {padding[0], padding[1], padding[2], padding[3]}, channelsLast,
+                      residual != nullptr, relu};
+  if (hostConv2d(shape, x, filter, bias, y, cached, residual))
     return true;
   if (channelsLast)
     return false; // (im2col reads NCHW)
@@ -581,6 +583,92 @@ void runCpuKernel(const CpuKernelDesc &kernel, CpuKernelFn fn, std::vector<StepV
   }
 }
 
+/// What a channels-last convolution's oneDNN call takes as post-ops: the
+/// ops right after it that add a residual (an NHWC value of its shape) and
+/// then apply ReLU, each reading the one before, none of their results but
+/// the last used elsewhere, and covering exactly the compiled kernel that
+/// would otherwise run them (if one starts there).
+struct ConvPostOps {
+  size_t count = 0; ///< ops taken after the convolution
+  std::optional<uint32_t> residual;
+  bool relu = false;
+};
+
+ConvPostOps convPostOps(const StepDesc &step, size_t o, uint32_t convLocal,
+                        const std::vector<StepValue> &local, const CpuKernelDesc *nextKernel) {
+  ConvPostOps post;
+  const OpDesc &conv = step.ops[o];
+  if (conv.name != "kiln.conv2d" || conv.results.size() != 1 || !isChannelsLastF32(conv.results[0]))
+    return post;
+  // Uses of a local value by the ops after `from` and by the yields.
+  auto usedAfter = [&](uint32_t value, size_t from) {
+    for (size_t k = from; k < step.ops.size(); ++k)
+      if (std::count(step.ops[k].operands.begin(), step.ops[k].operands.end(), value))
+        return true;
+    return std::count(step.yields.begin(), step.yields.end(), value) > 0;
+  };
+  uint32_t current = convLocal;
+  size_t k = o + 1;
+  auto takes = [&](const OpDesc &op) {
+    return op.results.size() == 1 && op.results[0].shape == conv.results[0].shape &&
+           op.results[0].dimOrder == conv.results[0].dimOrder &&
+           op.results[0].dtype == ref::DType::F32;
+  };
+  if (k < step.ops.size() && step.ops[k].name == "kiln.add" && takes(step.ops[k]) &&
+      step.ops[k].operands.size() == 2) {
+    const std::vector<uint32_t> &in = step.ops[k].operands;
+    uint32_t other = in[0] == current ? in[1] : in[0];
+    if ((in[0] == current) != (in[1] == current) && other < local.size() &&
+        local[other].type().shape == conv.results[0].shape &&
+        local[other].type().dimOrder == conv.results[0].dimOrder &&
+        local[other].type().dtype == ref::DType::F32 && !usedAfter(current, k + 1)) {
+      post.residual = other;
+      ++post.count;
+      current = convLocal + 1;
+      ++k;
+    }
+  }
+  if (k < step.ops.size() && step.ops[k].name == "kiln.relu" && takes(step.ops[k]) &&
+      step.ops[k].operands.size() == 1 && step.ops[k].operands[0] == current &&
+      !usedAfter(current, k + 1)) {
+    post.relu = true;
+    ++post.count;
+  }
+  if (nextKernel && nextKernel->firstOp == o + 1 && nextKernel->opCount != post.count)
+    return {};
+  return post;
+}
+
+/// A channels-last convolution and its post-ops (convPostOps) as one oneDNN
+/// call; false (nothing done) when oneDNN has no such primitive.
+bool runConvWithPostOps(const StepDesc &step, size_t o, const ConvPostOps &post,
+                        std::vector<StepValue> &local, const std::vector<uint8_t *> &outputOf,
+                        const OpContext &context) {
+  const OpDesc &conv = step.ops[o];
+  StepValue &input = local[conv.operands[0]];
+  if (!isChannelsLastF32(input.type()) || conv.operands.size() < 2 ||
+      !isChannelsLastF32(local[conv.operands[1]].type()))
+    return false;
+  StepValue &filter = local[conv.operands[1]];
+  const float *bias = nullptr;
+  if (conv.operands.size() > 2 && !(bias = local[conv.operands[2]].f32()))
+    return false;
+  const float *residual = post.residual ? local[*post.residual].f32Stored() : nullptr;
+  size_t last = o + post.count;
+  size_t lastLocal = local.size() + post.count; // one result per op
+  F32Result out(step.ops[last].results[0], outputOf[lastLocal]);
+  if (!hostConvolution(conv, input.type().shape, input.f32Stored(), filter.type().shape,
+                       filter.f32Stored(), bias, conv.results[0].shape, out.data(),
+                       convSlot(context.program, step, o, context.convolutions),
+                       /*channelsLast=*/true, residual, post.relu))
+    return false;
+  // The convolution's and the residual add's results exist only inside the call.
+  for (size_t k = o; k < last; ++k)
+    local.emplace_back(step.ops[k].results[0], ScratchBuffer());
+  local.push_back(out.take());
+  return true;
+}
+
 } // namespace
 
 Status runStepOnCpu(const Program &program, const StepDesc &step,
@@ -632,6 +720,18 @@ Status runStepOnCpu(const Program &program, const StepDesc &step,
       continue;
     }
     const OpDesc &op = step.ops[o];
+    OpContext context{program, step, o, resources.convolutions};
+    if (!reference && op.name == "kiln.conv2d") {
+      const CpuKernelDesc *next =
+          compiled && nextKernel < step.cpuKernels.size() ? &step.cpuKernels[nextKernel] : nullptr;
+      ConvPostOps post = convPostOps(step, o, static_cast<uint32_t>(local.size()), local, next);
+      if (post.count > 0 && runConvWithPostOps(step, o, post, local, outputOf, context)) {
+        if (next && next->firstOp == o + 1)
+          ++nextKernel; // (the kernel's ops are the post-ops)
+        o += post.count;
+        continue;
+      }
+    }
     uint8_t *output = op.results.size() == 1 ? outputOf[local.size()] : nullptr;
     if (op.results[0].numElements() == 0) {
       local.emplace_back(op.results[0], ref::Tensor::zeros(op.results[0].dtype, op.results[0].shape));
@@ -642,7 +742,6 @@ Status runStepOnCpu(const Program &program, const StepDesc &step,
                                                   uint8_t *, const OpContext &);
     static constexpr FastPath kFastPaths[] = {tryBlasOp, tryF32Op, tryGather, tryHalfMatmul,
                                               tryStoredOrderOp};
-    OpContext context{program, step, o, resources.convolutions};
     std::optional<StepValue> fast;
     for (FastPath path : kFastPaths)
       if (!reference && (fast = path(op, local, output, context)))

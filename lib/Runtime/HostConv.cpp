@@ -64,7 +64,16 @@ std::unique_ptr<ConvPrimitive> create(const HostConvShape &s, const float *filte
                       : dnnl::convolution_forward::desc(
                             dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
                             any, anyWeights, anyResult, strides, dilations, padLow, padHigh);
-  dnnl::convolution_forward::primitive_desc pd(desc, cpuEngine());
+  // The epilogue as post-ops, computed on each output tile while it is in
+  // registers: no pass over the result afterwards.
+  dnnl::primitive_attr attr;
+  dnnl::post_ops postOps;
+  if (s.addResidual)
+    postOps.append_binary(dnnl::algorithm::binary_add, p->userResult);
+  if (s.relu)
+    postOps.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+  attr.set_post_ops(postOps);
+  dnnl::convolution_forward::primitive_desc pd(desc, attr, cpuEngine());
   p->conv = dnnl::convolution_forward(pd);
   // The filter, reordered once.
   dnnl::stream stream(cpuEngine());
@@ -84,7 +93,12 @@ std::unique_ptr<ConvPrimitive> create(const HostConvShape &s, const float *filte
 } // namespace
 
 bool hostConv2d(const HostConvShape &shape, const float *x, const float *filter,
-                const float *bias, float *y, std::unique_ptr<ConvPrimitive> *cached) {
+                const float *bias, float *y, std::unique_ptr<ConvPrimitive> *cached,
+                const float *residual) {
+  if ((shape.addResidual || shape.relu) && !shape.channelsLast)
+    return false; // (post-ops only where the result needs no reorder)
+  if (shape.addResidual != (residual != nullptr))
+    return false;
   try {
     std::unique_ptr<ConvPrimitive> made;
     if (!cached || !*cached)
@@ -106,6 +120,9 @@ bool hostConv2d(const HostConvShape &shape, const float *x, const float *filter,
         {DNNL_ARG_SRC, convSource}, {DNNL_ARG_WEIGHTS, p->filter}, {DNNL_ARG_DST, convResult}};
     if (bias)
       args[DNNL_ARG_BIAS] = memory(p->bias, cpuEngine(), const_cast<float *>(bias));
+    if (residual)
+      args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] =
+          memory(p->userResult, cpuEngine(), const_cast<float *>(residual));
     p->conv.execute(stream, args);
     if (p->result)
       dnnl::reorder(p->result, result).execute(stream, p->result, result);

@@ -33,6 +33,9 @@ struct HostConvShape {
   /// channels-last convolution chains keep them: no reorder around the
   /// call (oneDNN's NHWC kernels); else NCHW and OIHW.
   bool channelsLast = false;
+  /// Post-ops, channels last only: y = relu(conv + bias + residual), the
+  /// residual an NHWC tensor of y's shape (a ResNet block's shortcut).
+  bool addResidual = false, relu = false;
 };
 
 struct ConvPrimitive;
@@ -57,7 +60,8 @@ private:
 /// is kept there; without, both are made for this call. False when oneDNN
 /// cannot compute it (the caller falls back to im2col).
 bool hostConv2d(const HostConvShape &shape, const float *x, const float *filter,
-                const float *bias, float *y, std::unique_ptr<ConvPrimitive> *cached);
+                const float *bias, float *y, std::unique_ptr<ConvPrimitive> *cached,
+                const float *residual = nullptr);
 
 } // namespace rt
 } // namespace kiln

@@ -108,6 +108,22 @@ def KilnAssignLayouts : Pass<"kiln-assign-layouts", "func::FuncOp"> {
   let dependentDialects = ["::mlir::kiln::KilnDialect"];
 }
 
+def KilnFoldBatchNorm : Pass<"kiln-fold-batch-norm", "func::FuncOp"> {
+  let summary = "Fold inference batch norm into the convolution before it";
+  let description = [{
+    `batch_norm(conv2d(x, W, b), scale, beta, mean, variance)` becomes
+    `conv2d(x, W * a, (b - mean) * a + beta)` with `a = scale /
+    sqrt(variance + epsilon)` per output channel, computed in double and
+    rounded once to f32, when the convolution is f32 and row-major, only the
+    normalisation reads it, its filter is a constant of its own and the
+    bias and the normalisation's parameters are constants. Used on
+    `--target=cpu`, where the convolution's oneDNN call then takes the ReLU
+    and residual add after it as post-ops. The folded convolution's
+    location fuses both ops' locations.
+  }];
+  let dependentDialects = ["::mlir::kiln::KilnDialect"];
+}
+
 def KilnCpuChannelsLast : Pass<"kiln-cpu-channels-last", "func::FuncOp"> {
   let summary = "Keep f32 convolution chains channels last on the CPU";
   let description = [{
