@@ -5,6 +5,7 @@
 #include "Parallel.h"
 
 #include <algorithm>
+#include <memory>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -187,6 +188,19 @@ namespace {
 /// The f32 maximum as the reference takes it: NaN wins wherever it is.
 #define KILN_MAX_TAKING_NAN(v, best) ((__builtin_isnan(v) || (v) > (best)) ? (v) : (best))
 
+/// out[c] = the maximum of a[c], b[c] (and c3[c], when given) in one pass.
+KILN_VECTOR_CLONES void rowsMax2(const float *a, const float *b, int64_t n, float *out) {
+  for (int64_t c = 0; c < n; ++c)
+    out[c] = KILN_MAX_TAKING_NAN(b[c], a[c]);
+}
+KILN_VECTOR_CLONES void rowsMax3(const float *a, const float *b, const float *c3, int64_t n,
+                                 float *out) {
+  for (int64_t c = 0; c < n; ++c) {
+    float best = KILN_MAX_TAKING_NAN(b[c], a[c]);
+    out[c] = KILN_MAX_TAKING_NAN(c3[c], best);
+  }
+}
+
 /// columns[c] = max over rows [r0, r1) of in[r][c] (-inf for no rows): a
 /// loop over contiguous floats, vectorised for AVX-512 and AVX2 where the CPU
 /// has them (raw pointers only: clang's clones cannot call inline library
@@ -222,6 +236,64 @@ windowColumnsMax(const float *columns, int64_t inW, int64_t kernel, int64_t stri
   }
 }
 
+/// windowColumnsMax for a stride known at compile time (1 or 2, as nearly
+/// every network's pooling has): the taps' loads are then contiguous, or
+/// pairs the vectoriser deinterleaves with shuffles, where a run-time
+/// stride leaves the loop scalar.
+#define KILN_WINDOW_COLUMNS_MAX(NAME, STRIDE)                                                  \
+  KILN_VECTOR_CLONES void NAME(const float *columns, int64_t inW, int64_t kernel, int64_t pad,  \
+                               float *out, int64_t outW) {                                     \
+    for (int64_t ow = 0; ow < outW; ++ow)                                                      \
+      out[ow] = -__builtin_inff();                                                             \
+    for (int64_t t = 0; t < kernel; ++t) {                                                     \
+      int64_t first = pad - t <= 0 ? 0 : (pad - t + (STRIDE)-1) / (STRIDE);                    \
+      int64_t last = inW - 1 - t + pad < 0 ? 0 : (inW - 1 - t + pad) / (STRIDE) + 1;           \
+      if (last > outW)                                                                         \
+        last = outW;                                                                           \
+      const float *tap = columns + t - pad;                                                    \
+      for (int64_t ow = first; ow < last; ++ow)                                                \
+        out[ow] = KILN_MAX_TAKING_NAN(tap[ow * (STRIDE)], out[ow]);                            \
+    }                                                                                          \
+  }
+KILN_WINDOW_COLUMNS_MAX(windowColumnsMaxStride1, 1)
+KILN_WINDOW_COLUMNS_MAX(windowColumnsMaxStride2, 2)
+#undef KILN_WINDOW_COLUMNS_MAX
+
+/// out[k] = max over taps t in [0, KERNEL) of in[STRIDE * k + t - pad] for
+/// k in [begin, end): a whole plane's rows in one long loop, when a row of
+/// the input is STRIDE rows of output long (out[r * outW + ow] then reads
+/// row r's columns); the caller redoes the columns whose windows cross a
+/// row's edge. Row by row, a 56-wide row left a scalar tail per tap; with
+/// the window's size and stride known, each output is one register's taps.
+#define KILN_FLAT_TAPS_MAX(NAME, KERNEL, STRIDE)                                                \
+  KILN_VECTOR_CLONES void NAME(const float *in, int64_t pad, int64_t begin, int64_t end,        \
+                               float *out) {                                                   \
+    for (int64_t k = begin; k < end; ++k) {                                                    \
+      const float *window = in + k * (STRIDE) - pad;                                           \
+      float best = window[0];                                                                  \
+      for (int64_t t = 1; t < (KERNEL); ++t)                                                   \
+        best = KILN_MAX_TAKING_NAN(window[t], best);                                           \
+      out[k] = best;                                                                           \
+    }                                                                                          \
+  }
+KILN_FLAT_TAPS_MAX(flatTapsMax2x2, 2, 2)
+KILN_FLAT_TAPS_MAX(flatTapsMax3x2, 3, 2)
+KILN_FLAT_TAPS_MAX(flatTapsMax3x1, 3, 1)
+#undef KILN_FLAT_TAPS_MAX
+
+/// One output column of a row's horizontal window maxima, its taps clipped
+/// to the row.
+float edgeColumnMax(const float *row, int64_t inW, int64_t ow, int64_t stride, int64_t kernel,
+                    int64_t pad) {
+  float best = -__builtin_inff();
+  for (int64_t t = 0; t < kernel; ++t) {
+    int64_t c = ow * stride + t - pad;
+    if (c >= 0 && c < inW)
+      best = KILN_MAX_TAKING_NAN(row[c], best);
+  }
+  return best;
+}
+
 /// best[c] = the maximum of best[c] and pixel[c] over one pixel's channels.
 KILN_VECTOR_CLONES void channelsMax(const float *pixel, int64_t channels, float *best) {
   for (int64_t c = 0; c < channels; ++c)
@@ -235,6 +307,45 @@ void maxPoolPlanesF32(const float *x, float *out, int64_t planes, int64_t inH, i
   // Separably: each output row's window rows reduced column by column, then
   // each output's window columns of that. The maximum is the same in any
   // order, and NaN wins wherever it is, so the result is the reference's.
+  int64_t stride = p.strides[1], kernel = p.kernel[1], pad = p.padding[1];
+  using FlatTaps = void (*)(const float *, int64_t, int64_t, int64_t, float *);
+  FlatTaps flatTaps = kernel == 2 && stride == 2   ? flatTapsMax2x2
+                      : kernel == 3 && stride == 2 ? flatTapsMax3x2
+                      : kernel == 3 && stride == 1 ? flatTapsMax3x1
+                                                   : nullptr;
+  if (flatTaps && inW == stride * outW && pad < kernel) {
+    // Columns first, all rows of a plane at once, then rows (contiguous).
+    std::unique_ptr<float[]> across(new float[static_cast<size_t>(inH * outW)]);
+    int64_t total = inH * outW;
+    int64_t begin = std::min((pad + stride - 1) / stride, total);
+    // The last k whose window ends inside the plane: stride * k + kernel - 1
+    // - pad <= inH * inW - 1.
+    int64_t span = inH * inW - kernel + pad;
+    int64_t end = span < 0 ? begin : std::max(begin, std::min(total, span / stride + 1));
+    int64_t left = (pad + stride - 1) / stride; // columns reading left of the row
+    int64_t right = std::max<int64_t>(0, (inW - kernel + pad) / stride + 1); // first reading right
+    for (int64_t plane = 0; plane < planes; ++plane) {
+      const float *in = x + plane * inH * inW;
+      float *dst = out + plane * outH * outW;
+      flatTaps(in, pad, begin, end, across.get());
+      for (int64_t r = 0; r < inH; ++r)
+        for (int64_t ow = 0; ow < outW; ow = (ow + 1 == left && right > left) ? right : ow + 1)
+          if (ow < left || ow >= right)
+            across[r * outW + ow] = edgeColumnMax(in + r * inW, inW, ow, stride, kernel, pad);
+      for (int64_t oh = 0; oh < outH; ++oh) {
+        int64_t h0 = oh * p.strides[0] - p.padding[0];
+        int64_t r0 = std::max<int64_t>(h0, 0), r1 = std::min(h0 + p.kernel[0], inH);
+        const float *rows = across.get() + r0 * outW;
+        if (r1 - r0 == 2)
+          rowsMax2(rows, rows + outW, outW, dst + oh * outW);
+        else if (r1 - r0 == 3)
+          rowsMax3(rows, rows + outW, rows + 2 * outW, outW, dst + oh * outW);
+        else
+          windowRowsMax(across.get(), outW, r0, r1, dst + oh * outW);
+      }
+    }
+    return;
+  }
   std::vector<float> columns(static_cast<size_t>(inW));
   for (int64_t plane = 0; plane < planes; ++plane) {
     const float *in = x + plane * inH * inW;
@@ -243,8 +354,13 @@ void maxPoolPlanesF32(const float *x, float *out, int64_t planes, int64_t inH, i
       int64_t h0 = oh * p.strides[0] - p.padding[0];
       int64_t r0 = std::max<int64_t>(h0, 0), r1 = std::min(h0 + p.kernel[0], inH);
       windowRowsMax(in, inW, r0, r1, columns.data());
-      windowColumnsMax(columns.data(), inW, p.kernel[1], p.strides[1], p.padding[1],
-                       dst + oh * outW, outW);
+      if (p.strides[1] == 1)
+        windowColumnsMaxStride1(columns.data(), inW, p.kernel[1], p.padding[1], dst + oh * outW, outW);
+      else if (p.strides[1] == 2)
+        windowColumnsMaxStride2(columns.data(), inW, p.kernel[1], p.padding[1], dst + oh * outW, outW);
+      else
+        windowColumnsMax(columns.data(), inW, p.kernel[1], p.strides[1], p.padding[1],
+                         dst + oh * outW, outW);
     }
   }
 }

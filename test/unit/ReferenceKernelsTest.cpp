@@ -353,6 +353,114 @@ TEST(Pooling, GlobalAvgPoolF32MatchesTheReferenceBitForBit) {
   }
 }
 
+namespace {
+
+/// Max pooling windows the f32 paths specialise (2x2/2, 3x3/2, 3x3/1: whole
+/// planes' columns at once) and others, with padding, ceil mode, planes
+/// narrower than the window and NaN, each against maxPool2d bit for bit;
+/// and NHWC max pooling and global average pooling against the same on
+/// the transposed input.
+struct PoolCase {
+  Shape shape;
+  Pool2dParams params;
+};
+
+std::vector<PoolCase> maxPoolCases() {
+  auto params = [](int64_t k, int64_t s, int64_t pad, bool ceil = false) {
+    Pool2dParams p;
+    p.kernel[0] = p.kernel[1] = k;
+    p.strides[0] = p.strides[1] = s;
+    p.padding[0] = p.padding[1] = p.padding[2] = p.padding[3] = pad;
+    p.ceilMode = ceil;
+    return p;
+  };
+  return {{{1, 64, 112, 112}, params(3, 2, 1)}, {{8, 3, 32, 32}, params(2, 2, 0)},
+          {{2, 5, 9, 9}, params(3, 1, 1)},      {{1, 2, 1, 2}, params(2, 2, 0)},
+          {{2, 3, 7, 7}, params(3, 2, 1, true)}, {{1, 4, 10, 10}, params(3, 2, 0)},
+          {{1, 2, 8, 8}, params(2, 2, 1)},      {{3, 2, 11, 6}, params(5, 3, 2)}};
+}
+
+Tensor randomWithNaN(const Shape &shape, std::vector<float> &xf, unsigned seed) {
+  Tensor x = Tensor::zeros(DType::F32, shape);
+  xf.resize(x.f.size());
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-4.0f, 4.0f);
+  for (size_t k = 0; k < xf.size(); ++k)
+    x.f[k] = xf[k] = (k % 97 == 13) ? NAN : dist(rng);
+  return x;
+}
+
+void expectSameBits(const Tensor &expected, const std::vector<float> &got, const char *what) {
+  for (size_t k = 0; k < expected.f.size(); ++k) {
+    float want = static_cast<float>(expected.f[k]);
+    if (std::isnan(want)) {
+      ASSERT_TRUE(std::isnan(got[k])) << what << " @" << k;
+      continue;
+    }
+    ASSERT_EQ(0, std::memcmp(&got[k], &want, 4)) << what << " @" << k;
+  }
+  EXPECT_EQ(got[expected.f.size()], 12345.0f) << what << ": one past the end written";
+}
+
+} // namespace
+
+TEST(Pooling, MaxPoolF32MatchesTheReferenceBitForBit) {
+  for (const PoolCase &c : maxPoolCases()) {
+    std::vector<float> xf;
+    Tensor x = randomWithNaN(c.shape, xf, 9);
+    Tensor expected = maxPool2d(x, c.params);
+    std::vector<float> got(expected.f.size() + 1, 12345.0f);
+    pool2dF32(true, xf.data(), c.shape, c.params, got.data());
+    expectSameBits(expected, got, "nchw");
+  }
+}
+
+TEST(Pooling, NhwcPoolsMatchTheReferenceBitForBit) {
+  for (const PoolCase &c : maxPoolCases()) {
+    std::vector<float> xf;
+    Tensor x = randomWithNaN(c.shape, xf, 11);
+    // The input stored NHWC; the result compared after transposing back.
+    Shape nhwc = {c.shape[0], c.shape[2], c.shape[3], c.shape[1]};
+    std::vector<float> stored(xf.size());
+    transposeF32(xf.data(), c.shape, {0, 2, 3, 1}, stored.data());
+    Tensor expected = maxPool2d(x, c.params);
+    std::vector<float> gotNhwc(expected.f.size() + 1, 12345.0f);
+    maxPool2dNhwcF32(stored.data(), nhwc, c.params, gotNhwc.data());
+    const Shape &out = expected.shape;
+    std::vector<float> got(expected.f.size() + 1, 12345.0f);
+    transposeF32(gotNhwc.data(), {out[0], out[2], out[3], out[1]}, {0, 3, 1, 2}, got.data());
+    expectSameBits(expected, got, "nhwc max");
+    EXPECT_EQ(gotNhwc.back(), 12345.0f);
+    Tensor averaged = globalAvgPool(x);
+    std::vector<float> gotAverage(averaged.f.size() + 1, 12345.0f);
+    globalAvgPoolNhwcF32(stored.data(), nhwc[0], nhwc[1] * nhwc[2], nhwc[3], gotAverage.data());
+    expectSameBits(averaged, gotAverage, "nhwc average");
+  }
+}
+
+TEST(DataMovement, TransposeF32MatchesTheReference) {
+  // Batches of 2-D transposes (NCHW <-> NHWC, tiled), dimensions of size 1
+  // merged away, and the general case, against ref::transpose.
+  struct Case {
+    Shape shape;
+    std::vector<int64_t> perm;
+  };
+  for (const Case &c : std::vector<Case>{{{2, 6, 15, 15}, {0, 2, 3, 1}},
+                                         {{2, 15, 15, 6}, {0, 3, 1, 2}},
+                                         {{1, 40, 33}, {0, 2, 1}},
+                                         {{70, 35}, {1, 0}},
+                                         {{1, 128, 1, 1}, {0, 2, 3, 1}},
+                                         {{2, 3, 4, 5}, {2, 0, 3, 1}},
+                                         {{3, 1, 4}, {1, 0, 2}}}) {
+    std::vector<float> xf;
+    Tensor x = randomWithNaN(c.shape, xf, 3);
+    Tensor expected = transpose(x, c.perm);
+    std::vector<float> got(expected.f.size() + 1, 12345.0f);
+    transposeF32(xf.data(), c.shape, c.perm, got.data());
+    expectSameBits(expected, got, "transpose");
+  }
+}
+
 TEST(DataMovement, SliceF32CopiesRowsAsTheReferenceSlices) {
   // sliceF32 copies whole rows (contiguous when the last axis steps by 1);
   // ref::slice walks every element. Bit for bit, over rank 1 to 4, negative
