@@ -124,6 +124,7 @@ LogicalResult Compilation::buildDeviceCode(func::FuncOp plan, mlir::kiln::Device
   if (options.target == Target::CPU) {
     mlir::kiln::CpuCodeOptions cpu;
     cpu.level = options.cpuLevel;
+    code.deterministic = options.deterministic;
     std::string error;
     if (failed(mlir::kiln::buildCpuCode(plan, cpu, code, error))) {
       llvm::errs() << "kilnc: error: " << error << "\n";

@@ -40,9 +40,10 @@ bool flag(const OpDesc &op, const char *name) {
 }
 
 /// C = A x B on the host GEMM, for f32 row-major operands whose batch
-/// dimensions are equal or where B has none (a weight).
+/// dimensions are equal or where B has none (a weight); `deterministic`:
+/// the same bits on any thread count (hostSgemmDeterministic).
 bool sgemmMatmul(const OpDesc &op, const ref::Shape &as, const float *pa, const ref::Shape &bs,
-                 const float *pb, const ref::Shape &cs, float *pc) {
+                 const float *pb, const ref::Shape &cs, float *pc, bool deterministic) {
   bool ta = flag(op, "transpose_a"), tb = flag(op, "transpose_b");
   size_t ra = as.size(), rb = bs.size();
   if (ra < 2 || rb < 2 || cs.size() < 2)
@@ -55,21 +56,31 @@ bool sgemmMatmul(const OpDesc &op, const ref::Shape &as, const float *pa, const 
   if (!(batchShapeA == batchShapeB || (rb == 2 && batchA == batchC)) || batchC == 0 || m == 0 ||
       n == 0)
     return false;
+  auto gemm = deterministic ? hostSgemmDeterministic : hostSgemm;
   for (int64_t i = 0; i < batchC; ++i)
-    hostSgemm(ta, tb, m, n, k, 1.0f, pa + (batchA > 1 ? i * m * k : 0), ta ? m : k,
-              pb + (batchB > 1 ? i * k * n : 0), tb ? k : n, 0.0f, pc + i * m * n, n);
+    gemm(ta, tb, m, n, k, 1.0f, pa + (batchA > 1 ? i * m * k : 0), ta ? m : k,
+         pb + (batchB > 1 ? i * k * n : 0), tb ? k : n, 0.0f, pc + i * m * n, n);
   return true;
 }
 
-/// 2-D convolution of f32 NCHW (row-major) input, filter, bias and output:
-/// a oneDNN primitive (HostConv.h; kept in `cached` when given, for a
-/// filter that is a weight), else im2col + sgemm per image and group; false
-/// (for the reference kernel) when the column matrix's size does not fit
-/// in 64 bits.
+/// How a convolution runs, beyond its operands.
+struct ConvRun {
+  /// Where its oneDNN primitive is kept (a filter that is a weight), or null.
+  std::unique_ptr<ConvPrimitive> *cached = nullptr;
+  bool channelsLast = false; ///< NHWC activations, OHWI filter
+  const float *residual = nullptr; ///< post-ops (channels last only): + residual,
+  bool relu = false;               ///< then ReLU
+  bool deterministic = false;      ///< the same bits on any thread count
+};
+
+/// 2-D convolution of f32 input, filter, bias and output (NCHW and OIHW, or
+/// NHWC and OHWI): a oneDNN primitive (HostConv.h), else, for NCHW,
+/// im2col + sgemm per image and group; false (for the reference kernel)
+/// when oneDNN cannot and im2col's column matrix's size does not fit in 64
+/// bits.
 bool hostConvolution(const OpDesc &op, const ref::Shape &xs, const float *x, const ref::Shape &ws,
                      const float *filter, const float *bias, const ref::Shape &ys, float *y,
-                     std::unique_ptr<ConvPrimitive> *cached, bool channelsLast = false,
-                     const float *residual = nullptr, bool relu = false) {
+                     const ConvRun &run) {
   auto ints = [&](const char *name, std::vector<int64_t> fallback) {
     auto it = op.attrs.find(name);
     return it == op.attrs.end() ? fallback : it->second.ints;
@@ -84,12 +95,12 @@ bool hostConvolution(const OpDesc &op, const ref::Shape &xs, const float *x, con
   int64_t oh = ys[2], ow = ys[3], og = o / groups;
   HostConvShape shape{n, c, h, w, o, kh, kw, oh, ow, groups,
                       {strides[0], strides[1]}, {dilations[0], dilations[1]},
-                      {padding[0], padding[1], padding[2], padding[3]}, channelsLast,
-                      residual != nullptr, relu};
-  if (hostConv2d(shape, x, filter, bias, y, cached, residual))
+                      {padding[0], padding[1], padding[2], padding[3]}, run.channelsLast,
+                      run.residual != nullptr, run.relu, run.deterministic};
+  if (hostConv2d(shape, x, filter, bias, y, run.cached, run.residual))
     return true;
-  if (channelsLast)
-    return false; // (im2col reads NCHW)
+  if (run.channelsLast || run.residual || run.relu)
+    return false; // (im2col reads NCHW and has no post-ops)
   int64_t rows = cg * kh * kw, cols = oh * ow, columnCount;
   if (__builtin_mul_overflow(rows, cols, &columnCount))
     return false;
@@ -105,8 +116,9 @@ bool hostConvolution(const OpDesc &op, const ref::Shape &xs, const float *x, con
         ref::im2colF32(image, cg, h, w, kh, kw, oh, ow, strides.data(), padding.data(),
                        dilations.data(), columns.get());
       float *result = y + (b * o + g * og) * cols;
-      hostSgemm(false, false, og, cols, rows, 1.0f, filter + g * og * rows, rows,
-                direct ? image : columns.get(), cols, 0.0f, result, cols);
+      (run.deterministic ? hostSgemmDeterministic : hostSgemm)(
+          false, false, og, cols, rows, 1.0f, filter + g * og * rows, rows,
+          direct ? image : columns.get(), cols, 0.0f, result, cols);
       if (bias)
         for (int64_t oc = 0; oc < og; ++oc)
           for (int64_t k = 0; k < cols; ++k)
@@ -152,9 +164,12 @@ bool tryBlasStep(const StepDesc &step, const Program &program,
   };
   float *result = reinterpret_cast<float *>(outputs[0]);
   if (op.name == "kiln.matmul")
-    return sgemmMatmul(op, shape(0), data(0), shape(1), data(1), out.shape, result);
-  return hostConvolution(op, shape(0), data(0), shape(1), data(1), data(2), out.shape, result,
-                         convSlot(program, step, 0, convolutions));
+    return sgemmMatmul(op, shape(0), data(0), shape(1), data(1), out.shape, result,
+                       program.deterministic);
+  ConvRun run;
+  run.cached = convSlot(program, step, 0, convolutions);
+  run.deterministic = program.deterministic;
+  return hostConvolution(op, shape(0), data(0), shape(1), data(1), data(2), out.shape, result, run);
 }
 
 /// A value inside a step: a step input still in memory, a result written
@@ -307,14 +322,17 @@ std::optional<StepValue> tryBlasOp(const OpDesc &op, std::vector<StepValue> &loc
   }
   auto shape = [&](size_t k) -> const ref::Shape & { return local[op.operands[k]].type().shape; };
   F32Result out(op.results[0], output);
+  bool deterministic = context.program.deterministic;
   if (op.name == "kiln.matmul") {
-    if (!sgemmMatmul(op, shape(0), data[0], shape(1), data[1], op.results[0].shape, out.data()))
+    if (!sgemmMatmul(op, shape(0), data[0], shape(1), data[1], op.results[0].shape, out.data(),
+                     deterministic))
       return std::nullopt;
   } else {
+    ConvRun run;
+    run.cached = convSlot(context.program, context.step, context.index, context.convolutions);
+    run.deterministic = deterministic;
     if (!hostConvolution(op, shape(0), data[0], shape(1), data[1],
-                         data.size() > 2 ? data[2] : nullptr, op.results[0].shape, out.data(),
-                         convSlot(context.program, context.step, context.index,
-                                  context.convolutions)))
+                         data.size() > 2 ? data[2] : nullptr, op.results[0].shape, out.data(), run))
       return std::nullopt;
   }
   return out.take();
@@ -364,7 +382,7 @@ std::optional<StepValue> tryGather(const OpDesc &op, std::vector<StepValue> &loc
 /// f16 and bf16 go through f32 tiles, never element by element in double.
 std::optional<StepValue> tryHalfMatmul(const OpDesc &op, std::vector<StepValue> &local,
                                        uint8_t * /*output: f16 or bf16, not taken*/,
-                                       const OpContext &) {
+                                       const OpContext &context) {
   if (op.name != "kiln.matmul" || op.results.size() != 1 || op.operands.size() != 2)
     return std::nullopt;
   const TensorSpec &type = op.results[0];
@@ -386,7 +404,7 @@ std::optional<StepValue> tryHalfMatmul(const OpDesc &op, std::vector<StepValue> 
   ScratchBuffer product(type.numElements());
   if (!sgemmMatmul(op, local[op.operands[0]].type().shape, wide[0].data(),
                    local[op.operands[1]].type().shape, wide[1].data(), type.shape,
-                   product.data()))
+                   product.data(), context.program.deterministic))
     return std::nullopt;
   std::vector<uint8_t> bytes(product.size() * 2);
   ref::narrowFromF32(type.dtype, product.data(), type.numElements(), bytes.data());
@@ -492,11 +510,12 @@ std::optional<StepValue> tryStoredOrderOp(const OpDesc &op, std::vector<StepValu
     if (op.operands.size() > 2 && !(bias = local[op.operands[2]].f32()))
       return std::nullopt;
     F32Result out(type, output);
+    ConvRun run;
+    run.cached = convSlot(context.program, context.step, context.index, context.convolutions);
+    run.channelsLast = true;
+    run.deterministic = context.program.deterministic;
     if (!hostConvolution(op, in.shape, input.f32Stored(), filter.type().shape, filter.f32Stored(),
-                         bias, type.shape, out.data(),
-                         convSlot(context.program, context.step, context.index,
-                                  context.convolutions),
-                         /*channelsLast=*/true))
+                         bias, type.shape, out.data(), run))
       return std::nullopt;
     return out.take();
   }
@@ -657,10 +676,14 @@ bool runConvWithPostOps(const StepDesc &step, size_t o, const ConvPostOps &post,
   size_t last = o + post.count;
   size_t lastLocal = local.size() + post.count; // one result per op
   F32Result out(step.ops[last].results[0], outputOf[lastLocal]);
+  ConvRun run;
+  run.cached = convSlot(context.program, step, o, context.convolutions);
+  run.channelsLast = true;
+  run.residual = residual;
+  run.relu = post.relu;
+  run.deterministic = context.program.deterministic;
   if (!hostConvolution(conv, input.type().shape, input.f32Stored(), filter.type().shape,
-                       filter.f32Stored(), bias, conv.results[0].shape, out.data(),
-                       convSlot(context.program, step, o, context.convolutions),
-                       /*channelsLast=*/true, residual, post.relu))
+                       filter.f32Stored(), bias, conv.results[0].shape, out.data(), run))
     return false;
   // The convolution's and the residual add's results exist only inside the call.
   for (size_t k = o; k < last; ++k)

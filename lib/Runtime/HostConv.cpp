@@ -2,8 +2,11 @@
 
 #include "HostConv.h"
 
+#include "HostThreads.h"
+
 #include <dnnl.hpp>
 
+#include <optional>
 #include <unordered_map>
 
 namespace kiln {
@@ -106,6 +109,9 @@ bool hostConv2d(const HostConvShape &shape, const float *x, const float *filter,
     ConvPrimitive *p = made ? made.get() : cached->get();
     if (cached && made)
       *cached = std::move(made);
+    std::optional<SingleThreadScope> alone;
+    if (shape.deterministic)
+      alone.emplace();
     dnnl::stream stream(cpuEngine());
     memory source(p->userSource, cpuEngine(), const_cast<float *>(x));
     memory result(p->userResult, cpuEngine(), y);

@@ -36,6 +36,10 @@ struct HostConvShape {
   /// Post-ops, channels last only: y = relu(conv + bias + residual), the
   /// residual an NHWC tensor of y's shape (a ResNet block's shortcut).
   bool addResidual = false, relu = false;
+  /// The same bits on any thread count (kilnc --deterministic): the call
+  /// runs on the calling thread alone (oneDNN's kernels may choose their
+  /// blocking by the thread count).
+  bool deterministic = false;
 };
 
 struct ConvPrimitive;

@@ -23,6 +23,15 @@ void hostSgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float 
                const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
                int64_t ldc);
 
+/// The same with results that do not depend on the thread count (kilnc
+/// --deterministic): C in fixed tiles of rows and columns, each one
+/// single-threaded sgemm over all of K, the tiles spread over the threads.
+/// (oneDNN's sgemm may split a long K over threads, and how depends on
+/// their count.)
+void hostSgemmDeterministic(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
+                            float alpha, const float *a, int64_t lda, const float *b,
+                            int64_t ldb, float beta, float *c, int64_t ldc);
+
 } // namespace rt
 } // namespace kiln
 

@@ -53,10 +53,28 @@ struct OpenMp {
   }
 };
 
+const OpenMp &openMp() {
+  static const OpenMp omp;
+  return omp;
+}
+
 } // namespace
 
+SingleThreadScope::SingleThreadScope() {
+  const OpenMp &omp = openMp();
+  if (!omp.getMaxThreads || !omp.setNumThreads)
+    return;
+  previous_ = omp.getMaxThreads();
+  omp.setNumThreads(1);
+}
+
+SingleThreadScope::~SingleThreadScope() {
+  if (previous_ > 0)
+    openMp().setNumThreads(previous_);
+}
+
 void applyHostThreads() {
-  static const OpenMp omp;
+  const OpenMp &omp = openMp();
   if (!omp.getMaxThreads || !omp.setNumThreads)
     return;
   int want = static_cast<int>(hostThreads());

@@ -18,6 +18,20 @@ namespace rt {
 /// that runs on the pool.
 void applyHostThreads();
 
+/// The calling thread's OpenMP count set to 1 while it lives (then put
+/// back): a library call that must compute the same way on any machine
+/// and thread count (--deterministic) runs on this thread alone.
+class SingleThreadScope {
+public:
+  SingleThreadScope();
+  ~SingleThreadScope();
+  SingleThreadScope(const SingleThreadScope &) = delete;
+  SingleThreadScope &operator=(const SingleThreadScope &) = delete;
+
+private:
+  int previous_ = 0;
+};
+
 } // namespace rt
 } // namespace kiln
 

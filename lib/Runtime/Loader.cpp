@@ -572,6 +572,7 @@ Status ProgramBuilder::build(Program &p) {
   p.arenaBytes = exe.arena_bytes();
   p.numStreams = exe.num_streams();
   p.numEvents = exe.num_events();
+  p.deterministic = exe.deterministic();
   if (p.arenaBytes > kMaxArenaBytes)
     return Status::error("arena of " + std::to_string(p.arenaBytes) + " bytes is too large");
   if (p.numStreams < 1 || p.numStreams > kMaxStreams)

@@ -116,6 +116,9 @@ struct Program {
   uint32_t numEvents = 0;
   std::vector<StepDesc> steps;
   std::vector<DeviceCodeDesc> deviceCode;
+  /// Host library calls must give the same bits on any thread count
+  /// (kilnc --deterministic for --target=cpu).
+  bool deterministic = false;
 };
 
 /// Whether `step` only moves one value from one device to another (a

@@ -134,6 +134,8 @@ std::string Executable::describe() const {
   s += "  arena: " + std::to_string(p.arenaBytes) + " bytes\n";
   s += "  streams: " + std::to_string(p.numStreams) +
        ", events: " + std::to_string(p.numEvents) + "\n";
+  if (p.deterministic)
+    s += "  library calls: deterministic (the same bits on any thread count)\n";
   // Steps are kernels: say how many are fused regions, by kind.
   std::map<std::string, int> fused;
   for (const StepDesc &step : p.steps)

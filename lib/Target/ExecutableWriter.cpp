@@ -382,7 +382,8 @@ LogicalResult Writer::write(llvm::raw_ostream &os) {
   }
   auto root = kx::CreateExecutableDirect(
       fbb, func.getName().str().c_str(), &inputs, &outputs, &values, &weights,
-      arena.getInt(), streams ? streams.getInt() : 1, numEvents, &steps, &deviceCode);
+      arena.getInt(), streams ? streams.getInt() : 1, numEvents, &steps, &deviceCode,
+      code.deterministic);
   kx::FinishExecutableBuffer(fbb, root);
 
   ::kiln::rt::FileHeader header{};

@@ -49,6 +49,9 @@ struct DeviceCode {
   std::map<unsigned, StepKernel> kernels; ///< by step index
   std::map<unsigned, std::vector<CpuKernel>> cpuKernels; ///< by step index, in op order
   std::vector<DeviceCodeBlob> blobs;
+  /// The host's library calls must give the same bits on any thread count
+  /// (--deterministic on --target=cpu).
+  bool deterministic = false;
 };
 
 /// Serializes a function lowered to an execution plan (steps with streams,
