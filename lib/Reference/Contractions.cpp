@@ -294,10 +294,27 @@ float edgeColumnMax(const float *row, int64_t inW, int64_t ow, int64_t stride, i
   return best;
 }
 
-/// best[c] = the maximum of best[c] and pixel[c] over one pixel's channels.
-KILN_VECTOR_CLONES void channelsMax(const float *pixel, int64_t channels, float *best) {
-  for (int64_t c = 0; c < channels; ++c)
-    best[c] = KILN_MAX_TAKING_NAN(pixel[c], best[c]);
+/// One output row of NHWC max pooling: out[ow][c] = the maximum over the
+/// window's pixels of in[r][s][c], rows [r0, r1) of the image `in` (inW
+/// pixels of `channels` each) and the window's columns clipped to the row;
+/// all channels of a pixel at once (contiguous in NHWC). One call per row,
+/// so the CPU's version is picked once a row, not once a pixel.
+KILN_VECTOR_CLONES void nhwcRowMax(const float *in, int64_t inW, int64_t channels, int64_t r0,
+                                   int64_t r1, int64_t kernelW, int64_t strideW, int64_t padW,
+                                   int64_t outW, float *out) {
+  for (int64_t ow = 0; ow < outW; ++ow) {
+    float *best = out + ow * channels;
+    for (int64_t c = 0; c < channels; ++c)
+      best[c] = -__builtin_inff();
+    int64_t w0 = ow * strideW - padW;
+    int64_t s0 = w0 < 0 ? 0 : w0, s1 = w0 + kernelW < inW ? w0 + kernelW : inW;
+    for (int64_t r = r0; r < r1; ++r)
+      for (int64_t s = s0; s < s1; ++s) {
+        const float *pixel = in + (r * inW + s) * channels;
+        for (int64_t c = 0; c < channels; ++c)
+          best[c] = KILN_MAX_TAKING_NAN(pixel[c], best[c]);
+      }
+  }
 }
 
 #undef KILN_MAX_TAKING_NAN
@@ -370,23 +387,14 @@ void maxPoolPlanesF32(const float *x, float *out, int64_t planes, int64_t inH, i
 void maxPool2dNhwcF32(const float *x, const Shape &nhwc, const Pool2dParams &p, float *out) {
   int64_t n = nhwc[0], inH = nhwc[1], inW = nhwc[2], channels = nhwc[3];
   int64_t outH = pooledSize(inH, 0, p), outW = pooledSize(inW, 1, p);
-  // One output row of pixels per task; each pixel the maximum of its
-  // window's pixels, all channels at once (contiguous in NHWC).
+  // Output rows over the threads.
   parallelFor(n * outH, outW * channels * p.kernel[0] * p.kernel[1], [&](int64_t begin, int64_t end) {
     for (int64_t row = begin; row < end; ++row) {
       int64_t image = row / outH, oh = row % outH;
       int64_t h0 = oh * p.strides[0] - p.padding[0];
       int64_t r0 = std::max<int64_t>(h0, 0), r1 = std::min(h0 + p.kernel[0], inH);
-      const float *in = x + image * inH * inW * channels;
-      for (int64_t ow = 0; ow < outW; ++ow) {
-        float *best = out + (row * outW + ow) * channels;
-        std::fill(best, best + channels, -__builtin_inff());
-        int64_t w0 = ow * p.strides[1] - p.padding[1];
-        int64_t s0 = std::max<int64_t>(w0, 0), s1 = std::min(w0 + p.kernel[1], inW);
-        for (int64_t r = r0; r < r1; ++r)
-          for (int64_t s = s0; s < s1; ++s)
-            channelsMax(in + (r * inW + s) * channels, channels, best);
-      }
+      nhwcRowMax(x + image * inH * inW * channels, inW, channels, r0, r1, p.kernel[1],
+                 p.strides[1], p.padding[1], outW, out + row * outW * channels);
     }
   });
 }
