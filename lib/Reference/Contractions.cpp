@@ -5,6 +5,7 @@
 #include "Parallel.h"
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <cmath>
 #include <limits>
@@ -340,7 +341,10 @@ void maxPoolPlanesF32(const float *x, float *out, int64_t planes, int64_t inH, i
     int64_t span = inH * inW - kernel + pad;
     int64_t end = span < 0 ? begin : std::max(begin, std::min(total, span / stride + 1));
     int64_t left = (pad + stride - 1) / stride; // columns reading left of the row
-    int64_t right = std::max<int64_t>(0, (inW - kernel + pad) / stride + 1); // first reading right
+    // The first column reading right of the row (none reads past it when
+    // the last window ends inside; division rounds toward zero: clamp).
+    int64_t lastInside = inW - kernel + pad;
+    int64_t right = lastInside < 0 ? 0 : lastInside / stride + 1;
     for (int64_t plane = 0; plane < planes; ++plane) {
       const float *in = x + plane * inH * inW;
       float *dst = out + plane * outH * outW;
@@ -383,6 +387,31 @@ void maxPoolPlanesF32(const float *x, float *out, int64_t planes, int64_t inH, i
 }
 
 } // namespace
+
+namespace {
+
+/// 1 when some value of [begin, end) is NaN or infinite (all exponent bits
+/// set), else 0.
+KILN_VECTOR_CLONES int anyNonFinite(const float *x, int64_t begin, int64_t end) {
+  unsigned found = 0;
+  for (int64_t i = begin; i < end; ++i) {
+    unsigned bits;
+    __builtin_memcpy(&bits, x + i, 4);
+    found |= (bits & 0x7f800000u) == 0x7f800000u;
+  }
+  return static_cast<int>(found);
+}
+
+} // namespace
+
+bool allFiniteF32(const float *x, int64_t n) {
+  std::atomic<bool> finite{true};
+  parallelFor(n, 1, [&](int64_t begin, int64_t end) {
+    if (anyNonFinite(x, begin, end))
+      finite.store(false, std::memory_order_relaxed);
+  });
+  return finite.load();
+}
 
 void maxPool2dNhwcF32(const float *x, const Shape &nhwc, const Pool2dParams &p, float *out) {
   int64_t n = nhwc[0], inH = nhwc[1], inW = nhwc[2], channels = nhwc[3];

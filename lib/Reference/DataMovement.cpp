@@ -72,11 +72,18 @@ void transposeMatricesF32(const float *x, int64_t batches, int64_t rows, int64_t
 /// merged: `sizes` of the merged input dimensions and the merged perm.
 void mergeTransposeDims(const Shape &shape, const std::vector<int64_t> &perm, Shape &sizes,
                         std::vector<int64_t> &merged) {
-  std::vector<std::vector<int64_t>> groups; // in output order
+  // Dimensions of size 1 move nothing: dropped, the others renumbered in
+  // input order, so that [N, 1, 1, C] -> [N, C, 1, 1] is a copy.
+  std::vector<int64_t> rank(shape.size(), -1);
+  int64_t kept = 0;
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] != 1)
+      rank[d] = kept++;
+  std::vector<std::vector<int64_t>> groups; // in output order, of input dimensions
   for (int64_t d : perm) {
-    if (shape[d] == 1)
+    if (rank[d] < 0)
       continue;
-    if (!groups.empty() && groups.back().back() + 1 == d)
+    if (!groups.empty() && rank[groups.back().back()] + 1 == rank[d])
       groups.back().push_back(d);
     else
       groups.push_back({d});

@@ -4,6 +4,8 @@
 
 #include "HostThreads.h"
 
+#include "kiln/Reference/Kernels.h"
+
 #include <dnnl.hpp>
 
 #include <optional>
@@ -33,6 +35,16 @@ struct ConvPrimitive {
   dnnl::convolution_forward conv;
   memory filter, source, result; ///< source and result: blocked scratch, or empty
   memory::desc userSource, userResult, bias;
+  /// What it was made for beyond the sizes: the post-ops it computes and
+  /// whether on one thread (a cached primitive is reused only for the same).
+  bool addResidual = false, relu = false, deterministic = false;
+  /// With a ReLU post-op: whether the filter and bias are all finite
+  /// (scanned once). oneDNN's ReLU post-op is max(x, 0), which takes NaN to
+  /// 0; the reference's ReLU keeps it. Where a NaN or infinity could reach
+  /// it (in the weights, the input or the residual), the call runs
+  /// `withoutRelu` and applies the reference's ReLU itself.
+  bool finiteWeights = true;
+  std::unique_ptr<ConvPrimitive> withoutRelu;
 };
 
 HostConvCache::HostConvCache() = default;
@@ -42,7 +54,9 @@ std::unique_ptr<ConvPrimitive> &HostConvCache::slot(size_t op) { return primitiv
 
 namespace {
 
-std::unique_ptr<ConvPrimitive> create(const HostConvShape &s, const float *filter, bool hasBias) {
+std::unique_ptr<ConvPrimitive> create(const HostConvShape &s, const float *filter,
+                                      const float *bias) {
+  bool hasBias = bias != nullptr;
   auto f32 = memory::data_type::f32;
   memory::dims source = {s.n, s.c, s.h, s.w}, result = {s.n, s.o, s.oh, s.ow};
   memory::dims weights = s.groups > 1 ? memory::dims{s.groups, s.o / s.groups, s.c / s.groups, s.kh, s.kw}
@@ -52,6 +66,9 @@ std::unique_ptr<ConvPrimitive> create(const HostConvShape &s, const float *filte
   memory::dims dilations = {s.dilations[0] - 1, s.dilations[1] - 1};
   memory::dims padLow = {s.padding[0], s.padding[1]}, padHigh = {s.padding[2], s.padding[3]};
   auto p = std::make_unique<ConvPrimitive>();
+  p->addResidual = s.addResidual;
+  p->relu = s.relu;
+  p->deterministic = s.deterministic;
   Tag activations = s.channelsLast ? Tag::nhwc : Tag::nchw;
   p->userSource = memory::desc(source, f32, activations);
   p->userResult = memory::desc(result, f32, activations);
@@ -86,6 +103,9 @@ std::unique_ptr<ConvPrimitive> create(const HostConvShape &s, const float *filte
   p->filter = memory(pd.weights_desc(), cpuEngine());
   dnnl::reorder(userFilter, p->filter).execute(stream, userFilter, p->filter);
   stream.wait();
+  if (s.relu)
+    p->finiteWeights = ref::allFiniteF32(filter, s.o * (s.c / s.groups) * s.kh * s.kw) &&
+                       (!bias || ref::allFiniteF32(bias, s.o));
   if (pd.src_desc() != p->userSource)
     p->source = memory(pd.src_desc(), cpuEngine());
   if (pd.dst_desc() != p->userResult)
@@ -103,15 +123,33 @@ bool hostConv2d(const HostConvShape &shape, const float *x, const float *filter,
   if (shape.addResidual != (residual != nullptr))
     return false;
   try {
-    std::unique_ptr<ConvPrimitive> made;
-    if (!cached || !*cached)
-      made = create(shape, filter, bias != nullptr);
-    ConvPrimitive *p = made ? made.get() : cached->get();
-    if (cached && made)
-      *cached = std::move(made);
+    // One thread from the primitive's creation on: oneDNN fixes its thread
+    // count, and its blocking for it, when it makes the primitive.
     std::optional<SingleThreadScope> alone;
     if (shape.deterministic)
       alone.emplace();
+    std::unique_ptr<ConvPrimitive> made;
+    ConvPrimitive *kept = cached ? cached->get() : nullptr;
+    if (!kept || kept->addResidual != shape.addResidual || kept->relu != shape.relu ||
+        kept->deterministic != shape.deterministic)
+      made = create(shape, filter, bias);
+    ConvPrimitive *p = made ? made.get() : kept;
+    if (cached && made)
+      *cached = std::move(made);
+    // A NaN or infinity that could reach the ReLU post-op: without it, and
+    // the reference's ReLU (NaN kept) after.
+    bool reluAfter = false;
+    if (shape.relu &&
+        !(p->finiteWeights && ref::allFiniteF32(x, shape.n * shape.c * shape.h * shape.w) &&
+          (!residual || ref::allFiniteF32(residual, shape.n * shape.o * shape.oh * shape.ow)))) {
+      if (!p->withoutRelu) {
+        HostConvShape plain = shape;
+        plain.relu = false;
+        p->withoutRelu = create(plain, filter, bias);
+      }
+      p = p->withoutRelu.get();
+      reluAfter = true;
+    }
     dnnl::stream stream(cpuEngine());
     memory source(p->userSource, cpuEngine(), const_cast<float *>(x));
     memory result(p->userResult, cpuEngine(), y);
@@ -133,6 +171,9 @@ bool hostConv2d(const HostConvShape &shape, const float *x, const float *filter,
     if (p->result)
       dnnl::reorder(p->result, result).execute(stream, p->result, result);
     stream.wait();
+    if (reluAfter) // x > 0 or NaN: x; else 0
+      for (int64_t i = 0, n = shape.n * shape.o * shape.oh * shape.ow; i < n; ++i)
+        y[i] = (y[i] > 0.0f || y[i] != y[i]) ? y[i] : 0.0f;
     return true;
   } catch (const dnnl::error &) {
     return false; // a problem oneDNN has no implementation for: im2col

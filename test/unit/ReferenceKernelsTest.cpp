@@ -374,7 +374,12 @@ std::vector<PoolCase> maxPoolCases() {
     p.ceilMode = ceil;
     return p;
   };
+  // ONNX's SAME_UPPER for 3x3/2 on 2x2: padding only after (the last window
+  // ends past the row, the first starts inside it).
+  Pool2dParams sameUpper = params(3, 2, 0);
+  sameUpper.padding[2] = sameUpper.padding[3] = 1;
   return {{{1, 64, 112, 112}, params(3, 2, 1)}, {{8, 3, 32, 32}, params(2, 2, 0)},
+          {{1, 3, 2, 2}, sameUpper}, {{2, 2, 6, 6}, sameUpper},
           {{2, 5, 9, 9}, params(3, 1, 1)},      {{1, 2, 1, 2}, params(2, 2, 0)},
           {{2, 3, 7, 7}, params(3, 2, 1, true)}, {{1, 4, 10, 10}, params(3, 2, 0)},
           {{1, 2, 8, 8}, params(2, 2, 1)},      {{3, 2, 11, 6}, params(5, 3, 2)}};

@@ -142,6 +142,9 @@ void maxPool2dNhwcF32(const float *x, const Shape &nhwc, const Pool2dParams &par
 /// (NHWC) into images x channels, bit-identical to globalAvgPool.
 void globalAvgPoolNhwcF32(const float *x, int64_t images, int64_t spatial, int64_t channels,
                           float *out);
+/// Whether all n values are finite (no NaN, no infinity): a vectorised
+/// read-only pass over the host's threads.
+bool allFiniteF32(const float *x, int64_t n);
 /// gather on a row-major table stored as elements of `elementBytes` bytes
 /// (any dtype): rows of `data` along `axis` picked by `indices` (negative
 /// ones count from the end; out-of-range ones give zeros, as the reference
