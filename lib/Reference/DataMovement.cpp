@@ -223,6 +223,74 @@ Tensor concat(const std::vector<const Tensor *> &inputs, int64_t axis) {
   return out;
 }
 
+void concatF32(const std::vector<const float *> &inputs, const std::vector<const Shape *> &shapes,
+               int64_t axis, float *out) {
+  // As concat: each input a block of [its axis extent x inner] per outer
+  // index, copied whole.
+  Shape shape = *shapes.front();
+  shape[axis] = 0;
+  for (const Shape *s : shapes)
+    shape[axis] += (*s)[axis];
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= shape[d];
+  for (size_t d = axis + 1; d < shape.size(); ++d)
+    inner *= shape[d];
+  int64_t row = shape[axis] * inner;
+  parallelFor(outer, row, [&](int64_t begin, int64_t end) {
+    for (int64_t o = begin; o < end; ++o) {
+      int64_t offset = 0;
+      for (size_t k = 0; k < inputs.size(); ++k) {
+        int64_t block = (*shapes[k])[axis] * inner;
+        std::copy(inputs[k] + o * block, inputs[k] + (o + 1) * block, out + o * row + offset);
+        offset += block;
+      }
+    }
+  });
+}
+
+void padF32(const float *x, const Shape &shape, const std::vector<int64_t> &low,
+            const std::vector<int64_t> &high, double value, float *out) {
+  Shape outShape(shape.size());
+  for (size_t d = 0; d < shape.size(); ++d)
+    outShape[d] = shape[d] + low[d] + high[d];
+  int64_t count = numElements(outShape);
+  if (count == 0)
+    return;
+  float fill = static_cast<float>(value); // as setDouble rounds it
+  if (shape.empty()) {
+    out[0] = x[0];
+    return;
+  }
+  // Row by row along the last axis: a row of the input, or none (all
+  // fill), its elements copied between fills on either side.
+  const size_t last = shape.size() - 1;
+  const int64_t width = outShape[last];
+  const int64_t from = std::clamp<int64_t>(low[last], 0, width);
+  const int64_t to = std::clamp<int64_t>(low[last] + shape[last], from, width);
+  std::vector<int64_t> strides = rowMajorStrides(shape);
+  parallelFor(count / width, width, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      float *dst = out + r * width;
+      int64_t source = 0, rest = r;
+      bool inside = true;
+      for (int64_t d = static_cast<int64_t>(last) - 1; d >= 0; --d) {
+        int64_t index = rest % outShape[d] - low[d];
+        rest /= outShape[d];
+        inside = inside && index >= 0 && index < shape[d];
+        source += index * strides[d];
+      }
+      if (!inside) {
+        std::fill(dst, dst + width, fill);
+        continue;
+      }
+      std::fill(dst, dst + from, fill);
+      std::copy(x + source + (from - low[last]), x + source + (to - low[last]), dst + from);
+      std::fill(dst + to, dst + width, fill);
+    }
+  });
+}
+
 Tensor pad(const Tensor &x, const std::vector<int64_t> &low,
            const std::vector<int64_t> &high, double value) {
   Shape shape(x.shape.size());

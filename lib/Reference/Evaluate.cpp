@@ -248,6 +248,14 @@ bool evaluateF32(const std::string &name, const OpAttrs &a,
     sliceF32(in[0], xs, intsAttr(a, "starts"), intsAttr(a, "ends"), intsAttr(a, "steps"), out);
     return true;
   }
+  if (name == "kiln.concat") {
+    concatF32(in, shapes, intAttr(a, "axis", 0), out);
+    return true;
+  }
+  if (name == "kiln.pad" && in.size() == 1) {
+    padF32(in[0], xs, intsAttr(a, "low"), intsAttr(a, "high"), floatAttr(a, "value", 0.0), out);
+    return true;
+  }
   if (name == "kiln.softmax" || name == "kiln.log_softmax") {
     softmaxF32(in[0], xs, intAttr(a, "axis", 0), name == "kiln.log_softmax", out);
     return true;

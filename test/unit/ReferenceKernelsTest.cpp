@@ -466,6 +466,43 @@ TEST(DataMovement, TransposeF32MatchesTheReference) {
   }
 }
 
+TEST(DataMovement, ConcatAndPadF32MatchTheReference) {
+  // Concatenation along the first, a middle and the last axis, one input
+  // empty along it; constant padding with negative (cropping) and zero
+  // amounts, a rank-1 and a rank-4 tensor, and rows enough to split.
+  std::vector<float> af, bf, cf;
+  Tensor a = randomWithNaN({3, 4, 5}, af, 1), b = randomWithNaN({3, 2, 5}, bf, 2),
+         c = randomWithNaN({3, 0, 5}, cf, 3);
+  for (int64_t axis : {1}) {
+    Tensor expected = concat({&a, &b, &c}, axis);
+    std::vector<float> got(expected.f.size() + 1, 12345.0f);
+    concatF32({af.data(), bf.data(), cf.data()}, {&a.shape, &b.shape, &c.shape}, axis, got.data());
+    expectSameBits(expected, got, "concat middle");
+  }
+  for (int64_t axis : {0, 2}) {
+    Tensor expected = concat({&a, &a}, axis);
+    std::vector<float> got(expected.f.size() + 1, 12345.0f);
+    concatF32({af.data(), af.data()}, {&a.shape, &a.shape}, axis, got.data());
+    expectSameBits(expected, got, "concat");
+  }
+  struct PadCase {
+    Shape shape;
+    std::vector<int64_t> low, high;
+  };
+  for (const PadCase &p : std::vector<PadCase>{{{7}, {2}, {3}},
+                                               {{2, 3, 9, 9}, {0, 1, 2, 2}, {1, 0, 2, 2}},
+                                               {{3, 8}, {-1, 2}, {1, -3}},
+                                               {{2, 40, 64}, {0, 0, 0}, {0, 0, 0}},
+                                               {{4, 5}, {0, -2}, {0, -3}}}) {
+    std::vector<float> xf;
+    Tensor x = randomWithNaN(p.shape, xf, 7);
+    Tensor expected = pad(x, p.low, p.high, 0.3);
+    std::vector<float> got(expected.f.size() + 1, 12345.0f);
+    padF32(xf.data(), p.shape, p.low, p.high, 0.3, got.data());
+    expectSameBits(expected, got, "pad");
+  }
+}
+
 TEST(DataMovement, SliceF32CopiesRowsAsTheReferenceSlices) {
   // sliceF32 copies whole rows (contiguous when the last axis steps by 1);
   // ref::slice walks every element. Bit for bit, over rank 1 to 4, negative

@@ -124,6 +124,10 @@ void transposeF32(const float *x, const Shape &shape, const std::vector<int64_t>
                   float *out);
 void sliceF32(const float *x, const Shape &shape, const std::vector<int64_t> &starts,
               const std::vector<int64_t> &ends, const std::vector<int64_t> &steps, float *out);
+void concatF32(const std::vector<const float *> &inputs, const std::vector<const Shape *> &shapes,
+               int64_t axis, float *out);
+void padF32(const float *x, const Shape &shape, const std::vector<int64_t> &low,
+            const std::vector<int64_t> &high, double value, float *out);
 void softmaxF32(const float *x, const Shape &shape, int64_t axis, bool logSoftmax, float *out);
 void batchNormF32(const float *x, const Shape &shape, const float *scale, const float *bias,
                   const float *mean, const float *variance, double epsilon, float *out);
