@@ -49,7 +49,7 @@ std::optional<Tensor> evaluate(const std::string &name, const OpAttrs &attrs,
 
 /// The same for f32 row-major operands and result, in place of decoding
 /// them to double tensors: elementwise ops, reshape, transpose, slice,
-/// softmax, batch and layer norm, pooling. Writes `out` (the result's
+/// concat, constant pad, reductions, softmax, batch and layer norm, pooling. Writes `out` (the result's
 /// elements, of `resultShape`) and returns true, bit-identical to
 /// evaluate(); false for an op (or broadcast) it has no f32 path for.
 bool evaluateF32(const std::string &name, const OpAttrs &attrs,
