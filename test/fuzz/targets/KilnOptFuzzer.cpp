@@ -3,7 +3,9 @@
 // Bytes as kiln IR text (what kiln-opt reads). Input that parses and
 // verifies goes through kilnc's whole pipeline for a GPU target: the graph
 // passes, layout assignment, placement, every fusion pass, then the
-// execution plan (steps, implementation choice, streams, buffers). A pass
+// execution plan (steps, implementation choice, streams, buffers); and,
+// from the same input, through the CPU target's (the graph passes, batch
+// norm folding, channels-last chains, fusion, the plan). A pass
 // may refuse the input with an error; it must not crash, hang or leave IR
 // that does not verify. The pass manager's own verifier is off so that a
 // pass producing invalid IR shows here as an abort, not as a quiet failure.
@@ -34,18 +36,32 @@ using namespace mlir;
 
 namespace {
 
-void buildPipeline(PassManager &pm) {
+void buildGraphPipeline(PassManager &pm) {
   // Folding within a second's budget (by its estimate): a constant
   // 1024^3 matmul in the input must not take the fuzzer's time limit.
   kiln::GraphOptions graph;
   graph.foldBudgetSeconds = 1.0;
   kiln::buildDefaultGraphPipeline(pm, graph);
+}
+
+void buildGpuPipeline(PassManager &pm) {
+  buildGraphPipeline(pm);
   pm.nest<func::FuncOp>().addPass(kiln::createKilnAssignLayouts());
   pm.nest<func::FuncOp>().addPass(kiln::createKilnPlace());
   kiln::buildFusionPipeline(pm, kiln::FusionOptions{});
   kiln::PlanOptions plan;
   plan.selectImplementations = true;
   plan.implementation.arch = 90;
+  kiln::buildExecPlanPipeline(pm, plan);
+}
+
+void buildCpuPipeline(PassManager &pm) {
+  buildGraphPipeline(pm);
+  pm.nest<func::FuncOp>().addPass(kiln::createKilnFoldBatchNorm());
+  pm.nest<func::FuncOp>().addPass(kiln::createKilnCpuChannelsLast());
+  kiln::buildFusionPipeline(pm, kiln::FusionOptions{});
+  kiln::PlanOptions plan;
+  plan.maxStreams = 1;
   kiln::buildExecPlanPipeline(pm, plan);
 }
 
@@ -76,13 +92,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   sourceMgr.AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBufferCopy(text, "fuzz.mlir"),
       llvm::SMLoc());
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, context);
-  if (!module || failed(verify(*module)))
+  OwningOpRef<ModuleOp> parsed = parseSourceFile<ModuleOp>(sourceMgr, context);
+  if (!parsed || failed(verify(*parsed)))
     return 0;
-  PassManager pm(context);
-  pm.enableVerifier(false);
-  buildPipeline(pm);
-  if (succeeded(pm.run(*module))) {
+  for (void (*build)(PassManager &) : {buildGpuPipeline, buildCpuPipeline}) {
+    OwningOpRef<ModuleOp> module = parsed->clone();
+    PassManager pm(context);
+    pm.enableVerifier(false);
+    build(pm);
+    if (failed(pm.run(*module)))
+      continue;
     // Show why before failing: the fuzzer only reports the abort.
     ScopedDiagnosticHandler loud(context, [](Diagnostic &diag) {
       llvm::errs() << diag.getLocation() << ": " << diag << "\n";
