@@ -4,10 +4,13 @@
 Writes N random .kg models (elementwise chains and trees, broadcasts,
 reshapes, matmuls with bias and activation, sibling matmuls, attention,
 softmax, layer norm, reductions, values with several users), compiles each
-with and without fusion, runs both on the same random input and compares
-every output (|fused - unfused| <= 1e-5 + 1e-4 |unfused|; not every output
-all zeros). With --emu the fused model is compiled for cuda-emu and its
-generated kernels run through the CUDA emulator. Fails unless every fusion
+with and without fusion, runs the fused one on the compiled CPU target (its
+native kernels, library calls and f32 loops) and the unfused one on the
+double-precision reference evaluator (--device=reference), on the same
+random input, and compares every output (|fused - unfused| <= 1e-5 + 1e-4
+|unfused|; not every output all zeros). With --emu the fused model is
+compiled for cuda-emu and its generated kernels run through the CUDA
+emulator. Fails unless every fusion
 kind except conv_epilogue formed at least once over the set, so the check
 cannot pass by fusing nothing.
 """
@@ -146,7 +149,8 @@ def main():
         outs = []
         for kx, tag in ((fused, "a"), (unfused, "b")):
             out = path[:-3] + "." + tag
-            device = ["--device=cuda-emu"] if args.emu and tag == "a" else []
+            device = (["--device=cuda-emu"] if args.emu else []) if tag == "a" else \
+                ["--device=reference"]
             run([args.kiln_run, kx, "--input", f"x=random:{i + 1}", "--output-dir", out] + device)
             outs.append(out)
         names = sorted(os.listdir(outs[1]))
