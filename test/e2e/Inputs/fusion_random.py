@@ -3,7 +3,8 @@
 
 Writes N random .kg models (elementwise chains and trees, broadcasts,
 reshapes, matmuls with bias and activation, sibling matmuls, attention,
-softmax, layer norm, reductions, values with several users), compiles each
+softmax, layer norm, reductions, masks made by comparisons and casts,
+values with several users), compiles each
 with and without fusion, runs the fused one on the compiled CPU target (its
 native kernels, library calls and f32 loops) and the unfused one on the
 double-precision reference evaluator (--device=reference), on the same
@@ -96,6 +97,10 @@ class Model:
         elif r < 0.95:
             flat = self.let(f"reshape(relu({a}), shape=[{self.b}, {self.s * d}])")
             v = self.let(f"reshape(sigmoid({flat}) * 2.0, shape=[{self.b}, {self.s}, {d}])")
+        elif r < 0.975:
+            # A mask made from a comparison and cast back to f32 (casts and
+            # compares compiled in the CPU's runs).
+            v = self.let(f"cast(gt({a}, 0.0), to=f32) * {a} + tanh({a})")
         else:
             e = self.let(f"exp(tanh({a}))")
             self.pool.append(self.let(f"{e} * 0.5"))
