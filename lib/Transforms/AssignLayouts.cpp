@@ -1,5 +1,7 @@
 //===- AssignLayouts.cpp - row-major inside, declared layouts at the edge -===//
 
+#include "LayoutUtils.h"
+
 #include "kiln/IR/KilnOps.h"
 #include "kiln/IR/KilnTypes.h"
 #include "kiln/Transforms/Passes.h"
@@ -24,28 +26,7 @@ bool isRowMajor(Type type) {
   return !encoding || encoding.isRowMajor();
 }
 
-/// `type` stored in `dimOrder` (empty: row-major), on the same device.
-RankedTensorType withDimOrder(Type type, ArrayRef<int64_t> dimOrder) {
-  auto tensor = llvm::cast<RankedTensorType>(type);
-  TensorEncodingAttr e = getEncoding(tensor);
-  return RankedTensorType::get(tensor.getShape(), tensor.getElementType(),
-                               TensorEncodingAttr::get(type.getContext(), dimOrder,
-                                                       e.getDeviceKind(), e.getDeviceOrdinal()));
-}
-
 RankedTensorType rowMajor(Type type) { return withDimOrder(type, {}); }
-
-/// Channels last: NHWC, and KRSC for a filter.
-constexpr int64_t kChannelsLast[] = {0, 2, 3, 1};
-
-RankedTensorType channelsLast(Type type) { return withDimOrder(type, kChannelsLast); }
-
-/// A weight or literal only its one reader reads: its layout is chosen at
-/// compile time, with no conversion at run time.
-bool isPrivateConstant(Value value) {
-  Operation *def = value.getDefiningOp();
-  return def && llvm::isa<WeightOp, ConstantOp>(def) && value.hasOneUse();
-}
 
 /// A per-channel bias cuDNN fuses after a K-channel convolution: a private,
 /// non-splat constant of shape [1, K, 1, 1] or [K, 1, 1] (as

@@ -9,6 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LayoutUtils.h"
+
 #include "kiln/IR/KilnOps.h"
 #include "kiln/IR/KilnTypes.h"
 #include "kiln/IR/OpClasses.h"
@@ -30,33 +32,13 @@ using namespace mlir::kiln;
 
 namespace {
 
-/// NHWC for an activation, KRSC (OHWI) for a filter.
-constexpr int64_t kChannelsLast[] = {0, 2, 3, 1};
-
-RankedTensorType withDimOrder(Type type, ArrayRef<int64_t> dimOrder) {
-  auto tensor = llvm::cast<RankedTensorType>(type);
-  TensorEncodingAttr e = getEncoding(tensor);
-  return RankedTensorType::get(tensor.getShape(), tensor.getElementType(),
-                               TensorEncodingAttr::get(type.getContext(), dimOrder,
-                                                       e.getDeviceKind(), e.getDeviceOrdinal()));
-}
-
 bool isRowMajorF32(Type type, int64_t rank) {
   auto tensor = llvm::dyn_cast<RankedTensorType>(type);
   return tensor && tensor.getElementType().isF32() && tensor.getRank() == rank &&
          tensor.hasStaticShape() && getEncoding(tensor) && getEncoding(tensor).isRowMajor();
 }
 
-bool isChannelsLast(Value value) {
-  TensorEncodingAttr e = getEncoding(value.getType());
-  return e && e.getDimOrder() == ArrayRef<int64_t>(kChannelsLast);
-}
-
-/// A weight or literal only its one reader reads: its layout is free.
-bool isPrivateConstant(Value value) {
-  Operation *def = value.getDefiningOp();
-  return def && llvm::isa<WeightOp, ConstantOp>(def) && value.hasOneUse();
-}
+bool isChannelsLast(Value value) { return mlir::kiln::isChannelsLast(value.getType()); }
 
 /// An f32 4-D convolution oneDNN runs channels last: ungrouped, its filter
 /// a constant of its own, its bias (if any) a row-major vector.
@@ -100,8 +82,8 @@ struct KilnCpuChannelsLastPass
     for (Operation *op : ops) {
       if (auto conv = llvm::dyn_cast<Conv2dOp>(op); conv && runsChannelsLast(conv)) {
         conv.getInputMutable().assign(toChannelsLast(conv.getInput(), builder));
-        conv.getFilter().setType(withDimOrder(conv.getFilter().getType(), kChannelsLast));
-        conv.getResult().setType(withDimOrder(conv.getType(), kChannelsLast));
+        conv.getFilter().setType(channelsLast(conv.getFilter().getType()));
+        conv.getResult().setType(channelsLast(conv.getType()));
         chain.insert(conv.getResult());
         continue;
       }
@@ -114,11 +96,11 @@ struct KilnCpuChannelsLastPass
           if (llvm::cast<RankedTensorType>(v.getType()).getRank() != 4 || isChannelsLast(v))
             continue;
           if (isPrivateConstant(v) && !llvm::isa<BatchNormOp>(op))
-            v.setType(withDimOrder(v.getType(), kChannelsLast));
+            v.setType(channelsLast(v.getType()));
           else if (!llvm::isa<BatchNormOp>(op) || operand.getOperandNumber() == 0)
             operand.set(toChannelsLast(v, builder));
         }
-        op->getResult(0).setType(withDimOrder(op->getResult(0).getType(), kChannelsLast));
+        op->getResult(0).setType(channelsLast(op->getResult(0).getType()));
         chain.insert(op->getResult(0));
         continue;
       }
@@ -130,8 +112,6 @@ struct KilnCpuChannelsLastPass
   }
 
 private:
-  static RankedTensorType rowMajorOf(Type type) { return withDimOrder(type, {}); }
-
   /// Whether `op` reads a channels-last value and can keep its result
   /// channels last: f32 elementwise ops whose other operands are of its
   /// shape or per-channel, max pooling, global average pooling.
@@ -170,7 +150,7 @@ private:
       return value;
     if (auto back = value.getDefiningOp<RelayoutOp>(); back && chain.contains(back.getInput()))
       return back.getInput();
-    auto [it, isNew] = channelsLast.try_emplace(value, Value());
+    auto [it, isNew] = convertedIn.try_emplace(value, Value());
     if (isNew) {
       builder.setInsertionPointAfterValue(value);
       it->second = builder.create<RelayoutOp>(value.getLoc(), value,
@@ -182,7 +162,7 @@ private:
 
   /// `value` row-major: one conversion back per value, after it.
   Value toRowMajor(Value value, OpBuilder &builder) {
-    auto [it, isNew] = rowMajor.try_emplace(value, Value());
+    auto [it, isNew] = convertedBack.try_emplace(value, Value());
     if (isNew) {
       builder.setInsertionPointAfterValue(value);
       it->second = builder.create<RelayoutOp>(value.getLoc(), value, builder.getDenseI64ArrayAttr({}));
@@ -190,7 +170,8 @@ private:
     return it->second;
   }
 
-  llvm::DenseMap<Value, Value> channelsLast, rowMajor;
+  /// Each value's one conversion to channels last, and back to row-major.
+  llvm::DenseMap<Value, Value> convertedIn, convertedBack;
   /// The values this pass made channels last (a model's own NHWC values
   /// are left as they are).
   llvm::DenseSet<Value> chain;
