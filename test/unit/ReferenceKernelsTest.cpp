@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <string>
 
 using namespace kiln::ref;
 
@@ -25,6 +26,35 @@ Tensor make(DType dtype, Shape shape, std::vector<double> values) {
   for (size_t k = 0; k < values.size(); ++k)
     t.setDouble(k, values[k]);
   return t;
+}
+
+/// An f32 tensor of values in [-bound, bound), and the same values as
+/// floats in `xf` (what the f32 paths read); every `nanEvery`-th from the
+/// 13th NaN (0: none).
+Tensor randomF32(const Shape &shape, std::vector<float> &xf, unsigned seed, float bound = 4.0f,
+                 int64_t nanEvery = 97) {
+  Tensor x = Tensor::zeros(DType::F32, shape);
+  xf.resize(x.f.size());
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-bound, bound);
+  for (size_t k = 0; k < xf.size(); ++k)
+    x.f[k] = xf[k] = (nanEvery > 0 && static_cast<int64_t>(k) % nanEvery == 13) ? NAN : dist(rng);
+  return x;
+}
+
+/// `got` (one element longer than `expected`, that one 12345) holds the
+/// reference's results rounded to f32, bit for bit (NaN where they are
+/// NaN), and nothing was written past them.
+void expectSameBits(const Tensor &expected, const std::vector<float> &got, const char *what) {
+  for (size_t k = 0; k < expected.f.size(); ++k) {
+    float want = static_cast<float>(expected.f[k]);
+    if (std::isnan(want)) {
+      ASSERT_TRUE(std::isnan(got[k])) << what << " @" << k;
+      continue;
+    }
+    ASSERT_EQ(0, std::memcmp(&got[k], &want, 4)) << what << " @" << k;
+  }
+  EXPECT_EQ(got[expected.f.size()], 12345.0f) << what << ": one past the end written";
 }
 
 Tensor random(Shape shape, unsigned seed, DType dtype = DType::F32) {
@@ -307,25 +337,17 @@ TEST(Reductions, ReduceF32MatchesTheReferenceBitForBit) {
   // (sticky for max and min) and rows enough to be split over threads;
   // axes that are not consecutive are left to reduce.
   Shape shape{4, 130, 6, 5};
-  Tensor x = Tensor::zeros(DType::F32, shape);
-  std::vector<float> xf(x.f.size());
-  std::mt19937 rng(9);
-  std::uniform_real_distribution<float> dist(-3.0f, 3.0f);
-  for (size_t k = 0; k < xf.size(); ++k)
-    x.f[k] = xf[k] = dist(rng);
-  x.f[777] = xf[777] = NAN;
+  std::vector<float> xf;
+  Tensor x = randomF32(shape, xf, 9, 3.0f, /*nanEvery=*/1 << 20); // one NaN
   for (ReduceKind kind : {ReduceKind::Sum, ReduceKind::Mean, ReduceKind::Max, ReduceKind::Min,
                           ReduceKind::Prod})
     for (std::vector<int64_t> axes : {std::vector<int64_t>{1}, {2, 3}, {0}, {3}, {1, 2, 3}}) {
       Tensor expected = reduce(kind, x, axes, /*keepdims=*/false);
       std::vector<float> got(expected.f.size() + 1, 12345.0f); // one past: not written
       ASSERT_TRUE(reduceF32(kind, xf.data(), shape, axes, got.data()));
-      for (size_t k = 0; k < expected.f.size(); ++k) {
-        float want = static_cast<float>(expected.f[k]);
-        ASSERT_EQ(0, std::memcmp(&got[k], &want, 4))
-            << static_cast<int>(kind) << " axes " << axes.front() << ".." << axes.back() << " @" << k;
-      }
-      EXPECT_EQ(got.back(), 12345.0f);
+      std::string what = "kind " + std::to_string(static_cast<int>(kind)) + " axes " +
+                         std::to_string(axes.front()) + ".." + std::to_string(axes.back());
+      expectSameBits(expected, got, what.c_str());
     }
   std::vector<float> unused(4 * 6);
   EXPECT_FALSE(reduceF32(ReduceKind::Sum, xf.data(), shape, {1, 3}, unused.data()));
@@ -336,20 +358,12 @@ TEST(Pooling, GlobalAvgPoolF32MatchesTheReferenceBitForBit) {
   // globalAvgPool does over the same values: bit for bit, over rank 3 to
   // 5, one-element planes and planes enough to be split over threads.
   for (Shape shape : {Shape{2, 3, 7}, Shape{1, 1, 1, 1}, Shape{8, 128, 8, 8}, Shape{2, 5, 3, 4, 6}}) {
-    Tensor x = Tensor::zeros(DType::F32, shape);
-    std::vector<float> xf(x.f.size());
-    std::mt19937 rng(5);
-    std::uniform_real_distribution<float> dist(-4.0f, 4.0f);
-    for (size_t k = 0; k < xf.size(); ++k)
-      x.f[k] = xf[k] = dist(rng);
+    std::vector<float> xf;
+    Tensor x = randomF32(shape, xf, 5, 4.0f, /*nanEvery=*/0);
     Tensor expected = globalAvgPool(x);
     std::vector<float> got(expected.f.size() + 1, 12345.0f); // one past: not written
     globalAvgPoolF32(xf.data(), shape, got.data());
-    for (size_t k = 0; k < expected.f.size(); ++k) {
-      float want = static_cast<float>(expected.f[k]);
-      ASSERT_EQ(0, std::memcmp(&got[k], &want, 4)) << shape.size() << "-d @" << k;
-    }
-    EXPECT_EQ(got.back(), 12345.0f);
+    expectSameBits(expected, got, (std::to_string(shape.size()) + "-d").c_str());
   }
 }
 
@@ -385,34 +399,12 @@ std::vector<PoolCase> maxPoolCases() {
           {{1, 2, 8, 8}, params(2, 2, 1)},      {{3, 2, 11, 6}, params(5, 3, 2)}};
 }
 
-Tensor randomWithNaN(const Shape &shape, std::vector<float> &xf, unsigned seed) {
-  Tensor x = Tensor::zeros(DType::F32, shape);
-  xf.resize(x.f.size());
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-4.0f, 4.0f);
-  for (size_t k = 0; k < xf.size(); ++k)
-    x.f[k] = xf[k] = (k % 97 == 13) ? NAN : dist(rng);
-  return x;
-}
-
-void expectSameBits(const Tensor &expected, const std::vector<float> &got, const char *what) {
-  for (size_t k = 0; k < expected.f.size(); ++k) {
-    float want = static_cast<float>(expected.f[k]);
-    if (std::isnan(want)) {
-      ASSERT_TRUE(std::isnan(got[k])) << what << " @" << k;
-      continue;
-    }
-    ASSERT_EQ(0, std::memcmp(&got[k], &want, 4)) << what << " @" << k;
-  }
-  EXPECT_EQ(got[expected.f.size()], 12345.0f) << what << ": one past the end written";
-}
-
 } // namespace
 
 TEST(Pooling, MaxPoolF32MatchesTheReferenceBitForBit) {
   for (const PoolCase &c : maxPoolCases()) {
     std::vector<float> xf;
-    Tensor x = randomWithNaN(c.shape, xf, 9);
+    Tensor x = randomF32(c.shape, xf, 9);
     Tensor expected = maxPool2d(x, c.params);
     std::vector<float> got(expected.f.size() + 1, 12345.0f);
     pool2dF32(true, xf.data(), c.shape, c.params, got.data());
@@ -423,7 +415,7 @@ TEST(Pooling, MaxPoolF32MatchesTheReferenceBitForBit) {
 TEST(Pooling, NhwcPoolsMatchTheReferenceBitForBit) {
   for (const PoolCase &c : maxPoolCases()) {
     std::vector<float> xf;
-    Tensor x = randomWithNaN(c.shape, xf, 11);
+    Tensor x = randomF32(c.shape, xf, 11);
     // The input stored NHWC; the result compared after transposing back.
     Shape nhwc = {c.shape[0], c.shape[2], c.shape[3], c.shape[1]};
     std::vector<float> stored(xf.size());
@@ -458,7 +450,7 @@ TEST(DataMovement, TransposeF32MatchesTheReference) {
                                          {{2, 3, 4, 5}, {2, 0, 3, 1}},
                                          {{3, 1, 4}, {1, 0, 2}}}) {
     std::vector<float> xf;
-    Tensor x = randomWithNaN(c.shape, xf, 3);
+    Tensor x = randomF32(c.shape, xf, 3);
     Tensor expected = transpose(x, c.perm);
     std::vector<float> got(expected.f.size() + 1, 12345.0f);
     transposeF32(xf.data(), c.shape, c.perm, got.data());
@@ -471,8 +463,8 @@ TEST(DataMovement, ConcatAndPadF32MatchTheReference) {
   // empty along it; constant padding with negative (cropping) and zero
   // amounts, a rank-1 and a rank-4 tensor, and rows enough to split.
   std::vector<float> af, bf, cf;
-  Tensor a = randomWithNaN({3, 4, 5}, af, 1), b = randomWithNaN({3, 2, 5}, bf, 2),
-         c = randomWithNaN({3, 0, 5}, cf, 3);
+  Tensor a = randomF32({3, 4, 5}, af, 1), b = randomF32({3, 2, 5}, bf, 2),
+         c = randomF32({3, 0, 5}, cf, 3);
   for (int64_t axis : {1}) {
     Tensor expected = concat({&a, &b, &c}, axis);
     std::vector<float> got(expected.f.size() + 1, 12345.0f);
@@ -495,7 +487,7 @@ TEST(DataMovement, ConcatAndPadF32MatchTheReference) {
                                                {{2, 40, 64}, {0, 0, 0}, {0, 0, 0}},
                                                {{4, 5}, {0, -2}, {0, -3}}}) {
     std::vector<float> xf;
-    Tensor x = randomWithNaN(p.shape, xf, 7);
+    Tensor x = randomF32(p.shape, xf, 7);
     Tensor expected = pad(x, p.low, p.high, 0.3);
     std::vector<float> got(expected.f.size() + 1, 12345.0f);
     padF32(xf.data(), p.shape, p.low, p.high, 0.3, got.data());
