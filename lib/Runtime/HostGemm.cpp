@@ -56,7 +56,7 @@ void hostSgemmDeterministic(bool transA, bool transB, int64_t m, int64_t n, int6
   if (m <= 0 || n <= 0)
     return;
   // Fixed tiles: the same calls, so the same sums, on any thread count.
-  constexpr int64_t kRows = 64, kCols = 256;
+  constexpr int64_t kRows = kDeterministicTileRows, kCols = kDeterministicTileCols;
   int64_t rowTiles = (m + kRows - 1) / kRows, colTiles = (n + kCols - 1) / kCols;
   applyHostThreads();
   ref::parallelRanges(rowTiles * colTiles, kRows * kCols * std::max<int64_t>(k, 1),

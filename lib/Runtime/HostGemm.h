@@ -23,6 +23,9 @@ void hostSgemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float 
                const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
                int64_t ldc);
 
+/// hostSgemmDeterministic's tiles of C: rows and columns.
+inline constexpr int64_t kDeterministicTileRows = 64, kDeterministicTileCols = 256;
+
 /// The same with results that do not depend on the thread count (kilnc
 /// --deterministic): C in fixed tiles of rows and columns, each one
 /// single-threaded sgemm over all of K, the tiles spread over the threads.

@@ -528,6 +528,37 @@ TEST(CpuKernels, HalfMatmulsGoThroughF32) {
   }
 }
 
+TEST(HostGemm, DeterministicProductsAreFixedSingleThreadedTiles) {
+  // Under --deterministic every tile of C is one single-threaded sgemm over
+  // all of K, whatever the thread count: on 1 and 3 threads the bits are
+  // those of the tiles computed one by one on one thread. A long K (which
+  // sgemm may split over threads) and edge tiles; A and B either way round.
+  int64_t m = 150, n = 600, k = 3000;
+  std::vector<float> a = randomFloats(m * k, 61), b = randomFloats(k * n, 62);
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      int64_t lda = ta ? m : k, ldb = tb ? k : n;
+      std::vector<float> want(m * n);
+      rt::setHostThreads(1);
+      for (int64_t i = 0; i < m; i += rt::kDeterministicTileRows)
+        for (int64_t j = 0; j < n; j += rt::kDeterministicTileCols)
+          rt::hostSgemm(ta, tb, std::min(rt::kDeterministicTileRows, m - i),
+                        std::min(rt::kDeterministicTileCols, n - j), k, 1.0f,
+                        ta ? a.data() + i : a.data() + i * lda, lda,
+                        tb ? b.data() + j * ldb : b.data() + j, ldb, 0.0f,
+                        want.data() + i * n + j, n);
+      for (unsigned threads : {1u, 3u}) {
+        rt::setHostThreads(threads);
+        std::vector<float> got(m * n, 12345.0f);
+        rt::hostSgemmDeterministic(ta, tb, m, n, k, 1.0f, a.data(), lda, b.data(), ldb, 0.0f,
+                                   got.data(), n);
+        EXPECT_EQ(0, std::memcmp(got.data(), want.data(), want.size() * 4))
+            << "ta " << ta << " tb " << tb << " on " << threads << " threads";
+      }
+      rt::setHostThreads(0);
+    }
+}
+
 TEST(CpuKernels, GatherCopiesOnlyItsRowsBitForBit) {
   // The gather copies the picked rows of the table in place, whatever its
   // dtype; the reference decodes the whole table. Along the first axis (an
