@@ -275,11 +275,12 @@ bool finishRun(exec::StepOp step, CpuRun &run) {
         continue;
       ViewOf view = readAs(operand);
       SmallVector<int64_t> shape = alignedTo(view.shape, out.size());
-      if (llvm::isa<BatchNormOp>(op) && k > 0 && views.count(operand))
-        return false; // (its channels would be the view's, its elements the value's)
       if (llvm::isa<BatchNormOp>(op) && k > 0) {
+        // Per channel, as the value read holds it (a view's ones repeat).
         shape.assign(out.size(), 1);
-        shape[1] = llvm::cast<RankedTensorType>(operand.getType()).getNumElements();
+        shape[1] = 1;
+        for (int64_t d : view.shape)
+          shape[1] *= d;
       }
       auto [it, isNew] = readShapes.try_emplace(view.read, shape);
       if (!isNew && it->second != shape)
