@@ -2,6 +2,7 @@
 
 #include "kiln/IR/KilnDialect.h"
 #include "kiln/IR/KilnOps.h"
+#include "kiln/IR/SymbolicSizes.h"
 
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -36,6 +37,45 @@ Operation *KilnDialect::materializeConstant(OpBuilder &builder,
   return builder.create<ConstantOp>(loc, type, elements);
 }
 
+LogicalResult KilnDialect::verifyOperationAttribute(Operation *op,
+                                                   NamedAttribute attr) {
+  if (attr.getName() != kSizeSymbolsAttrName)
+    return success();
+  if (failed(verifySizeSymbolsAttr(attr.getValue(),
+                                   [&] { return op->emitOpError(); })))
+    return failure();
+  // Every symbolic size inside names a listed symbol.
+  unsigned count = llvm::cast<ArrayAttr>(attr.getValue()).size();
+  WalkResult walk = op->walk([&](Operation *inner) {
+    SmallVector<Type> types(inner->getOperandTypes());
+    llvm::append_range(types, inner->getResultTypes());
+    for (Region &region : inner->getRegions())
+      for (Block &block : region)
+        llvm::append_range(types, block.getArgumentTypes());
+    for (Type type : types) {
+      TensorEncodingAttr enc = getEncoding(type);
+      if (!enc)
+        continue;
+      for (AffineExpr size : enc.getSizes()) {
+        bool unknown = false;
+        size.walk([&](AffineExpr e) {
+          if (auto s = llvm::dyn_cast<AffineSymbolExpr>(e))
+            unknown |= s.getPosition() >= count;
+        });
+        if (unknown) {
+          inner->emitOpError() << "symbolic size " << sizeString(size)
+                               << " names a symbol the model does not list in '"
+                               << kSizeSymbolsAttrName << "' (" << count
+                               << " symbols)";
+          return WalkResult::interrupt();
+        }
+      }
+    }
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
+
 //===----------------------------------------------------------------------===//
 // TensorEncodingAttr
 //===----------------------------------------------------------------------===//
@@ -60,18 +100,28 @@ std::string TensorEncodingAttr::getLayoutString() const {
 
 TensorEncodingAttr TensorEncodingAttr::withDevice(DeviceKind kind,
                                                   int64_t ordinal) const {
-  return TensorEncodingAttr::get(getContext(), getDimOrder(), kind, ordinal);
+  return TensorEncodingAttr::get(getContext(), getDimOrder(), kind, ordinal,
+                                 getSizes());
+}
+
+TensorEncodingAttr
+TensorEncodingAttr::withSizes(ArrayRef<AffineExpr> sizes) const {
+  return TensorEncodingAttr::get(getContext(), getDimOrder(), getDeviceKind(),
+                                 getDeviceOrdinal(), sizes);
 }
 
 LogicalResult
 TensorEncodingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                            ArrayRef<int64_t> dimOrder, DeviceKind deviceKind,
-                           int64_t deviceOrdinal) {
+                           int64_t deviceOrdinal, ArrayRef<AffineExpr> sizes) {
   if (deviceOrdinal < 0 ||
       (deviceKind == DeviceKind::CPU && deviceOrdinal != 0))
     return emitError() << "invalid device ordinal " << deviceOrdinal;
   if (!isValidDimOrder(dimOrder, dimOrder.size()))
     return emitError() << "layout must be a permutation of its dimensions";
+  for (AffineExpr size : sizes)
+    if (failed(verifySymbolicSize(size, emitError)))
+      return failure();
   return success();
 }
 
@@ -83,10 +133,15 @@ LogicalResult TensorEncodingAttr::verifyEncoding(
     return emitError() << "layout " << getLayoutString() << " has "
                        << getDimOrder().size() << " dimensions but the tensor has rank "
                        << shape.size();
-  for (int64_t d : shape)
-    if (ShapedType::isDynamic(d))
-      return emitError() << "kiln tensors have static shapes";
-  if (!withinElementLimit(shape))
+  int64_t dynamic = llvm::count_if(shape, ShapedType::isDynamic);
+  if (dynamic != static_cast<int64_t>(getSizes().size()))
+    return emitError() << "the tensor has " << dynamic
+                       << " dynamic dimensions but its encoding gives "
+                       << getSizes().size() << " symbolic sizes";
+  SmallVector<int64_t> staticDims;
+  llvm::copy_if(shape, std::back_inserter(staticDims),
+                [](int64_t d) { return !ShapedType::isDynamic(d); });
+  if (!withinElementLimit(staticDims))
     return emitError() << "a kiln tensor holds at most 2^40 elements";
   return success();
 }
@@ -122,6 +177,19 @@ Attribute TensorEncodingAttr::parse(AsmParser &parser, Type) {
   StringRef device;
   if (parser.parseComma() || parser.parseKeyword(&device))
     return {};
+  // Symbolic sizes come after the device: `, [s0, s1 * 12]`.
+  auto parseSizes = [&](SmallVectorImpl<AffineExpr> &sizes) -> ParseResult {
+    SmallVector<std::pair<std::string, AffineExpr>> names;
+    for (unsigned k = 0; k < kMaxSizeSymbols; ++k)
+      names.emplace_back("s" + std::to_string(k),
+                         getAffineSymbolExpr(k, context));
+    SmallVector<std::pair<StringRef, AffineExpr>> symbols(names.begin(),
+                                                          names.end());
+    return parser.parseCommaSeparatedList(
+        AsmParser::Delimiter::Square, [&]() -> ParseResult {
+          return parser.parseAffineExpr(symbols, sizes.emplace_back());
+        });
+  };
   DeviceKind kind;
   int64_t ordinal = 0;
   if (device == "cpu") {
@@ -135,13 +203,23 @@ Attribute TensorEncodingAttr::parse(AsmParser &parser, Type) {
         << device << "' (expected cpu or cuda:N)";
     return {};
   }
+  SmallVector<AffineExpr> sizes;
+  if (succeeded(parser.parseOptionalComma()) && parseSizes(sizes))
+    return {};
   if (parser.parseGreater())
     return {};
   return TensorEncodingAttr::getChecked(
       [&] { return parser.emitError(parser.getNameLoc()); }, context, order,
-      kind, ordinal);
+      kind, ordinal, sizes);
 }
 
 void TensorEncodingAttr::print(AsmPrinter &printer) const {
-  printer << "<" << getLayoutString() << ", " << getDeviceString() << ">";
+  printer << "<" << getLayoutString() << ", " << getDeviceString();
+  if (!getSizes().empty()) {
+    printer << ", [";
+    llvm::interleaveComma(getSizes(), printer,
+                          [&](AffineExpr size) { printer << size; });
+    printer << "]";
+  }
+  printer << ">";
 }

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/IR/KilnOps.h"
+#include "kiln/IR/SymbolicSizes.h"
 #include "kiln/Reference/Tensor.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -79,6 +80,25 @@ TensorEncodingAttr encodingWith(TensorEncodingAttr device,
                                  device.getDeviceOrdinal());
 }
 
+SmallVector<AffineExpr> sizesOf(Value v) { return getDimSizes(tensorType(v)); }
+
+/// A result type of these (possibly symbolic) sizes on `device`'s device.
+RankedTensorType typeWith(ArrayRef<AffineExpr> sizes, Type element,
+                          TensorEncodingAttr device,
+                          ArrayRef<int64_t> dimOrder = {}) {
+  return getKilnTensorType(sizes, element, dimOrder, device);
+}
+
+/// Ops whose rules are still written for static shapes refuse dynamic
+/// dimensions with a message instead of computing a wrong type.
+LogicalResult rejectSymbolic(OptLoc loc, StringRef op, ValueRange operands) {
+  for (Value v : operands)
+    if (v && hasSymbolicSizes(v.getType()))
+      return fail(loc, op + " does not take dynamic dimensions yet, got " +
+                           typeString(v.getType()));
+  return success();
+}
+
 LogicalResult checkAxis(OptLoc loc, int64_t axis, int64_t rank,
                         StringRef what = "axis") {
   if (axis < 0 || axis >= rank)
@@ -128,12 +148,12 @@ LogicalResult inferElementwise(OptLoc loc, ValueRange operands,
                            typeString(element) + " and " +
                            typeString(tensorType(v).getElementType()) +
                            "; insert an explicit kiln.cast");
-  SmallVector<int64_t> shape(tensorType(operands.front()).getShape());
+  SmallVector<AffineExpr> shape = sizesOf(operands.front());
   for (Value v : operands.drop_front()) {
-    auto b = broadcastShapes(shape, tensorType(v).getShape());
+    auto b = broadcastSizes(shape, sizesOf(v));
     if (!b)
-      return fail(loc, "shapes " + shapeString(shape) + " and " +
-                           shapeString(tensorType(v).getShape()) +
+      return fail(loc, "shapes " + sizesString(shape) + " and " +
+                           sizesString(sizesOf(v)) +
                            " are not broadcast-compatible");
     shape = *b;
   }
@@ -155,9 +175,8 @@ LogicalResult inferElementwise(OptLoc loc, ValueRange operands,
                        "kiln.relayout");
     }
   }
-  results.push_back(RankedTensorType::get(
-      shape, resultElement ? resultElement : element,
-      encodingWith(*device, order ? *order : ArrayRef<int64_t>{})));
+  results.push_back(typeWith(shape, resultElement ? resultElement : element,
+                             *device, order ? *order : ArrayRef<int64_t>{}));
   return success();
 }
 
@@ -192,18 +211,17 @@ LogicalResult inferReduce(OptLoc loc, Value input, ArrayRef<int64_t> axes,
       return fail(loc, "axis " + Twine(axis) + " is listed twice");
     reduced[axis] = true;
   }
-  SmallVector<int64_t> shape;
+  SmallVector<AffineExpr> sizes = getDimSizes(type), shape;
   for (int64_t d = 0; d < rank; ++d) {
     if (!reduced[d])
-      shape.push_back(type.getDimSize(d));
+      shape.push_back(sizes[d]);
     else if (keepdims)
-      shape.push_back(1);
+      shape.push_back(getAffineConstantExpr(1, type.getContext()));
   }
   ArrayRef<int64_t> order =
       keepdims ? enc->getDimOrder() : ArrayRef<int64_t>{};
-  results.push_back(RankedTensorType::get(
-      shape, resultElement ? resultElement : type.getElementType(),
-      encodingWith(*enc, order)));
+  results.push_back(typeWith(
+      shape, resultElement ? resultElement : type.getElementType(), *enc, order));
   return success();
 }
 
@@ -218,6 +236,16 @@ LogicalResult checkWindowAttrs(OptLoc loc, ArrayRef<int64_t> strides,
   if (dilations.size() != 2 ||
       llvm::any_of(dilations, [](int64_t d) { return d < 1; }))
     return fail(loc, "dilations must be two positive integers");
+  return success();
+}
+
+/// Dimensions `dims` of `type` must be static (the rest may be symbolic).
+LogicalResult requireStaticDims(OptLoc loc, StringRef op, RankedTensorType type,
+                                ArrayRef<int64_t> dims) {
+  for (int64_t d : dims)
+    if (d < type.getRank() && type.isDynamicDim(d))
+      return fail(loc, op + " needs a static dimension " + Twine(d) + ", got " +
+                           typeString(type));
   return success();
 }
 
@@ -244,6 +272,8 @@ LogicalResult inferPool(OptLoc loc, Value input, ArrayRef<int64_t> kernel,
   if (failed(checkWindowAttrs(loc, strides, padding, dilations)))
     return failure();
   RankedTensorType type = tensorType(input);
+  if (failed(requireStaticDims(loc, "pooling", type, {1, 2, 3})))
+    return failure();
   int64_t oh = ref::windowOutputSize(type.getDimSize(2), padding[0], padding[2],
                             kernel[0], strides[0], dilations[0], ceilMode);
   int64_t ow = ref::windowOutputSize(type.getDimSize(3), padding[1], padding[3],
@@ -254,9 +284,13 @@ LogicalResult inferPool(OptLoc loc, Value input, ArrayRef<int64_t> kernel,
   int64_t spanH = (kernel[0] - 1) * dilations[0] + 1, spanW = (kernel[1] - 1) * dilations[1] + 1;
   if (padding[0] >= spanH || padding[2] >= spanH || padding[1] >= spanW || padding[3] >= spanW)
     return fail(loc, "padding must be smaller than the window");
-  results.push_back(RankedTensorType::get(
-      {type.getDimSize(0), type.getDimSize(1), oh, ow}, type.getElementType(),
-      type.getEncoding()));
+  MLIRContext *context = type.getContext();
+  results.push_back(typeWith({getDimSizes(type)[0],
+                              getAffineConstantExpr(type.getDimSize(1), context),
+                              getAffineConstantExpr(oh, context),
+                              getAffineConstantExpr(ow, context)},
+                             type.getElementType(), getEncoding(type),
+                             getEncoding(type).getDimOrder()));
   return success();
 }
 
@@ -373,13 +407,79 @@ LogicalResult CastOp::inferReturnTypes(MLIRContext *, OptLoc loc,
 // Data movement
 //===----------------------------------------------------------------------===//
 
-LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *, OptLoc loc,
+/// The target sizes of a reshape or broadcast: its `sizes` map when
+/// symbolic, else its static `shape`.
+static SmallVector<AffineExpr> targetSizes(MLIRContext *context,
+                                           ArrayRef<int64_t> shape,
+                                           std::optional<AffineMap> sizes) {
+  if (sizes)
+    return SmallVector<AffineExpr>(sizes->getResults());
+  SmallVector<AffineExpr> out;
+  for (int64_t d : shape)
+    out.push_back(getAffineConstantExpr(d, context));
+  return out;
+}
+
+static LogicalResult checkTargetMap(OptLoc loc, StringRef op,
+                                    ArrayRef<int64_t> shape,
+                                    std::optional<AffineMap> sizes) {
+  if (!sizes)
+    return success();
+  if (!shape.empty() || sizes->getNumDims() != 0)
+    return fail(loc, op + ": a symbolic target (sizes) takes an empty shape and "
+                          "a map of symbols only");
+  for (AffineExpr e : sizes->getResults())
+    if (auto c = llvm::dyn_cast<AffineConstantExpr>(e); c && c.getValue() < 0)
+      return fail(loc, op + ": invalid dimension " + Twine(c.getValue()));
+  return success();
+}
+
+LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *context, OptLoc loc,
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &results) {
   if (failed(commonDevice(loc, adaptor.getInput())) ||
-      failed(requireAttr(loc, adaptor.getShapeAttr(), "shape")))
+      failed(requireAttr(loc, adaptor.getShapeAttr(), "shape")) ||
+      failed(checkTargetMap(loc, "reshape", adaptor.getShape(), adaptor.getSizes())))
     return failure();
   RankedTensorType type = tensorType(adaptor.getInput());
+  if (adaptor.getSizes() || hasSymbolicSizes(type)) {
+    // Symbolic: element counts must agree as polynomials of the symbols.
+    SmallVector<AffineExpr> target =
+        targetSizes(context, adaptor.getShape(), adaptor.getSizes());
+    AffineExpr total = productOf(getDimSizes(type), context);
+    AffineExpr known = getAffineConstantExpr(1, context);
+    int64_t inferred = -1;
+    for (auto [i, d] : llvm::enumerate(target)) {
+      auto c = llvm::dyn_cast<AffineConstantExpr>(d);
+      if (c && c.getValue() == -1 && !adaptor.getSizes()) {
+        if (inferred != -1)
+          return fail(loc, "reshape: at most one dimension may be -1");
+        inferred = i;
+      } else if (c && c.getValue() < 0) {
+        return fail(loc, "reshape: invalid dimension " + Twine(c.getValue()));
+      } else {
+        known = known * d;
+      }
+    }
+    if (inferred != -1) {
+      std::optional<AffineExpr> q = exactQuotient(total, known);
+      if (!q)
+        return fail(loc, "reshape: cannot infer -1 for " +
+                             sizesString(getDimSizes(type)) + " into " +
+                             sizesString(target));
+      target[inferred] = *q;
+    } else {
+      std::optional<AffineExpr> q = exactQuotient(total, known);
+      auto one = q ? llvm::dyn_cast<AffineConstantExpr>(*q) : AffineConstantExpr();
+      if (!one || one.getValue() != 1)
+        return fail(loc, "reshape: " + sizesString(getDimSizes(type)) +
+                             " and " + sizesString(target) +
+                             " do not have the same number of elements for "
+                             "every size");
+    }
+    results.push_back(typeWith(target, type.getElementType(), getEncoding(type)));
+    return success();
+  }
   SmallVector<int64_t> shape(adaptor.getShape());
   int64_t inferred = -1, known = 1;
   for (auto [i, d] : llvm::enumerate(shape)) {
@@ -425,28 +525,28 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext *, OptLoc loc,
       static_cast<int64_t>(perm.size()) != type.getRank())
     return fail(loc, "perm must be a permutation of 0.." +
                          Twine(type.getRank() - 1));
-  SmallVector<int64_t> shape;
+  SmallVector<AffineExpr> sizes = getDimSizes(type), shape;
   for (int64_t d : perm)
-    shape.push_back(type.getDimSize(d));
-  results.push_back(RankedTensorType::get(
-      shape, type.getElementType(), encodingWith(getEncoding(type), {})));
+    shape.push_back(sizes[d]);
+  results.push_back(typeWith(shape, type.getElementType(), getEncoding(type)));
   return success();
 }
 
-LogicalResult BroadcastOp::inferReturnTypes(MLIRContext *, OptLoc loc,
+LogicalResult BroadcastOp::inferReturnTypes(MLIRContext *context, OptLoc loc,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &results) {
   if (failed(commonDevice(loc, adaptor.getInput())) ||
-      failed(requireAttr(loc, adaptor.getShapeAttr(), "shape")))
+      failed(requireAttr(loc, adaptor.getShapeAttr(), "shape")) ||
+      failed(checkTargetMap(loc, "broadcast", adaptor.getShape(), adaptor.getSizes())))
     return failure();
   RankedTensorType type = tensorType(adaptor.getInput());
-  ArrayRef<int64_t> shape = adaptor.getShape();
-  auto b = broadcastShapes(type.getShape(), shape);
-  if (!b || ArrayRef<int64_t>(*b) != shape)
-    return fail(loc, "cannot broadcast " + shapeString(type.getShape()) +
-                         " to " + shapeString(shape));
-  results.push_back(RankedTensorType::get(
-      shape, type.getElementType(), encodingWith(getEncoding(type), {})));
+  SmallVector<AffineExpr> target =
+      targetSizes(context, adaptor.getShape(), adaptor.getSizes());
+  auto b = broadcastSizes(getDimSizes(type), target);
+  if (!b || *b != target)
+    return fail(loc, "cannot broadcast " + sizesString(getDimSizes(type)) +
+                         " to " + sizesString(target));
+  results.push_back(typeWith(target, type.getElementType(), getEncoding(type)));
   return success();
 }
 
@@ -465,27 +565,43 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *, OptLoc loc,
   if (starts.size() != rank || ends.size() != rank || steps.size() != rank)
     return fail(loc, "slice: starts, ends and steps need one entry per "
                      "dimension (" + Twine(rank) + ")");
-  SmallVector<int64_t> shape;
+  SmallVector<AffineExpr> sizes = getDimSizes(type), shape;
   for (size_t d = 0; d < rank; ++d) {
     int64_t dim = type.getDimSize(d), start = starts[d], end = ends[d],
             step = steps[d];
     if (step == 0)
       return fail(loc, "slice: step must not be 0");
+    if (type.isDynamicDim(d)) {
+      // A dynamic dimension is sliced forward from a static start, to its
+      // end or to a static end (which the frontend keeps within the
+      // dimension's least size).
+      if (step < 0 || start < 0 || end < start)
+        return fail(loc, "slice: dynamic dimension " + Twine(d) +
+                             " can only be sliced forward from a static start");
+      if (end == std::numeric_limits<int64_t>::max())
+        shape.push_back((sizes[d] - start).ceilDiv(step));
+      else
+        shape.push_back(getAffineConstantExpr(ref::sliceExtent(start, end, step),
+                                              type.getContext()));
+      continue;
+    }
     if (step > 0) {
       if (start < 0 || start > dim || end < 0 || end > dim)
         return fail(loc, "slice: dimension " + Twine(d) + " range [" +
                              Twine(start) + ", " + Twine(end) +
                              ") is outside [0, " + Twine(dim) + "]");
-      shape.push_back(ref::sliceExtent(start, end, step));
+      shape.push_back(getAffineConstantExpr(ref::sliceExtent(start, end, step),
+                                            type.getContext()));
     } else {
       if (start < 0 || start > dim - 1 || end < -1 || end > dim - 1)
         return fail(loc, "slice: dimension " + Twine(d) +
                              " reverse range is out of bounds");
-      shape.push_back(ref::sliceExtent(start, end, step));
+      shape.push_back(getAffineConstantExpr(ref::sliceExtent(start, end, step),
+                                            type.getContext()));
     }
   }
-  results.push_back(RankedTensorType::get(shape, type.getElementType(),
-                                          type.getEncoding()));
+  results.push_back(typeWith(shape, type.getElementType(), getEncoding(type),
+                             getEncoding(type).getDimOrder()));
   return success();
 }
 
@@ -502,7 +618,10 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *, OptLoc loc,
   int64_t axis = adaptor.getAxis();
   if (failed(checkAxis(loc, axis, first.getRank())))
     return failure();
-  SmallVector<int64_t> shape(first.getShape());
+  SmallVector<AffineExpr> shape = getDimSizes(first);
+  bool symbolic = hasSymbolicSizes(first);
+  for (Value v : inputs)
+    symbolic |= hasSymbolicSizes(v.getType());
   for (auto [i, v] : llvm::enumerate(inputs.drop_front())) {
     RankedTensorType t = tensorType(v);
     if (t.getElementType() != first.getElementType() ||
@@ -511,18 +630,26 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *, OptLoc loc,
       return fail(loc, "concat input #" + Twine(i + 1) + " (" + typeString(t) +
                            ") does not match input #0 in element type, rank "
                            "or layout");
+    SmallVector<AffineExpr> sizes = getDimSizes(t);
     for (int64_t d = 0; d < t.getRank(); ++d) {
       if (d == axis)
         continue;
-      if (t.getDimSize(d) != first.getDimSize(d))
+      if (sizes[d] != shape[d])
         return fail(loc, "concat input #" + Twine(i + 1) +
                              " differs from input #0 in dimension " + Twine(d));
     }
-    if (__builtin_add_overflow(shape[axis], t.getDimSize(axis), &shape[axis]))
-      return fail(loc, "concat: the joined dimension overflows");
+    if (!symbolic) {
+      int64_t joined;
+      if (__builtin_add_overflow(llvm::cast<AffineConstantExpr>(shape[axis]).getValue(),
+                                 t.getDimSize(axis), &joined))
+        return fail(loc, "concat: the joined dimension overflows");
+      shape[axis] = getAffineConstantExpr(joined, first.getContext());
+    } else {
+      shape[axis] = shape[axis] + sizes[axis];
+    }
   }
-  results.push_back(RankedTensorType::get(shape, first.getElementType(),
-                                          first.getEncoding()));
+  results.push_back(typeWith(shape, first.getElementType(), getEncoding(first),
+                             getEncoding(first).getDimOrder()));
   return success();
 }
 
@@ -532,6 +659,8 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *, OptLoc loc,
   if (failed(commonDevice(loc, adaptor.getInput())) ||
       failed(requireAttr(loc, adaptor.getLowAttr(), "low")) ||
       failed(requireAttr(loc, adaptor.getHighAttr(), "high")))
+    return failure();
+  if (failed(rejectSymbolic(loc, "pad", adaptor.getInput())))
     return failure();
   RankedTensorType type = tensorType(adaptor.getInput());
   ArrayRef<int64_t> low = adaptor.getLow(), high = adaptor.getHigh();
@@ -570,11 +699,11 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *, OptLoc loc,
   int64_t axis = adaptor.getAxis();
   if (failed(checkAxis(loc, axis, data.getRank())))
     return failure();
-  SmallVector<int64_t> shape(data.getShape().take_front(axis));
-  llvm::append_range(shape, indices.getShape());
-  llvm::append_range(shape, data.getShape().drop_front(axis + 1));
-  results.push_back(RankedTensorType::get(shape, data.getElementType(),
-                                          encodingWith(*enc, {})));
+  SmallVector<AffineExpr> dataSizes = getDimSizes(data);
+  SmallVector<AffineExpr> shape(ArrayRef<AffineExpr>(dataSizes).take_front(axis));
+  llvm::append_range(shape, getDimSizes(indices));
+  llvm::append_range(shape, ArrayRef<AffineExpr>(dataSizes).drop_front(axis + 1));
+  results.push_back(typeWith(shape, data.getElementType(), *enc));
   return success();
 }
 
@@ -587,7 +716,8 @@ LogicalResult GatherElementsOp::inferReturnTypes(MLIRContext *, OptLoc loc,
     return failure();
   RankedTensorType data = tensorType(adaptor.getData());
   RankedTensorType indices = tensorType(adaptor.getIndices());
-  if (failed(checkElementIndices(loc, "gather_elements", data, indices, adaptor.getAxis())))
+  if (failed(rejectSymbolic(loc, "gather_elements", operands)) ||
+      failed(checkElementIndices(loc, "gather_elements", data, indices, adaptor.getAxis())))
     return failure();
   results.push_back(RankedTensorType::get(indices.getShape(), data.getElementType(),
                                           encodingWith(*enc, {})));
@@ -604,7 +734,8 @@ LogicalResult ScatterElementsOp::inferReturnTypes(MLIRContext *, OptLoc loc,
   RankedTensorType data = tensorType(adaptor.getData());
   RankedTensorType indices = tensorType(adaptor.getIndices());
   RankedTensorType updates = tensorType(adaptor.getUpdates());
-  if (failed(checkElementIndices(loc, "scatter_elements", data, indices, adaptor.getAxis())))
+  if (failed(rejectSymbolic(loc, "scatter_elements", operands)) ||
+      failed(checkElementIndices(loc, "scatter_elements", data, indices, adaptor.getAxis())))
     return failure();
   if (updates.getShape() != indices.getShape())
     return fail(loc, "scatter_elements updates must have the indices' shape");
@@ -624,10 +755,10 @@ LogicalResult ArgSortOp::inferReturnTypes(MLIRContext *context, OptLoc loc, Adap
   if (failed(enc) || failed(requireAttr(loc, adaptor.getAxisAttr(), "axis")))
     return failure();
   RankedTensorType type = tensorType(adaptor.getInput());
-  if (failed(checkAxis(loc, adaptor.getAxis(), type.getRank())))
+  if (failed(checkAxis(loc, adaptor.getAxis(), type.getRank())) ||
+      failed(requireStaticDims(loc, "argsort", type, {adaptor.getAxis()})))
     return failure();
-  results.push_back(RankedTensorType::get(type.getShape(), IntegerType::get(context, 64),
-                                          encodingWith(*enc, {})));
+  results.push_back(typeWith(getDimSizes(type), IntegerType::get(context, 64), *enc));
   return success();
 }
 
@@ -662,9 +793,8 @@ LogicalResult RelayoutOp::inferReturnTypes(MLIRContext *, OptLoc loc,
   if (llvm::all_of(llvm::enumerate(order),
                    [](auto p) { return p.value() == int64_t(p.index()); }))
     order.clear();
-  results.push_back(RankedTensorType::get(type.getShape(),
-                                          type.getElementType(),
-                                          encodingWith(*enc, order)));
+  results.push_back(typeWith(getDimSizes(type), type.getElementType(), *enc,
+                             order));
   return success();
 }
 
@@ -710,6 +840,8 @@ LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *, OptLoc loc,
   RankedTensorType type = tensorType(adaptor.getInput());
   if (type.getRank() < 2)
     return fail(loc, "batch_norm input must have rank >= 2 (N, C, ...)");
+  if (failed(requireStaticDims(loc, "batch_norm", type, {1})))
+    return failure();
   int64_t channels = type.getDimSize(1);
   static const char *names[] = {"input", "scale", "bias", "mean", "variance"};
   for (size_t i = 1; i < operands.size(); ++i) {
@@ -735,6 +867,11 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *, OptLoc loc,
   RankedTensorType type = tensorType(adaptor.getInput());
   int64_t axis = adaptor.getAxis();
   if (failed(checkAxis(loc, axis, type.getRank())))
+    return failure();
+  SmallVector<int64_t> normalizedDims;
+  for (int64_t d = axis; d < type.getRank(); ++d)
+    normalizedDims.push_back(d);
+  if (failed(requireStaticDims(loc, "layer_norm", type, normalizedDims)))
     return failure();
   ArrayRef<int64_t> normalized = type.getShape().drop_front(axis);
   for (Value v : ValueRange(operands).drop_front()) {
@@ -770,22 +907,22 @@ LogicalResult MatMulOp::inferReturnTypes(MLIRContext *, OptLoc loc,
   if (a.getElementType() != b.getElementType())
     return fail(loc, "matmul operands have different element types; insert "
                      "an explicit kiln.cast");
-  int64_t m = a.getDimSize(a.getRank() - (adaptor.getTransposeA() ? 1 : 2));
-  int64_t ka = a.getDimSize(a.getRank() - (adaptor.getTransposeA() ? 2 : 1));
-  int64_t kb = b.getDimSize(b.getRank() - (adaptor.getTransposeB() ? 1 : 2));
-  int64_t n = b.getDimSize(b.getRank() - (adaptor.getTransposeB() ? 2 : 1));
+  SmallVector<AffineExpr> as = getDimSizes(a), bs = getDimSizes(b);
+  AffineExpr m = as[a.getRank() - (adaptor.getTransposeA() ? 1 : 2)];
+  AffineExpr ka = as[a.getRank() - (adaptor.getTransposeA() ? 2 : 1)];
+  AffineExpr kb = bs[b.getRank() - (adaptor.getTransposeB() ? 1 : 2)];
+  AffineExpr n = bs[b.getRank() - (adaptor.getTransposeB() ? 2 : 1)];
   if (ka != kb)
-    return fail(loc, "matmul contraction mismatch: lhs has K=" + Twine(ka) +
-                         ", rhs has K=" + Twine(kb));
-  auto batch = broadcastShapes(a.getShape().drop_back(2),
-                               b.getShape().drop_back(2));
+    return fail(loc, "matmul contraction mismatch: lhs has K=" + sizeString(ka) +
+                         ", rhs has K=" + sizeString(kb));
+  auto batch = broadcastSizes(ArrayRef<AffineExpr>(as).drop_back(2),
+                              ArrayRef<AffineExpr>(bs).drop_back(2));
   if (!batch)
     return fail(loc, "matmul batch dimensions are not broadcast-compatible");
-  SmallVector<int64_t> shape(*batch);
+  SmallVector<AffineExpr> shape(*batch);
   shape.push_back(m);
   shape.push_back(n);
-  results.push_back(RankedTensorType::get(shape, a.getElementType(),
-                                          encodingWith(*enc, {})));
+  results.push_back(typeWith(shape, a.getElementType(), *enc));
   return success();
 }
 
@@ -799,6 +936,10 @@ LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *, OptLoc loc,
     return failure();
   RankedTensorType x = tensorType(adaptor.getInput());
   RankedTensorType w = tensorType(adaptor.getFilter());
+  if (failed(requireStaticDims(loc, "conv2d", x, {1, 2, 3})) ||
+      failed(rejectSymbolic(loc, "conv2d filter and bias",
+                            ValueRange{adaptor.getFilter(), adaptor.getBias()})))
+    return failure();
   if (w.getRank() != 4)
     return fail(loc, "conv2d filter must be 4-D [O, C/groups, KH, KW], got " +
                          typeString(w));
@@ -838,9 +979,13 @@ LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *, OptLoc loc,
     return fail(loc, "conv2d filter " + shapeString(w.getShape()) +
                          " does not fit the padded input " +
                          shapeString(x.getShape()));
-  results.push_back(RankedTensorType::get(
-      {x.getDimSize(0), w.getDimSize(0), oh, ow}, x.getElementType(),
-      x.getEncoding()));
+  MLIRContext *context = x.getContext();
+  results.push_back(typeWith({getDimSizes(x)[0],
+                              getAffineConstantExpr(w.getDimSize(0), context),
+                              getAffineConstantExpr(oh, context),
+                              getAffineConstantExpr(ow, context)},
+                             x.getElementType(), getEncoding(x),
+                             getEncoding(x).getDimOrder()));
   return success();
 }
 
@@ -874,10 +1019,10 @@ LogicalResult GlobalAvgPoolOp::inferReturnTypes(MLIRContext *, OptLoc loc,
   RankedTensorType type = tensorType(adaptor.getInput());
   if (type.getRank() < 3)
     return fail(loc, "global_avg_pool input must be [N, C, spatial...]");
-  SmallVector<int64_t> shape(type.getShape());
+  SmallVector<AffineExpr> shape = getDimSizes(type);
   for (int64_t d = 2; d < type.getRank(); ++d)
-    shape[d] = 1;
-  results.push_back(RankedTensorType::get(shape, type.getElementType(),
-                                          type.getEncoding()));
+    shape[d] = getAffineConstantExpr(1, type.getContext());
+  results.push_back(typeWith(shape, type.getElementType(), getEncoding(type),
+                             getEncoding(type).getDimOrder()));
   return success();
 }

@@ -36,6 +36,9 @@ RankedTensorType mlir::kiln::withShape(RankedTensorType type,
   if (enc && static_cast<int64_t>(shape.size()) != type.getRank())
     enc = TensorEncodingAttr::get(type.getContext(), {}, enc.getDeviceKind(),
                                   enc.getDeviceOrdinal());
+  // A static shape has no symbolic sizes.
+  if (enc && !llvm::any_of(shape, ShapedType::isDynamic))
+    enc = enc.withSizes({});
   return RankedTensorType::get(shape, type.getElementType(), enc);
 }
 

@@ -3,6 +3,7 @@
 #ifndef KILN_IR_KILNATTRS_H
 #define KILN_IR_KILNATTRS_H
 
+#include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/Attributes.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/TensorEncoding.h"

@@ -29,11 +29,30 @@ def Kiln_TensorEncodingAttr : Kiln_Attr<"TensorEncoding", "enc",
 
     `row_major` (and its 4-D name `nchw`) is the identity order and is stored
     as an empty `dimOrder`; `nhwc` is the order [0, 2, 3, 1].
+
+    A dynamic dimension (`?`) has a symbolic size: an affine expression over
+    the model's size symbols `s0`, `s1`, ... (sums, products, floor and ceil
+    division), one per `?` in order. The enclosing function's `kiln.symbols`
+    attribute names the symbols and gives their ranges.
+
+    ```mlir
+    tensor<?x?x768xf32, #kiln.enc<row_major, cpu, [s0, s1]>>
+    tensor<?x768xf32, #kiln.enc<row_major, cpu, [s0 * s1]>>
+    ```
   }];
   let parameters = (ins
     ArrayRefParameter<"int64_t", "memory order of dimensions, outermost first; empty means row-major">:$dimOrder,
     "::mlir::kiln::DeviceKind":$deviceKind,
-    "int64_t":$deviceOrdinal);
+    "int64_t":$deviceOrdinal,
+    ArrayRefParameter<"::mlir::AffineExpr", "symbolic sizes of the dynamic dimensions, in order">:$sizes);
+  let builders = [
+    AttrBuilder<(ins "::llvm::ArrayRef<int64_t>":$dimOrder,
+                     "::mlir::kiln::DeviceKind":$deviceKind,
+                     "int64_t":$deviceOrdinal), [{
+      return $_get($_ctxt, dimOrder, deviceKind, deviceOrdinal,
+                   ::llvm::ArrayRef<::mlir::AffineExpr>{});
+    }]>
+  ];
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
@@ -43,8 +62,10 @@ def Kiln_TensorEncodingAttr : Kiln_Attr<"TensorEncoding", "enc",
     std::string getDeviceString() const;
     /// The layout as written in the IR: row_major, nhwc or perm[...].
     std::string getLayoutString() const;
-    /// Same layout on another device.
+    /// Same layout and sizes on another device.
     TensorEncodingAttr withDevice(DeviceKind kind, int64_t ordinal) const;
+    /// The same layout and device with other symbolic sizes.
+    TensorEncodingAttr withSizes(::llvm::ArrayRef<::mlir::AffineExpr> sizes) const;
   }];
 }
 

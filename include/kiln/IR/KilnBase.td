@@ -27,6 +27,8 @@ def Kiln_Dialect : Dialect {
   // generically from (name, operands, attributes).
   let usePropertiesForAttributes = 0;
   let hasConstantMaterializer = 1;
+  // `kiln.symbols` on a model function names its size symbols.
+  let hasOperationAttrVerify = 1;
 }
 
 /// A ranked tensor with a kiln encoding (layout and device).

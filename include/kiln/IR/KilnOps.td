@@ -162,7 +162,13 @@ def Kiln_CastOp : Kiln_InferredOp<"cast", [Kiln_ElementwiseFamily]> {
 
 def Kiln_ReshapeOp : Kiln_InferredOp<"reshape", [Kiln_DataMovementFamily]> {
   let summary = "Same elements, new shape (one dimension may be -1)";
-  let arguments = (ins Kiln_Tensor:$input, DenseI64ArrayAttr:$shape);
+  let description = [{
+    With dynamic dimensions the target may be symbolic: `sizes` is then an
+    affine map `()[s0, ...] -> (size, ...)` giving every target size and
+    `shape` is empty.
+  }];
+  let arguments = (ins Kiln_Tensor:$input, DenseI64ArrayAttr:$shape,
+                       OptionalAttr<AffineMapAttr>:$sizes);
   let results = (outs Kiln_Tensor:$result);
   let hasFolder = 1;
 }
@@ -176,7 +182,12 @@ def Kiln_TransposeOp : Kiln_InferredOp<"transpose", [Kiln_DataMovementFamily]> {
 
 def Kiln_BroadcastOp : Kiln_InferredOp<"broadcast", [Kiln_DataMovementFamily]> {
   let summary = "Broadcast NumPy-style to a larger shape";
-  let arguments = (ins Kiln_Tensor:$input, DenseI64ArrayAttr:$shape);
+  let description = [{
+    As for reshape, a symbolic target is given by `sizes` (an affine map over
+    the size symbols) with an empty `shape`.
+  }];
+  let arguments = (ins Kiln_Tensor:$input, DenseI64ArrayAttr:$shape,
+                       OptionalAttr<AffineMapAttr>:$sizes);
   let results = (outs Kiln_Tensor:$result);
   let hasFolder = 1;
 }
@@ -186,7 +197,10 @@ def Kiln_SliceOp : Kiln_InferredOp<"slice", [Kiln_DataMovementFamily]> {
   let description = [{
     For each dimension d the result holds input[start[d] + k*step[d]] for
     every k with start + k*step before end (after, for a negative step).
-    Starts and ends are already clamped into range by the frontends.
+    Starts and ends are already clamped into range by the frontends. A
+    dynamic dimension is sliced forward, to a static end within its least
+    size or to 9223372036854775807 (INT64_MAX): the dimension's end,
+    whatever its size.
   }];
   let arguments = (ins Kiln_Tensor:$input, DenseI64ArrayAttr:$starts,
                        DenseI64ArrayAttr:$ends, DenseI64ArrayAttr:$steps);

@@ -1,0 +1,107 @@
+//===- SymbolicSizes.h - symbolic sizes of dynamic dimensions ---*- C++ -*-===//
+//
+// A dynamic dimension of a kiln tensor (`?`) has a symbolic size: an affine
+// expression over the model's size symbols s0, s1, ... (sums, products,
+// floor and ceil division by constants), as exporters' Shape -> Gather ->
+// Concat -> Reshape chains produce. Static dimensions are constant
+// expressions, so one vector of AffineExpr describes any shape and shape
+// rules are written once for both.
+//
+// The symbols themselves (name, MIN..MAX range, OPT point) live in the model
+// function's `kiln.symbols` attribute.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_IR_SYMBOLICSIZES_H
+#define KILN_IR_SYMBOLICSIZES_H
+
+#include "kiln/IR/KilnAttrs.h"
+
+#include "mlir/IR/AffineExpr.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir {
+namespace kiln {
+
+/// The most size symbols one model may have (s0 .. s63).
+constexpr unsigned kMaxSizeSymbols = 64;
+
+/// The name of the function attribute listing the size symbols.
+constexpr const char *kSizeSymbolsAttrName = "kiln.symbols";
+
+/// One size symbol: a named dimension valid over [min, max], tuned for opt.
+struct SizeSymbol {
+  std::string name;
+  int64_t min = 1, max = 1, opt = 1;
+};
+
+/// Checks that `size` is a symbolic size: built from symbols s0..s63 and
+/// constants only (no dimension identifiers) and not itself a constant.
+LogicalResult verifySymbolicSize(AffineExpr size,
+                                 function_ref<InFlightDiagnostic()> emitError);
+
+/// True for a kiln tensor type with at least one dynamic dimension.
+bool hasSymbolicSizes(Type type);
+
+/// The size of every dimension of a kiln tensor: constants for static
+/// dimensions, the encoding's expressions for dynamic ones.
+SmallVector<AffineExpr> getDimSizes(RankedTensorType type);
+
+/// The kiln tensor type with these sizes (constant ones static, the rest
+/// dynamic with their expressions), element type, and `encoding`'s device;
+/// `dimOrder` is the layout (empty: row-major).
+RankedTensorType getKilnTensorType(ArrayRef<AffineExpr> sizes, Type elementType,
+                                   ArrayRef<int64_t> dimOrder,
+                                   TensorEncodingAttr encoding);
+
+/// NumPy broadcast of two symbolic shapes: equal sizes, or a constant 1
+/// against anything. std::nullopt when sizes differ otherwise (two
+/// different symbolic sizes could be broadcast only if one were 1 at run
+/// time, which kiln does not assume).
+std::optional<SmallVector<AffineExpr>> broadcastSizes(ArrayRef<AffineExpr> a,
+                                                      ArrayRef<AffineExpr> b);
+
+/// One size as written in the IR: "s0 * 12".
+std::string sizeString(AffineExpr size);
+
+/// "[s0x128x768]": sizes as in error messages.
+std::string sizesString(ArrayRef<AffineExpr> sizes);
+
+/// The product of `sizes` (the element count).
+AffineExpr productOf(ArrayRef<AffineExpr> sizes, MLIRContext *context);
+
+/// `a / b` when `b` divides `a` for every value of the symbols: both are
+/// sums of monomials (a constant times symbols) and each monomial of `a` is
+/// a multiple of the single monomial `b`. std::nullopt otherwise.
+std::optional<AffineExpr> exactQuotient(AffineExpr a, AffineExpr b);
+
+/// The value of `size` for the given symbol values; std::nullopt if it
+/// names a symbol past `symbols` or overflows.
+std::optional<int64_t> evaluateSize(AffineExpr size, ArrayRef<int64_t> symbols);
+
+/// The least and greatest value of `size` over the symbols' ranges
+/// (sizes are monotone in every symbol: sums and products of non-negative
+/// terms, divisions by positive constants); std::nullopt if it names an
+/// unknown symbol or overflows.
+std::optional<std::pair<int64_t, int64_t>>
+sizeRange(AffineExpr size, ArrayRef<SizeSymbol> symbols);
+
+/// Reads the `kiln.symbols` attribute of `op` (a model function); an empty
+/// list when it has none.
+SmallVector<SizeSymbol> getSizeSymbols(Operation *op);
+/// The attribute value describing `symbols`.
+Attribute buildSizeSymbolsAttr(MLIRContext *context, ArrayRef<SizeSymbol> symbols);
+/// Checks a `kiln.symbols` attribute: a list of {name, min, max, opt} with
+/// distinct names and 0 <= min <= opt <= max.
+LogicalResult verifySizeSymbolsAttr(Attribute attr,
+                                    function_ref<InFlightDiagnostic()> emitError);
+
+} // namespace kiln
+} // namespace mlir
+
+#endif // KILN_IR_SYMBOLICSIZES_H
