@@ -10,6 +10,7 @@
 #include "kiln/Driver/Reports.h"
 #include "kiln/Driver/TargetAttributes.h"
 #include "kiln/IR/GraphDot.h"
+#include "kiln/IR/SymbolicSizes.h"
 #include "kiln/Lowering/TuningCache.h"
 
 #include "mlir/Support/FileUtilities.h"
@@ -21,6 +22,25 @@ using namespace mlir;
 
 namespace kiln {
 namespace driver {
+
+/// The first op of `module` with a result (or block argument) of symbolic
+/// size, and that type; null when every shape is static.
+static std::pair<Operation *, Type> firstDynamicValue(ModuleOp module) {
+  std::pair<Operation *, Type> found{nullptr, Type()};
+  module.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    SmallVector<Type> types(op->getResultTypes());
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        llvm::append_range(types, block.getArgumentTypes());
+    for (Type type : types)
+      if (mlir::kiln::hasSymbolicSizes(type)) {
+        found = {op, type};
+        return WalkResult::interrupt();
+      }
+    return WalkResult::advance();
+  });
+  return found;
+}
 
 Compilation::Compilation(const CompileOptions &options, PhaseClock &clock)
     : options(options), clock(clock), dumps(options) {}
@@ -56,7 +76,11 @@ LogicalResult Compilation::optimize(ModuleOp module) {
   PassManager graph(module.getContext());
   if (failed(configure(graph)))
     return failure();
-  buildGraphPipeline(graph, options);
+  // Over dynamic dimensions the graph-level simplifications run (their
+  // rules are written for symbolic sizes); layouts, placement and fusion
+  // still need static shapes, so the optimised IR stops there.
+  buildGraphPipeline(graph, options,
+                     /*staticShapes=*/firstDynamicValue(module).first == nullptr);
   if (failed(graph.run(module)))
     return failure();
   clock.mark("graph-passes");
@@ -79,6 +103,11 @@ LogicalResult Compilation::optimize(ModuleOp module) {
 }
 
 LogicalResult Compilation::lower(ModuleOp module) {
+  if (auto [op, type] = firstDynamicValue(module); op)
+    return op->emitError()
+           << "has dynamic dimensions (" << type
+           << "); kilnc compiles them to the Graph IR (--emit=mlir) but does not lower them "
+              "to an executable yet: compile for one size with --input-shape NAME=D0xD1x...";
   PassManager plan(module.getContext());
   if (failed(configure(plan)))
     return failure();

@@ -13,7 +13,7 @@ using namespace mlir;
 namespace kiln {
 namespace driver {
 
-void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
+void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options, bool staticShapes) {
   mlir::kiln::GraphOptions graph;
   // Generated matmul kernels dequantise int8 weights in their tile loads
   // (once epilogue fusion has put the dequantisation in the matmul's region).
@@ -23,6 +23,8 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
   graph.foldBudgetSeconds = options.foldBudgetSeconds;
   graph.foldBudgetBytes = options.foldBudgetBytes;
   mlir::kiln::buildDefaultGraphPipeline(pm, graph);
+  if (!staticShapes)
+    return;
   if (options.target != Target::CPU) {
     // Row-major inside (what the kernels and cuBLASLt read and write),
     // then the GPU gets every op it has code for; the host the rest.

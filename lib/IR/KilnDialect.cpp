@@ -138,10 +138,7 @@ LogicalResult TensorEncodingAttr::verifyEncoding(
     return emitError() << "the tensor has " << dynamic
                        << " dynamic dimensions but its encoding gives "
                        << getSizes().size() << " symbolic sizes";
-  SmallVector<int64_t> staticDims;
-  llvm::copy_if(shape, std::back_inserter(staticDims),
-                [](int64_t d) { return !ShapedType::isDynamic(d); });
-  if (!withinElementLimit(staticDims))
+  if (!withinElementLimit(shape))
     return emitError() << "a kiln tensor holds at most 2^40 elements";
   return success();
 }

@@ -9,7 +9,11 @@ using namespace mlir;
 using namespace mlir::kiln;
 
 bool mlir::kiln::withinElementLimit(ArrayRef<int64_t> shape) {
-  return ::kiln::ref::withinElementLimit(shape);
+  // Dynamic dimensions are bounded by their symbols' ranges, not here.
+  SmallVector<int64_t> staticDims;
+  llvm::copy_if(shape, std::back_inserter(staticDims),
+                [](int64_t d) { return !ShapedType::isDynamic(d); });
+  return ::kiln::ref::withinElementLimit(staticDims);
 }
 
 bool mlir::kiln::isKilnTensorType(Type type) {

@@ -130,6 +130,10 @@ FailureOr<ref::OpAttrs> mlir::kiln::toReferenceAttrs(Operation *op) {
                type && toReferenceDType(type.getValue())) {
       a.kind = ref::OpAttr::Type;
       a.dtype = *toReferenceDType(type.getValue());
+    } else if (llvm::isa<AffineMapAttr>(value) && named.getName() == "sizes") {
+      // A symbolic reshape or broadcast target: its values exist per size
+      // signature (the executable writes them as the `shape` entries' sizes).
+      continue;
     } else {
       return op->emitOpError("attribute '") << named.getName().str()
                                             << "' has no reference form";

@@ -5,6 +5,7 @@
 #include "kiln/Exec/ExecOps.h"
 #include "kiln/IR/KilnOps.h"
 #include "kiln/IR/ReferenceConversion.h"
+#include "kiln/IR/SymbolicSizes.h"
 #include "kiln/Lowering/LibraryCalls.h"
 #include "kiln/Reference/Tensor.h"
 #include "kiln/Runtime/ExecutableFile.h"
@@ -32,6 +33,12 @@ public:
 
 private:
   FailureOr<flatbuffers::Offset<kx::TensorType>> tensorType(Operation *at, Type type);
+  flatbuffers::Offset<kx::SizeExpr> sizeExpr(AffineExpr size);
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<kx::SizeExpr>>>
+  sizeExprs(ArrayRef<AffineExpr> sizes);
+  LogicalResult symbolicAttrs(Operation *op,
+                              std::vector<flatbuffers::Offset<kx::Attr>> &attrs,
+                              const ::kiln::ref::OpAttrs &refAttrs);
   FailureOr<uint32_t> valueIndex(Value value);
   FailureOr<flatbuffers::Offset<kx::Weight>> weight(Operation *op, StringRef name,
                                                     ElementsAttr value);
@@ -74,12 +81,86 @@ FailureOr<flatbuffers::Offset<kx::TensorType>> Writer::tensorType(Operation *at,
       tensor ? toReferenceDType(tensor.getElementType()) : std::nullopt;
   if (!enc || !dtype)
     return at->emitOpError("cannot serialize value of type ") << type;
-  auto shape = fbb.CreateVector(tensor.getShape().data(), tensor.getShape().size());
+  // A dynamic dimension is written -1, its size an expression in `sizes`.
+  std::vector<int64_t> dims;
+  for (int64_t d : tensor.getShape())
+    dims.push_back(ShapedType::isDynamic(d) ? -1 : d);
+  auto sizes = enc.getSizes().empty() ? 0 : sizeExprs(enc.getSizes());
+  auto shape = fbb.CreateVector(dims);
   auto order = fbb.CreateVector(enc.getDimOrder().data(), enc.getDimOrder().size());
   return kx::CreateTensorType(fbb, static_cast<kx::DType>(*dtype), shape, order,
                               enc.getDeviceKind() == DeviceKind::CPU ? kx::DeviceKind::CPU
                                                                      : kx::DeviceKind::CUDA,
-                              static_cast<int32_t>(enc.getDeviceOrdinal()));
+                              static_cast<int32_t>(enc.getDeviceOrdinal()), sizes);
+}
+
+/// Postfix code of a size (ExecutableFormat.fbs, SizeExpr).
+static void appendSizeCode(AffineExpr e, std::vector<int64_t> &code) {
+  if (auto c = llvm::dyn_cast<AffineConstantExpr>(e)) {
+    code.insert(code.end(), {0, c.getValue()});
+    return;
+  }
+  if (auto s = llvm::dyn_cast<AffineSymbolExpr>(e)) {
+    code.insert(code.end(), {1, static_cast<int64_t>(s.getPosition())});
+    return;
+  }
+  auto binary = llvm::cast<AffineBinaryOpExpr>(e);
+  appendSizeCode(binary.getLHS(), code);
+  appendSizeCode(binary.getRHS(), code);
+  switch (e.getKind()) {
+  case AffineExprKind::Add: code.push_back(2); break;
+  case AffineExprKind::Mul: code.push_back(3); break;
+  case AffineExprKind::FloorDiv: code.push_back(4); break;
+  case AffineExprKind::CeilDiv: code.push_back(5); break;
+  case AffineExprKind::Mod: code.push_back(6); break;
+  default: llvm_unreachable("sizes hold no dimension identifiers");
+  }
+}
+
+flatbuffers::Offset<kx::SizeExpr> Writer::sizeExpr(AffineExpr size) {
+  std::vector<int64_t> code;
+  appendSizeCode(size, code);
+  return kx::CreateSizeExprDirect(fbb, &code);
+}
+
+flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<kx::SizeExpr>>>
+Writer::sizeExprs(ArrayRef<AffineExpr> sizes) {
+  std::vector<flatbuffers::Offset<kx::SizeExpr>> exprs;
+  for (AffineExpr size : sizes)
+    exprs.push_back(sizeExpr(size));
+  return fbb.CreateVector(exprs);
+}
+
+/// The attributes whose values depend on the size symbols: a reshape's or
+/// broadcast's symbolic target (`sizes`, written as `shape`), and a slice's
+/// ends at the end of a dynamic dimension. They replace the static forms.
+LogicalResult Writer::symbolicAttrs(Operation *op,
+                                    std::vector<flatbuffers::Offset<kx::Attr>> &attrs,
+                                    const ::kiln::ref::OpAttrs &refAttrs) {
+  auto withSizes = [&](const char *name, ArrayRef<AffineExpr> sizes) {
+    std::vector<int64_t> placeholder(sizes.size(), 0);
+    auto entry = kx::CreateAttr(fbb, fbb.CreateString(name), kx::AttrKind::Ints, 0, 0.0,
+                                fbb.CreateVector(placeholder), 0, kx::DType::F32,
+                                sizeExprs(sizes));
+    // Attributes are sorted by name: replace the static entry in place.
+    auto it = refAttrs.find(name);
+    attrs[std::distance(refAttrs.begin(), it)] = entry;
+  };
+  if (auto map = op->getAttrOfType<AffineMapAttr>("sizes"))
+    withSizes("shape", map.getValue().getResults());
+  if (auto slice = llvm::dyn_cast<SliceOp>(op)) {
+    auto input = llvm::cast<RankedTensorType>(slice.getInput().getType());
+    SmallVector<AffineExpr> ends, inputSizes = getDimSizes(input);
+    bool symbolic = false;
+    for (auto [d, end] : llvm::enumerate(slice.getEnds())) {
+      bool toEnd = input.isDynamicDim(d) && end == std::numeric_limits<int64_t>::max();
+      ends.push_back(toEnd ? inputSizes[d] : getAffineConstantExpr(end, op->getContext()));
+      symbolic |= toEnd;
+    }
+    if (symbolic)
+      withSizes("ends", ends);
+  }
+  return success();
 }
 
 FailureOr<flatbuffers::Offset<kx::Weight>> Writer::weight(Operation *op, StringRef name,
@@ -293,6 +374,8 @@ FailureOr<flatbuffers::Offset<kx::Step>> Writer::step(exec::StepOp s, unsigned s
     std::vector<flatbuffers::Offset<kx::Attr>> attrs;
     for (const auto &[name, a] : *refAttrs) // a std::map: sorted, so reproducible
       attrs.push_back(attr(name, a));
+    if (failed(symbolicAttrs(&op, attrs, *refAttrs)))
+      return failure();
     std::string location;
     if (auto loc = llvm::dyn_cast<FileLineColLoc>(op.getLoc()))
       location = (loc.getFilename().str() + ":" + std::to_string(loc.getLine()) + ":" +
@@ -380,10 +463,13 @@ LogicalResult Writer::write(llvm::raw_ostream &os) {
     deviceCode.push_back(kx::CreateDeviceCode(fbb, fbb.CreateString(blob.target),
                                               fbb.CreateString(blob.format), data));
   }
+  std::vector<flatbuffers::Offset<kx::SizeSymbol>> symbols;
+  for (const SizeSymbol &s : getSizeSymbols(func))
+    symbols.push_back(kx::CreateSizeSymbolDirect(fbb, s.name.c_str(), s.min, s.max, s.opt));
   auto root = kx::CreateExecutableDirect(
       fbb, func.getName().str().c_str(), &inputs, &outputs, &values, &weights,
       arena.getInt(), streams ? streams.getInt() : 1, numEvents, &steps, &deviceCode,
-      code.deterministic);
+      code.deterministic, symbols.empty() ? nullptr : &symbols);
   kx::FinishExecutableBuffer(fbb, root);
 
   ::kiln::rt::FileHeader header{};

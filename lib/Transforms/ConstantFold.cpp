@@ -1,6 +1,7 @@
 //===- ConstantFold.cpp - evaluate ops on constant operands ---------------===//
 
 #include "kiln/IR/KilnOps.h"
+#include "kiln/IR/SymbolicSizes.h"
 #include "kiln/Reference/Tensor.h"
 #include "kiln/Transforms/OpEvaluator.h"
 #include "kiln/Transforms/Passes.h"
@@ -46,7 +47,10 @@ struct KilnConstantFoldPass
     getOperation().walk([&](Operation *op) {
       if (llvm::isa_and_nonnull<KilnDialect>(op->getDialect()) &&
           !llvm::isa<ConstantOp, WeightOp>(op) && op->getNumResults() == 1 &&
-          !op->hasAttr(kDequantizeInGemmAttr))
+          !op->hasAttr(kDequantizeInGemmAttr) &&
+          // A literal has one size: a result of symbolic size is computed
+          // at run time (a broadcast of a constant to a dynamic shape).
+          !hasSymbolicSizes(op->getResult(0).getType()))
         candidates.push_back(op);
     });
     for (Operation *op : candidates)

@@ -2,6 +2,10 @@
 
 #include "OnnxContext.h"
 
+#include "kiln/IR/SymbolicSizes.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
 #include "kiln/IR/ReferenceConversion.h"
 #include "kiln/Transforms/OpEvaluator.h"
 
@@ -83,6 +87,62 @@ Value NodeContext::reshape(Value v, ArrayRef<int64_t> shape) {
   if (!v || type(v).getShape() == shape)
     return v;
   return build<ReshapeOp>(v, {named("shape", builder.getDenseI64ArrayAttr(shape))});
+}
+
+Value NodeContext::reshapeTo(Value v, ArrayRef<AffineExpr> sizes) {
+  if (!v)
+    return v;
+  SmallVector<int64_t> shape;
+  for (AffineExpr size : sizes) {
+    auto c = llvm::dyn_cast<AffineConstantExpr>(size);
+    if (!c)
+      break;
+    shape.push_back(c.getValue());
+  }
+  if (shape.size() == sizes.size() && !hasSymbolicSizes(v.getType()))
+    return reshape(v, shape);
+  if (ArrayRef<AffineExpr>(getDimSizes(type(v))) == sizes)
+    return v;
+  unsigned symbols = 0;
+  for (AffineExpr size : sizes)
+    size.walk([&](AffineExpr e) {
+      if (auto s = llvm::dyn_cast<AffineSymbolExpr>(e))
+        symbols = std::max(symbols, s.getPosition() + 1);
+    });
+  auto map = AffineMap::get(0, symbols, sizes, builder.getContext());
+  return build<ReshapeOp>(v, {named("shape", builder.getDenseI64ArrayAttr({})),
+                              named("sizes", AffineMapAttr::get(map))});
+}
+
+std::optional<SmallVector<AffineExpr>> NodeContext::sizeInts(size_t k) {
+  Value v = input(k);
+  if (!v)
+    return std::nullopt;
+  if (symbolic)
+    if (auto it = symbolic->find(v); it != symbolic->end())
+      return it->second;
+  if (!llvm::isa<IntegerType>(type(v).getElementType()) || type(v).getRank() > 1 ||
+      hasSymbolicSizes(v.getType()))
+    return std::nullopt;
+  std::string saved = unsupported;
+  FailureOr<SmallVector<int64_t>> values = constantInts(k);
+  unsupported = saved;
+  if (failed(values))
+    return std::nullopt;
+  SmallVector<AffineExpr> out;
+  for (int64_t x : *values)
+    out.push_back(getAffineConstantExpr(x, builder.getContext()));
+  return out;
+}
+
+Value NodeContext::symbolicResult(ArrayRef<AffineExpr> values, bool asVector, Type element) {
+  auto type = RankedTensorType::get(
+      asVector ? ArrayRef<int64_t>{static_cast<int64_t>(values.size())} : ArrayRef<int64_t>{},
+      element, getDefaultEncoding(builder.getContext()));
+  Value placeholder =
+      builder.create<UnrealizedConversionCastOp>(loc, TypeRange{type}, ValueRange{}).getResult(0);
+  (*symbolic)[placeholder] = SmallVector<AffineExpr>(values);
+  return placeholder;
 }
 
 /// Evaluates `v` if its whole producing subgraph is constant.

@@ -36,6 +36,14 @@ mlir::FailureOr<mlir::DenseElementsAttr> tensorToAttr(mlir::MLIRContext *context
                                                       const onnx::TensorProto &tensor,
                                                       std::string &error);
 
+/// Integer tensors (rank 0 or 1) whose values are sizes known only as
+/// symbolic expressions: a Shape of a dynamic tensor and what exporters
+/// compute from it (Gather, Concat, Unsqueeze, arithmetic). The importer
+/// keeps their values here and gives each a placeholder value (an operand-less
+/// builtin.unrealized_conversion_cast) that must be dead once the consumers
+/// (Reshape, Expand, ConstantOfShape) have read the sizes.
+using SymbolicInts = llvm::DenseMap<mlir::Value, llvm::SmallVector<mlir::AffineExpr>>;
+
 /// One node being converted.
 class NodeContext {
 public:
@@ -114,6 +122,22 @@ public:
   mlir::Value scalarLike(mlir::Value like, double value);
   mlir::Value constantI64(llvm::ArrayRef<int64_t> values, bool asVector = true);
   mlir::Value reshape(mlir::Value v, llvm::ArrayRef<int64_t> shape);
+  /// A reshape to possibly symbolic sizes (static when all are constants).
+  mlir::Value reshapeTo(mlir::Value v, llvm::ArrayRef<mlir::AffineExpr> sizes);
+
+  /// The importer's symbolic integers (null for importers without them).
+  SymbolicInts *symbolic = nullptr;
+  /// Input #k's values as sizes: a constant's values, or the symbolic
+  /// expressions of a shape computation; std::nullopt for anything else.
+  std::optional<llvm::SmallVector<mlir::AffineExpr>> sizeInts(size_t k);
+  /// True if input #k holds symbolic sizes.
+  bool isSymbolic(size_t k) const {
+    return symbolic && input(k) && symbolic->count(input(k));
+  }
+  /// A placeholder result holding symbolic sizes (`asVector`: shape [n],
+  /// else a scalar) of element type `element`.
+  mlir::Value symbolicResult(llvm::ArrayRef<mlir::AffineExpr> values, bool asVector,
+                             mlir::Type element);
 
   /// The value of `v` if it is (or folds to) a constant; else the node is
   /// marked unsupported with "input #k must be a constant".
@@ -140,6 +164,11 @@ void registerCompositeConverters(ConverterMap &map);
 void registerGatherBasedConverters(ConverterMap &map);
 void registerResizeConverters(ConverterMap &map);
 void registerRecurrentConverters(ConverterMap &map);
+
+/// Converts a node computing on symbolic sizes (Shape or Size of a dynamic
+/// tensor, Gather, Concat, Unsqueeze, Squeeze, Cast, Slice, Add, Sub, Mul,
+/// Div of them); std::nullopt when the node does not (it converts as usual).
+std::optional<mlir::LogicalResult> convertSymbolicSizes(NodeContext &c);
 
 } // namespace onnx_import
 } // namespace frontend

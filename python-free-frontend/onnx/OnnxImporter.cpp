@@ -16,6 +16,7 @@
 #include "kiln/Support/OnnxTensorFile.h"
 
 #include "kiln/IR/ReferenceConversion.h"
+#include "kiln/IR/SymbolicSizes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Verifier.h"
@@ -62,6 +63,18 @@ struct Unsupported {
   int64_t opset;
 };
 
+/// The name of a dynamic dimension: its dim_param, shared by every input
+/// that declares it, or "input:d" when the model leaves it unnamed.
+static std::string dimensionKey(const onnx::ValueInfoProto &info, int d) {
+  if (info.type().has_tensor_type() && info.type().tensor_type().has_shape() &&
+      d < info.type().tensor_type().shape().dim_size()) {
+    const auto &dim = info.type().tensor_type().shape().dim(d);
+    if (dim.has_dim_param() && !dim.dim_param().empty())
+      return dim.dim_param();
+  }
+  return info.name() + ":" + std::to_string(d);
+}
+
 class Importer {
 public:
   Importer(const std::string &path, MLIRContext *context, const OnnxImportOptions &options)
@@ -87,7 +100,16 @@ private:
   OpBuilder builder;
   Location base;
   int64_t opset = 1;
+  LogicalResult collectSizeSymbols(const onnx::GraphProto &graph,
+                                   const std::set<std::string> &initialized);
+  LogicalResult checkSymbolicPlaceholders(Block *body);
+
   std::unordered_map<std::string, Value> values;
+  /// Size symbols of dynamic dimensions, and which dim_param (or
+  /// "input:dimension" when unnamed) each one is.
+  SmallVector<SizeSymbol> symbols;
+  std::map<std::string, unsigned> symbolOf;
+  SymbolicInts symbolicInts;
   std::set<std::string> poisoned;
   std::vector<Unsupported> unsupported;
 };
@@ -102,27 +124,108 @@ FailureOr<RankedTensorType> Importer::inputType(const onnx::ValueInfoProto &info
   if (!element)
     return fail("input '" + name + "' has unsupported type " + dataTypeName(tensor.elem_type()));
   auto pinned = options.inputShapes.find(name);
-  SmallVector<int64_t> shape;
+  SmallVector<AffineExpr> sizes;
+  SmallVector<int64_t> staticDims;
+  auto symbolFor = [&](int d) -> std::optional<unsigned> {
+    auto it = symbolOf.find(dimensionKey(info, d));
+    if (it == symbolOf.end())
+      return std::nullopt;
+    return it->second;
+  };
   if (pinned != options.inputShapes.end()) {
     // The pin replaces the declared shape, rank included: models exported
     // with loose or wrong input declarations can still be compiled.
-    shape.assign(pinned->second.begin(), pinned->second.end());
+    for (size_t d = 0; d < pinned->second.size(); ++d) {
+      const DimSpec &spec = pinned->second[d];
+      if (spec.isStatic()) {
+        sizes.push_back(getAffineConstantExpr(spec.min, context));
+        staticDims.push_back(spec.min);
+      } else {
+        sizes.push_back(getAffineSymbolExpr(*symbolFor(d), context));
+      }
+    }
   } else {
     if (!tensor.has_shape())
       return fail("input '" + name + "' has no shape; pin it with --input-shape " + name +
                   "=D0xD1x...");
     for (int d = 0; d < tensor.shape().dim_size(); ++d) {
       const onnx::TensorShapeProto_Dimension &dim = tensor.shape().dim(d);
+      if (std::optional<unsigned> symbol = symbolFor(d)) {
+        sizes.push_back(getAffineSymbolExpr(*symbol, context));
+        continue;
+      }
       if (!dim.has_dim_value() || dim.dim_value() < 0)
         return fail("input '" + name + "' dimension " + Twine(d) +
                     (dim.has_dim_param() ? " ('" + dim.dim_param() + "')" : std::string()) +
-                    " is unknown; pin it with --input-shape " + name + "=D0xD1x...");
-      shape.push_back(dim.dim_value());
+                    " is unknown; pin it with --input-shape " + name +
+                    "=D0xD1x... (a size, or a range MIN..MAX[:OPT])");
+      sizes.push_back(getAffineConstantExpr(dim.dim_value(), context));
+      staticDims.push_back(dim.dim_value());
     }
   }
-  if (!withinElementLimit(shape))
+  if (!withinElementLimit(staticDims))
     return fail("input '" + name + "' has an invalid shape");
-  return RankedTensorType::get(shape, element, getDefaultEncoding(context));
+  return getKilnTensorType(sizes, element, {}, getDefaultEncoding(context));
+}
+
+/// Every range given with --input-shape becomes a size symbol; a dim_param
+/// names one symbol across inputs, so two ranges for it must agree.
+LogicalResult Importer::collectSizeSymbols(const onnx::GraphProto &graph,
+                                           const std::set<std::string> &initialized) {
+  std::map<std::string, std::string> firstInput;
+  for (const onnx::ValueInfoProto &input : graph.input()) {
+    auto pinned = options.inputShapes.find(input.name());
+    if (initialized.count(input.name()) || pinned == options.inputShapes.end())
+      continue;
+    for (size_t d = 0; d < pinned->second.size(); ++d) {
+      const DimSpec &spec = pinned->second[d];
+      if (spec.isStatic())
+        continue;
+      std::string key = dimensionKey(input, d);
+      std::string where = "'" + input.name() + "' dimension " + std::to_string(d);
+      auto known = symbolOf.find(key);
+      if (known != symbolOf.end()) {
+        const SizeSymbol &s = symbols[known->second];
+        if (s.min != spec.min || s.max != spec.max || s.opt != spec.opt)
+          return fail("--input-shape gives '" + key + "' the range " + Twine(s.min) + ".." +
+                      Twine(s.max) + ":" + Twine(s.opt) + " at " + firstInput[key] +
+                      " but " + Twine(spec.min) + ".." + Twine(spec.max) + ":" +
+                      Twine(spec.opt) + " at " + where);
+        continue;
+      }
+      if (symbols.size() == kMaxSizeSymbols)
+        return fail("more than " + Twine(kMaxSizeSymbols) + " dynamic dimensions");
+      symbolOf[key] = symbols.size();
+      firstInput[key] = where;
+      symbols.push_back({key, spec.min, spec.max, spec.opt});
+    }
+  }
+  return success();
+}
+
+/// The placeholders of symbolic sizes must be dead once their consumers
+/// have read them; one still used means a size became data (a Range's
+/// length, a comparison), which kiln does not compute at run time yet.
+LogicalResult Importer::checkSymbolicPlaceholders(Block *body) {
+  // Nodes whose results nothing reads may hold the last uses (kiln ops
+  // have no side effects).
+  bool erased = true;
+  while (erased) {
+    erased = false;
+    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*body)))
+      if (op.use_empty() && !op.hasTrait<OpTrait::IsTerminator>()) {
+        op.erase();
+        erased = true;
+      }
+  }
+  for (Operation &op : *body)
+    if (llvm::isa<UnrealizedConversionCastOp>(op)) {
+      Operation *user = *op.getResult(0).getUsers().begin();
+      return emitError(user->getLoc())
+             << "reads a size of a dynamic dimension as data, which kiln does not compute "
+                "at run time yet; compile for one size with --input-shape NAME=D0xD1x...";
+    }
+  return success();
 }
 
 FailureOr<Value> Importer::inputConstant(const onnx::ValueInfoProto &info,
@@ -218,7 +321,10 @@ LogicalResult Importer::convertNode(const onnx::NodeProto &node, size_t index) {
     return success();
   }
   NodeContext ctx(builder, node, opset, loc, inputs);
-  LogicalResult converted = converter->second(ctx);
+  ctx.symbolic = &symbolicInts;
+  std::optional<LogicalResult> symbolicConversion = convertSymbolicSizes(ctx);
+  LogicalResult converted =
+      symbolicConversion ? *symbolicConversion : converter->second(ctx);
   if (!ctx.attrError.empty()) {
     emitError(loc) << ctx.attrError;
     return failure();
@@ -309,6 +415,10 @@ OwningOpRef<ModuleOp> Importer::run(const std::string &bytes) {
     initialized.insert(init.name());
   }
   // Graph inputs that are not initializers become the function's arguments.
+  if (failed(collectSizeSymbols(graph, initialized)))
+    return nullptr;
+  if (!symbols.empty())
+    func->setAttr(kSizeSymbolsAttrName, buildSizeSymbolsAttr(context, symbols));
   SmallVector<std::string> inputNames;
   std::set<std::string> specialized;
   for (const onnx::ValueInfoProto &input : graph.input()) {
@@ -370,6 +480,8 @@ OwningOpRef<ModuleOp> Importer::run(const std::string &bytes) {
     return nullptr;
   }
   builder.create<func::ReturnOp>(base, outputs);
+  if (!symbolicInts.empty() && failed(checkSymbolicPlaceholders(body)))
+    return nullptr;
   SmallVector<Type> outputTypes;
   for (Value v : outputs)
     outputTypes.push_back(v.getType());
@@ -384,6 +496,43 @@ OwningOpRef<ModuleOp> Importer::run(const std::string &bytes) {
 }
 
 } // namespace
+
+bool parseShapeSpec(const std::string &text, std::vector<DimSpec> &dims, std::string &error) {
+  dims.clear();
+  if (text.empty())
+    return false;
+  llvm::SmallVector<llvm::StringRef> parts;
+  llvm::StringRef(text).split(parts, 'x');
+  for (llvm::StringRef part : parts) {
+    DimSpec spec;
+    auto [range, opt] = part.split(':');
+    auto [low, high] = range.split("..");
+    bool isRange = range.contains("..");
+    if (low.getAsInteger(10, spec.min) || spec.min < 0 ||
+        (isRange && (high.getAsInteger(10, spec.max) || spec.max < 0))) {
+      error = "'" + part.str() + "' is not a size or a range MIN..MAX[:OPT]";
+      return false;
+    }
+    if (!isRange) {
+      if (!opt.empty() || part.contains(':')) {
+        error = "'" + part.str() + "': only a range takes an :OPT";
+        return false;
+      }
+      spec.max = spec.min;
+    }
+    spec.opt = spec.max;
+    if (part.contains(':') && (opt.getAsInteger(10, spec.opt) || spec.opt < 0)) {
+      error = "'" + part.str() + "' has an invalid OPT";
+      return false;
+    }
+    if (spec.min > spec.max || spec.opt < spec.min || spec.opt > spec.max) {
+      error = "'" + part.str() + "' needs MIN <= OPT <= MAX";
+      return false;
+    }
+    dims.push_back(spec);
+  }
+  return true;
+}
 
 OwningOpRef<ModuleOp> importOnnxFile(const std::string &path, MLIRContext *context,
                                      const OnnxImportOptions &options) {

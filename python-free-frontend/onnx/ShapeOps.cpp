@@ -9,6 +9,7 @@
 #include "OnnxContext.h"
 
 #include "kiln/IR/ReferenceConversion.h"
+#include "kiln/IR/SymbolicSizes.h"
 
 #include <numeric>
 
@@ -30,6 +31,62 @@ FailureOr<SmallVector<int64_t>> axesOf(NodeContext &c, size_t k, int64_t inputOp
   if (!c.input(k))
     return SmallVector<int64_t>{};
   return c.constantInts(k);
+}
+
+/// A broadcast of `v` to possibly symbolic sizes.
+Value broadcastTo(NodeContext &c, Value v, ArrayRef<AffineExpr> sizes) {
+  SmallVector<int64_t> shape;
+  for (AffineExpr size : sizes)
+    if (auto k = llvm::dyn_cast<AffineConstantExpr>(size))
+      shape.push_back(k.getValue());
+  if (shape.size() == sizes.size())
+    return c.build<BroadcastOp>(v, {c.named("shape", c.ints(shape))});
+  unsigned symbols = 0;
+  for (AffineExpr size : sizes)
+    size.walk([&](AffineExpr e) {
+      if (auto s = llvm::dyn_cast<AffineSymbolExpr>(e))
+        symbols = std::max(symbols, s.getPosition() + 1);
+    });
+  auto map = AffineMap::get(0, symbols, sizes, c.builder.getContext());
+  return c.build<BroadcastOp>(v, {c.named("shape", c.ints({})),
+                                  c.named("sizes", AffineMapAttr::get(map))});
+}
+
+/// Reshape to sizes read from input #1 over a dynamic input or target: 0
+/// copies the input's size (unless allowzero), -1 is what is left.
+LogicalResult reshapeSymbolic(NodeContext &c) {
+  std::optional<SmallVector<AffineExpr>> target = c.sizeInts(1);
+  if (!target)
+    return c.unsupportedBecause("input #1 must be a constant or sizes computed from shapes");
+  SmallVector<AffineExpr> in = getDimSizes(c.type(c.input(0)));
+  MLIRContext *context = c.builder.getContext();
+  bool allowZero = c.attrInt("allowzero", 0) != 0;
+  int64_t inferred = -1;
+  AffineExpr known = getAffineConstantExpr(1, context);
+  for (size_t d = 0; d < target->size(); ++d) {
+    auto k = llvm::dyn_cast<AffineConstantExpr>((*target)[d]);
+    if (k && k.getValue() == 0 && !allowZero) {
+      if (d >= in.size())
+        return c.unsupportedBecause("0 in the shape copies a dimension the input lacks");
+      (*target)[d] = in[d];
+    } else if (k && k.getValue() == -1) {
+      if (inferred != -1)
+        return emitError(c.loc) << "reshape: at most one dimension may be -1";
+      inferred = d;
+      continue;
+    } else if (k && k.getValue() < 0) {
+      return emitError(c.loc) << "reshape: invalid dimension " << k.getValue();
+    }
+    known = known * (*target)[d];
+  }
+  if (inferred != -1) {
+    std::optional<AffineExpr> q = exactQuotient(productOf(in, context), known);
+    if (!q)
+      return emitError(c.loc) << "reshape: cannot infer -1 for " << sizesString(in) << " into "
+                              << sizesString(*target);
+    (*target)[inferred] = *q;
+  }
+  return c.finish(c.reshapeTo(c.input(0), *target));
 }
 
 } // namespace
@@ -77,6 +134,8 @@ void registerShapeConverters(ConverterMap &m) {
       if (!attr)
         return c.unsupportedBecause("no shape");
       shape.assign(attr->begin(), attr->end());
+    } else if (c.isSymbolic(1) || hasSymbolicSizes(c.input(0).getType())) {
+      return reshapeSymbolic(c);
     } else {
       FailureOr<SmallVector<int64_t>> s = c.constantInts(1);
       if (failed(s))
@@ -101,6 +160,13 @@ void registerShapeConverters(ConverterMap &m) {
       axis += rank;
     if (axis < 0 || axis > rank)
       return c.unsupportedBecause("axis out of range");
+    if (hasSymbolicSizes(c.input(0).getType())) {
+      SmallVector<AffineExpr> sizes = getDimSizes(c.type(c.input(0)));
+      MLIRContext *context = c.builder.getContext();
+      return c.finish(c.reshapeTo(
+          c.input(0), {productOf(ArrayRef<AffineExpr>(sizes).take_front(axis), context),
+                       productOf(ArrayRef<AffineExpr>(sizes).drop_front(axis), context)}));
+    }
     int64_t outer = std::accumulate(in.begin(), in.begin() + axis, int64_t(1), std::multiplies<>());
     int64_t inner = std::accumulate(in.begin() + axis, in.end(), int64_t(1), std::multiplies<>());
     return c.finish(c.reshape(c.input(0), {outer, inner}));
@@ -110,6 +176,7 @@ void registerShapeConverters(ConverterMap &m) {
     if (failed(axes))
       return failure();
     ArrayRef<int64_t> in = c.type(c.input(0)).getShape();
+    SmallVector<AffineExpr> inSizes = getDimSizes(c.type(c.input(0)));
     int64_t rank = in.size();
     SmallVector<bool> drop(rank, false);
     if (axes->empty()) {
@@ -126,11 +193,11 @@ void registerShapeConverters(ConverterMap &m) {
       }
       drop[*n] = true;
     }
-    SmallVector<int64_t> shape;
+    SmallVector<AffineExpr> shape;
     for (int64_t d = 0; d < rank; ++d)
       if (!drop[d])
-        shape.push_back(in[d]);
-    return c.finish(c.reshape(c.input(0), shape));
+        shape.push_back(inSizes[d]);
+    return c.finish(c.reshapeTo(c.input(0), shape));
   };
   m["Unsqueeze"] = [](NodeContext &c) -> LogicalResult {
     FailureOr<SmallVector<int64_t>> axes = axesOf(c, 1, 13);
@@ -147,11 +214,12 @@ void registerShapeConverters(ConverterMap &m) {
         return emitError(c.loc) << "axis " << a << " appears twice";
       inserted[*n] = true;
     }
-    SmallVector<int64_t> shape;
+    SmallVector<AffineExpr> inSizes = getDimSizes(c.type(c.input(0))), shape;
     size_t next = 0;
     for (int64_t d = 0; d < rank; ++d)
-      shape.push_back(inserted[d] ? 1 : in[next++]);
-    return c.finish(c.reshape(c.input(0), shape));
+      shape.push_back(inserted[d] ? getAffineConstantExpr(1, c.builder.getContext())
+                                  : inSizes[next++]);
+    return c.finish(c.reshapeTo(c.input(0), shape));
   };
   m["Transpose"] = [](NodeContext &c) -> LogicalResult {
     int64_t rank = c.rank(c.input(0));
@@ -247,6 +315,16 @@ void registerShapeConverters(ConverterMap &m) {
                                                    c.named("steps", c.builder.getDenseI64ArrayAttr(fullSteps))}));
   };
   m["Expand"] = [](NodeContext &c) -> LogicalResult {
+    if (c.isSymbolic(1) || hasSymbolicSizes(c.input(0).getType())) {
+      std::optional<SmallVector<AffineExpr>> shape = c.sizeInts(1);
+      if (!shape)
+        return c.unsupportedBecause("input #1 must be a constant or sizes computed from shapes");
+      auto target = broadcastSizes(getDimSizes(c.type(c.input(0))), *shape);
+      if (!target)
+        return emitError(c.loc) << "cannot expand " << sizesString(getDimSizes(c.type(c.input(0))))
+                                << " to " << sizesString(*shape);
+      return c.finish(broadcastTo(c, c.input(0), *target));
+    }
     FailureOr<SmallVector<int64_t>> shape = c.constantInts(1);
     if (failed(shape))
       return failure();
@@ -281,7 +359,11 @@ void registerShapeConverters(ConverterMap &m) {
     return c.finish(v ? c.reshape(v, result) : Value());
   };
   m["ConstantOfShape"] = [](NodeContext &c) -> LogicalResult {
-    FailureOr<SmallVector<int64_t>> shape = c.constantInts(0);
+    std::optional<SmallVector<AffineExpr>> sizes;
+    if (c.isSymbolic(0))
+      sizes = c.sizeInts(0);
+    FailureOr<SmallVector<int64_t>> shape =
+        sizes ? FailureOr<SmallVector<int64_t>>(SmallVector<int64_t>{}) : c.constantInts(0);
     if (failed(shape))
       return failure();
     MLIRContext *ctx = c.builder.getContext();
@@ -294,6 +376,12 @@ void registerShapeConverters(ConverterMap &m) {
       if (v->getNumElements() != 1)
         return emitError(c.loc) << "takes a 'value' of one element, got " << v->getNumElements();
       element = *v;
+    }
+    if (sizes) {
+      // The value broadcast to the symbolic sizes at run time.
+      auto scalar = RankedTensorType::get({}, element.getElementType());
+      Value value = c.constant(DenseElementsAttr::get(scalar, element.getValues<Attribute>()[0]));
+      return c.finish(broadcastTo(c, value, *sizes));
     }
     for (int64_t d : *shape)
       if (d < 0) {

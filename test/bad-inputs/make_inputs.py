@@ -47,6 +47,10 @@ write("undefined-input.onnx", model([helper.make_node("Add", ["x", "ghost"], ["y
 write("cycle.onnx", model([helper.make_node("Add", ["x", "z"], ["y"]),
                            helper.make_node("Relu", ["y"], ["z"])],
                           [f32("x", [2, 3])], [f32("z", [2, 3])]))
+# Two inputs sharing the dim_param "batch": one symbol, one range.
+write("shared-batch.onnx", model([helper.make_node("Add", ["x", "m"], ["y"])],
+                                 [f32("x", ["batch", 3]), f32("m", ["batch", 3])],
+                                 [f32("y", ["batch", 3])]))
 write("negative-dim.onnx", model([helper.make_node("Relu", ["x"], ["y"])],
                                  [f32("x", [2, -3])], [f32("y", [2, 3])]))
 write("huge-dims.onnx", model([helper.make_node("Relu", ["x"], ["y"])],

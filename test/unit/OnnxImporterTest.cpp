@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Frontend/OnnxImporter.h"
+#include "kiln/IR/SymbolicSizes.h"
 #include "kiln/IR/KilnOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -208,15 +209,137 @@ TEST_F(OnnxImporterTest, UnknownDimensionsNeedAPin) {
             std::string::npos)
       << firstError();
   ::kiln::frontend::OnnxImportOptions options;
-  options.inputShapes["x"] = {3, 8};
+  options.inputShapes["x"] = {{3, 3, 3}, {8, 8, 8}};
   OwningOpRef<ModuleOp> module = import(nullptr, options);
   ASSERT_TRUE(module) << firstError();
   auto func = *module->getOps<func::FuncOp>().begin();
   EXPECT_EQ(llvm::cast<RankedTensorType>(func.getArgument(0).getType()).getShape(),
             (ArrayRef<int64_t>{3, 8}));
-  options.inputShapes["nope"] = {1};
+  options.inputShapes["nope"] = {{1, 1, 1}};
   EXPECT_FALSE(import(nullptr, options));
   EXPECT_NE(firstError().find("--input-shape names 'nope', which is not an input"), std::string::npos);
+}
+
+/// Adds an input of shape [param, dims...].
+static void dynamicInput(onnx::GraphProto *graph, const std::string &name,
+                         const std::string &param, std::vector<int64_t> dims,
+                         int type = onnx::TensorProto::FLOAT) {
+  auto *t = graph->add_input();
+  t->set_name(name);
+  auto *tensor = t->mutable_type()->mutable_tensor_type();
+  tensor->set_elem_type(type);
+  tensor->mutable_shape()->add_dim()->set_dim_param(param);
+  for (int64_t d : dims)
+    tensor->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+static std::vector<::kiln::frontend::DimSpec> spec(const std::string &text) {
+  std::vector<::kiln::frontend::DimSpec> dims;
+  std::string error;
+  EXPECT_TRUE(::kiln::frontend::parseShapeSpec(text, dims, error)) << text << ": " << error;
+  return dims;
+}
+
+TEST_F(OnnxImporterTest, ShapeSpecsTakeSizesAndRanges) {
+  std::vector<::kiln::frontend::DimSpec> dims = spec("1..8x128x1..512:128");
+  ASSERT_EQ(dims.size(), 3u);
+  EXPECT_EQ(dims[0].min, 1);
+  EXPECT_EQ(dims[0].max, 8);
+  EXPECT_EQ(dims[0].opt, 8); // OPT defaults to MAX
+  EXPECT_TRUE(dims[1].isStatic());
+  EXPECT_EQ(dims[1].min, 128);
+  EXPECT_EQ(dims[2].opt, 128);
+  for (const char *bad : {"", "x", "8..1", "1..8:9", "1..8:0", "3:4", "-1", "1..", "a", "1..8x"}) {
+    std::string error;
+    EXPECT_FALSE(::kiln::frontend::parseShapeSpec(bad, dims, error)) << bad;
+  }
+}
+
+TEST_F(OnnxImporterTest, DynamicDimensionsBecomeSizeSymbols) {
+  // One dim_param on two inputs is one symbol; a range on either names it.
+  dynamicInput(graph(), "x", "batch", {4});
+  dynamicInput(graph(), "m", "batch", {4});
+  node("Add", {"x", "m"}, {"y"});
+  output("y");
+  ::kiln::frontend::OnnxImportOptions options;
+  options.inputShapes["x"] = spec("1..8:2x4");
+  OwningOpRef<ModuleOp> module = import(nullptr, options);
+  ASSERT_TRUE(module) << firstError();
+  auto func = *module->getOps<func::FuncOp>().begin();
+  for (Type type : func.getArgumentTypes()) {
+    auto tensor = llvm::cast<RankedTensorType>(type);
+    EXPECT_TRUE(tensor.isDynamicDim(0));
+    ASSERT_EQ(getEncoding(tensor).getSizes().size(), 1u);
+    EXPECT_EQ(getEncoding(tensor).getSizes()[0], getAffineSymbolExpr(0, &context));
+  }
+  SmallVector<SizeSymbol> symbols = getSizeSymbols(func);
+  ASSERT_EQ(symbols.size(), 1u);
+  EXPECT_EQ(symbols[0].name, "batch");
+  EXPECT_EQ(symbols[0].min, 1);
+  EXPECT_EQ(symbols[0].max, 8);
+  EXPECT_EQ(symbols[0].opt, 2);
+
+  // Two different ranges for one dim_param: an error naming both.
+  options.inputShapes["m"] = spec("1..4x4");
+  EXPECT_FALSE(import(nullptr, options));
+  EXPECT_NE(firstError().find("--input-shape gives 'batch' the range 1..8:2 at 'x' dimension 0 "
+                              "but 1..4:4 at 'm' dimension 0"),
+            std::string::npos)
+      << firstError();
+}
+
+TEST_F(OnnxImporterTest, ShapeChainsOverDynamicSizesBecomeSymbolicTargets) {
+  // y = Reshape(x, Concat(Unsqueeze(Gather(Shape(x), 0)), [2], [3])), as
+  // exporters write x.view(x.size(0), 2, 3).
+  dynamicInput(graph(), "x", "batch", {6});
+  auto ints = [&](const std::string &name, std::vector<int64_t> dims, std::vector<int64_t> v) {
+    auto *t = graph()->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::INT64);
+    for (int64_t d : dims)
+      t->add_dims(d);
+    for (int64_t x : v)
+      t->add_int64_data(x);
+  };
+  ints("zero", {}, {0});
+  ints("axes", {1}, {0});
+  ints("tail", {2}, {2, 3});
+  node("Shape", {"x"}, {"s"});
+  node("Gather", {"s", "zero"}, {"b"});
+  node("Unsqueeze", {"b", "axes"}, {"b1"});
+  onnx::AttributeProto *axis = node("Concat", {"b1", "tail"}, {"target"})->add_attribute();
+  axis->set_name("axis");
+  axis->set_type(onnx::AttributeProto::INT);
+  axis->set_i(0);
+  node("Reshape", {"x", "target"}, {"y"});
+  output("y");
+  ::kiln::frontend::OnnxImportOptions options;
+  options.inputShapes["x"] = spec("1..8x6");
+  OwningOpRef<ModuleOp> module = import(nullptr, options);
+  ASSERT_TRUE(module) << firstError();
+  auto func = *module->getOps<func::FuncOp>().begin();
+  auto result = llvm::cast<RankedTensorType>(func.getResultTypes()[0]);
+  SmallVector<AffineExpr> sizes = getDimSizes(result);
+  ASSERT_EQ(sizes.size(), 3u);
+  EXPECT_EQ(sizes[0], getAffineSymbolExpr(0, &context));
+  EXPECT_EQ(sizes[1], getAffineConstantExpr(2, &context));
+  EXPECT_EQ(sizes[2], getAffineConstantExpr(3, &context));
+  // The shape computation left nothing behind: one reshape of the input.
+  int ops = 0;
+  func.walk([&](Operation *op) { ops += !llvm::isa<func::FuncOp, func::ReturnOp>(op); });
+  EXPECT_EQ(ops, 1);
+}
+
+TEST_F(OnnxImporterTest, ASizeReadAsDataIsAnError) {
+  // Shape(x) returned as an output: a dynamic size as data.
+  dynamicInput(graph(), "x", "batch", {6});
+  node("Shape", {"x"}, {"s"});
+  output("s");
+  ::kiln::frontend::OnnxImportOptions options;
+  options.inputShapes["x"] = spec("1..8x6");
+  EXPECT_FALSE(import(nullptr, options));
+  EXPECT_NE(firstError().find("reads a size of a dynamic dimension as data"), std::string::npos)
+      << firstError();
 }
 
 TEST_F(OnnxImporterTest, ShapeSubgraphsFoldToConstants) {

@@ -458,17 +458,12 @@ OwningOpRef<ModuleOp> readModel(llvm::SourceMgr &sourceMgr, MLIRContext &context
     for (const std::string &pin : inputShapes) {
       llvm::StringRef name, dims;
       std::tie(name, dims) = llvm::StringRef(pin).rsplit('=');
-      std::vector<int64_t> shape;
-      bool ok = !name.empty() && !dims.empty();
-      llvm::SmallVector<llvm::StringRef> parts;
-      dims.split(parts, 'x');
-      for (llvm::StringRef part : parts) {
-        int64_t d;
-        ok &= !part.getAsInteger(10, d) && d >= 0;
-        shape.push_back(ok ? d : 0);
-      }
-      if (!ok) {
-        llvm::errs() << "kilnc: error: --input-shape takes NAME=D0xD1x..., got '" << pin << "'\n";
+      std::vector<::kiln::frontend::DimSpec> shape;
+      std::string error;
+      if (name.empty() || !::kiln::frontend::parseShapeSpec(dims.str(), shape, error)) {
+        llvm::errs() << "kilnc: error: --input-shape takes NAME=D0xD1x... (each D a size N or "
+                        "a range MIN..MAX[:OPT]), got '"
+                     << pin << "'" << (error.empty() ? "" : ": " + error) << "\n";
         return nullptr;
       }
       options.inputShapes[name.str()] = shape;

@@ -23,7 +23,10 @@ namespace driver {
 /// The graph passes: kiln's default pipeline, then for GPU targets
 /// kiln-assign-layouts and kiln-place, then (unless options.fusion is off)
 /// the fusion passes, with remarks if options.fusionReport.
-void buildGraphPipeline(mlir::OpPassManager &pm, const CompileOptions &options);
+/// With `staticShapes` false (a model with dynamic dimensions) only the
+/// graph-level simplifications, whose rules take symbolic sizes, run.
+void buildGraphPipeline(mlir::OpPassManager &pm, const CompileOptions &options,
+                        bool staticShapes = true);
 
 /// The lowering's options: streams from the schedule, and for GPU targets
 /// the implementation choice for the first --arch.

@@ -26,7 +26,7 @@ constexpr int64_t kMaxTensorElements = ::kiln::ref::kMaxElements;
 
 /// True when `shape` has no negative dimension and the product of its
 /// nonzero dimensions is at most kMaxTensorElements
-/// (ref::withinElementLimit).
+/// (ref::withinElementLimit); dynamic dimensions are not counted.
 bool withinElementLimit(ArrayRef<int64_t> shape);
 
 /// True for a ranked tensor type carrying a #kiln.enc encoding.

@@ -3,7 +3,8 @@
 // Reads an .onnx file (protobuf, through libonnx's generated API) into the
 // kiln Graph IR. Initializers become weights, graph inputs typed function
 // arguments, and every op's location names its ONNX node and op type.
-// Shape-computing subgraphs fold to constants, so the result is static.
+// Shape-computing subgraphs fold to constants, or, over dynamic
+// dimensions, to symbolic sizes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,10 +21,22 @@
 namespace kiln {
 namespace frontend {
 
+/// One dimension of an --input-shape: a size (min == max == opt) or a
+/// range MIN..MAX tuned for OPT.
+struct DimSpec {
+  int64_t min = 0, max = 0, opt = 0;
+  bool isStatic() const { return min == max; }
+};
+
+/// Parses "D0xD1x..." where each D is N or MIN..MAX[:OPT] (OPT defaults to
+/// MAX); false with `error` set on a malformed or empty range.
+bool parseShapeSpec(const std::string &text, std::vector<DimSpec> &dims,
+                    std::string &error);
+
 struct OnnxImportOptions {
-  /// Shapes for inputs whose dimensions the model leaves unknown
-  /// (kilnc --input-shape NAME=1x3x224x224).
-  std::map<std::string, std::vector<int64_t>> inputShapes;
+  /// Shapes for inputs whose dimensions the model leaves unknown, or
+  /// ranges for dynamic ones (kilnc --input-shape NAME=1..8x3x224x224).
+  std::map<std::string, std::vector<DimSpec>> inputShapes;
   /// Inputs replaced by constants read from a .pb or .npy file
   /// (kilnc --input-value NAME=FILE): the model is specialised to those
   /// values, as when a shape or axes tensor arrives as an input.
