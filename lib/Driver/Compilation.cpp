@@ -103,11 +103,11 @@ LogicalResult Compilation::optimize(ModuleOp module) {
 }
 
 LogicalResult Compilation::lower(ModuleOp module) {
-  if (auto [op, type] = firstDynamicValue(module); op)
+  if (auto [op, type] = firstDynamicValue(module); op && options.target != Target::CPU)
     return op->emitError()
            << "has dynamic dimensions (" << type
-           << "); kilnc compiles them to the Graph IR (--emit=mlir) but does not lower them "
-              "to an executable yet: compile for one size with --input-shape NAME=D0xD1x...";
+           << "); executables over ranges of sizes are built for --target=cpu so far: "
+              "compile for one size with --input-shape NAME=D0xD1x...";
   PassManager plan(module.getContext());
   if (failed(configure(plan)))
     return failure();

@@ -4,6 +4,7 @@
 
 #include "kiln/Exec/ExecOps.h"
 #include "kiln/IR/KilnOps.h"
+#include "kiln/IR/SymbolicSizes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -14,15 +15,18 @@ using namespace mlir;
 namespace kiln {
 namespace driver {
 
-int64_t tensorBytes(Type type) {
+/// Bytes of a value; of a value of symbolic size, at the largest sizes.
+int64_t tensorBytes(Type type, llvm::ArrayRef<mlir::kiln::SizeSymbol> symbols) {
   auto tensor = llvm::cast<RankedTensorType>(type);
-  return tensor.getNumElements() * std::max<int64_t>(1, (tensor.getElementTypeBitWidth() + 7) / 8);
+  return mlir::kiln::maxElements(tensor, symbols).value_or(0) *
+         std::max<int64_t>(1, (tensor.getElementTypeBitWidth() + 7) / 8);
 }
 
 void reportPlans(ModuleOp module, llvm::raw_ostream &os) {
   for (auto func : module.getOps<func::FuncOp>()) {
     int64_t steps = 0, events = 0, moved = 0;
-    auto bytes = tensorBytes;
+    SmallVector<mlir::kiln::SizeSymbol> symbols = mlir::kiln::getSizeSymbols(func);
+    auto bytes = [&](Type type) { return tensorBytes(type, symbols); };
     func.walk([&](mlir::kiln::exec::StepOp step) {
       ++steps;
       events += step.getEvent().has_value();

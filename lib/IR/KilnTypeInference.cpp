@@ -565,12 +565,25 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *, OptLoc loc,
   if (starts.size() != rank || ends.size() != rank || steps.size() != rank)
     return fail(loc, "slice: starts, ends and steps need one entry per "
                      "dimension (" + Twine(rank) + ")");
+  std::optional<AffineMap> endSizes = adaptor.getEndSizes();
+  if (endSizes && (endSizes->getNumDims() != 0 || endSizes->getNumResults() != rank))
+    return fail(loc, "slice: end_sizes must map the size symbols to one end per dimension");
   SmallVector<AffineExpr> sizes = getDimSizes(type), shape;
   for (size_t d = 0; d < rank; ++d) {
     int64_t dim = type.getDimSize(d), start = starts[d], end = ends[d],
             step = steps[d];
     if (step == 0)
       return fail(loc, "slice: step must not be 0");
+    if (endSizes && !llvm::isa<AffineConstantExpr>(endSizes->getResult(d))) {
+      // A symbolic end of a static dimension, from a static start.
+      if (type.isDynamicDim(d) || step != 1 || start < 0 || start > dim)
+        return fail(loc, "slice: a symbolic end takes a static dimension, a static start "
+                         "and step 1");
+      shape.push_back(endSizes->getResult(d) - start);
+      continue;
+    }
+    if (endSizes)
+      end = llvm::cast<AffineConstantExpr>(endSizes->getResult(d)).getValue();
     if (type.isDynamicDim(d)) {
       // A dynamic dimension is sliced forward from a static start, to its
       // end or to a static end (which the frontend keeps within the

@@ -130,7 +130,8 @@ FailureOr<ref::OpAttrs> mlir::kiln::toReferenceAttrs(Operation *op) {
                type && toReferenceDType(type.getValue())) {
       a.kind = ref::OpAttr::Type;
       a.dtype = *toReferenceDType(type.getValue());
-    } else if (llvm::isa<AffineMapAttr>(value) && named.getName() == "sizes") {
+    } else if (llvm::isa<AffineMapAttr>(value) &&
+               (named.getName() == "sizes" || named.getName() == "end_sizes")) {
       // A symbolic reshape or broadcast target: its values exist per size
       // signature (the executable writes them as the `shape` entries' sizes).
       continue;

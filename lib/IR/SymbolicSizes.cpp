@@ -269,6 +269,30 @@ mlir::kiln::sizeRange(AffineExpr size, ArrayRef<SizeSymbol> symbols) {
   return std::make_pair(std::min(*a, *b), std::max(*a, *b));
 }
 
+std::optional<int64_t> mlir::kiln::maxElements(RankedTensorType type,
+                                               ArrayRef<SizeSymbol> symbols) {
+  int64_t elements = 1;
+  for (AffineExpr size : getDimSizes(type)) {
+    std::optional<std::pair<int64_t, int64_t>> range = sizeRange(size, symbols);
+    if (!range || range->second < 0 ||
+        __builtin_mul_overflow(elements, range->second, &elements))
+      return std::nullopt;
+  }
+  return elements;
+}
+
+bool mlir::kiln::touchesSymbolicSizes(Operation *op) {
+  bool found = false;
+  op->walk([&](Operation *inner) {
+    for (Type t : inner->getOperandTypes())
+      found |= hasSymbolicSizes(t);
+    for (Type t : inner->getResultTypes())
+      found |= hasSymbolicSizes(t);
+    return found ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  return found;
+}
+
 SmallVector<SizeSymbol> mlir::kiln::getSizeSymbols(Operation *op) {
   SmallVector<SizeSymbol> symbols;
   auto list = op ? op->getAttrOfType<ArrayAttr>(kSizeSymbolsAttrName) : ArrayAttr();

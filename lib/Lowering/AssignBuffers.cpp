@@ -1,6 +1,7 @@
 //===- AssignBuffers.cpp - arena offsets with liveness-based reuse --------===//
 
 #include "kiln/IR/ReferenceConversion.h"
+#include "kiln/IR/SymbolicSizes.h"
 #include "kiln/Lowering/LibraryCalls.h"
 #include "kiln/Lowering/Passes.h"
 #include "kiln/Lowering/StepSchedule.h"
@@ -135,7 +136,13 @@ struct KilnAssignBuffersPass
     std::optional<::kiln::ref::DType> dtype = toReferenceDType(type.getElementType());
     if (!dtype)
       return step.emitOpError("result of unsupported element type ") << type.getElementType();
-    int64_t bytes = std::max<int64_t>(1, type.getNumElements() * ::kiln::ref::byteWidth(*dtype));
+    // A buffer of symbolic size is planned at the symbols' largest values,
+    // so one plan holds every size in the ranges.
+    std::optional<int64_t> elements =
+        maxElements(type, getSizeSymbols(step->getParentOfType<func::FuncOp>()));
+    if (!elements || *elements > ::kiln::ref::kMaxElements)
+      return step.emitOpError("result ") << type << " has no bounded size over the ranges";
+    int64_t bytes = std::max<int64_t>(1, *elements * ::kiln::ref::byteWidth(*dtype));
     return (bytes + alignment - 1) / alignment * alignment;
   }
 

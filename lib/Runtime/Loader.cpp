@@ -61,9 +61,79 @@ bool isAligned(const flatbuffers::Vector<T> *v) {
   return !v || v->size() == 0 || reinterpret_cast<uintptr_t>(v->data()) % alignof(T) == 0;
 }
 
+/// Evaluates a symbolic size (ExecutableFormat.fbs, SizeExpr) for the
+/// symbol values `symbols`; with `names`, renders it as text instead
+/// ("batch", "(seq + 1)") into `text`. Any malformed code is an error.
+Status evaluateSizeCode(const kx::SizeExpr *expr, const std::vector<int64_t> &symbols,
+                        const std::vector<std::string> *names, int64_t &value,
+                        std::string *text = nullptr) {
+  if (!expr || !expr->code() || !isAligned(expr->code()) || expr->code()->size() > 256)
+    return Status::error("a symbolic size is malformed");
+  const auto &code = *expr->code();
+  std::vector<int64_t> stack;
+  std::vector<std::string> texts;
+  for (size_t pc = 0; pc < code.size(); ++pc) {
+    int64_t op = code[pc];
+    if (op == 0 || op == 1) {
+      if (pc + 1 >= code.size())
+        return Status::error("a symbolic size is malformed");
+      int64_t arg = code[++pc];
+      if (op == 1 && (arg < 0 || arg >= static_cast<int64_t>(symbols.size())))
+        return Status::error("a symbolic size names symbol #" + std::to_string(arg) + " of " +
+                             std::to_string(symbols.size()));
+      stack.push_back(op == 0 ? arg : symbols[arg]);
+      if (names)
+        texts.push_back(op == 0 ? std::to_string(arg) : (*names)[arg]);
+      continue;
+    }
+    if (op < 2 || op > 6 || stack.size() < 2)
+      return Status::error("a symbolic size is malformed");
+    int64_t b = stack.back();
+    stack.pop_back();
+    int64_t a = stack.back(), r = 0;
+    bool overflow = false;
+    switch (op) {
+    case 2: overflow = __builtin_add_overflow(a, b, &r); break;
+    case 3: overflow = __builtin_mul_overflow(a, b, &r); break;
+    default: {
+      if (b <= 0)
+        return Status::error("a symbolic size divides by " + std::to_string(b));
+      int64_t q = a / b, m = a % b;
+      if (m < 0) {
+        m += b;
+        --q;
+      }
+      r = op == 6 ? m : (op == 5 && m != 0) ? q + 1 : q;
+    }
+    }
+    if (overflow)
+      return Status::error("a symbolic size overflows");
+    stack.back() = r;
+    if (names) {
+      static const char *symbolsOf[] = {"", "", " + ", " * ", " floordiv ", " ceildiv ", " mod "};
+      std::string rhs = texts.back();
+      texts.pop_back();
+      texts.back() = "(" + texts.back() + symbolsOf[op] + rhs + ")";
+    }
+  }
+  if (stack.size() != 1)
+    return Status::error("a symbolic size is malformed");
+  value = stack.back();
+  if (text) {
+    *text = texts.back();
+    if (text->size() > 1 && text->front() == '(')
+      *text = text->substr(1, text->size() - 2);
+  }
+  return Status::ok();
+}
+
 class ProgramBuilder {
 public:
-  explicit ProgramBuilder(const kx::Executable &exe) : exe(exe) {}
+  /// `symbols`: the size symbols' values, for an executable over ranges of
+  /// sizes (null for one of static shapes).
+  explicit ProgramBuilder(const kx::Executable &exe,
+                          const std::vector<int64_t> *symbols = nullptr)
+      : exe(exe), symbols(symbols) {}
   Status build(Program &program);
 
 private:
@@ -75,6 +145,7 @@ private:
   Status schedule(Program &p);
 
   const kx::Executable &exe;
+  const std::vector<int64_t> *symbols;
 };
 
 Status ProgramBuilder::tensorSpec(const kx::TensorType *type, const std::string &what,
@@ -93,14 +164,25 @@ Status ProgramBuilder::tensorSpec(const kx::TensorType *type, const std::string 
   out.deviceOrdinal = type->device_ordinal();
   out.shape.clear();
   int64_t elements = 1;
+  size_t dynamic = 0, sizes = type->sizes() ? type->sizes()->size() : 0;
   if (type->shape()) {
     if (type->shape()->size() > 16)
       return Status::error(what + " has too many dimensions");
     for (int64_t d : *type->shape()) {
+      // A dynamic dimension (-1) takes the next symbolic size's value.
+      if (d == -1 && symbols && dynamic < sizes) {
+        Status s = evaluateSizeCode(type->sizes()->Get(dynamic++), *symbols, nullptr, d);
+        if (!s)
+          return Status::error(what + ": " + s.message());
+      }
       if (d < 0 || __builtin_mul_overflow(elements, d, &elements) || elements > kMaxElements)
         return Status::error(what + " has an invalid shape");
       out.shape.push_back(d);
     }
+    if (dynamic != sizes)
+      return Status::error(what + " has " + std::to_string(sizes) +
+                           " symbolic sizes for " + std::to_string(dynamic) +
+                           " dynamic dimensions");
     if (!ref::withinElementLimit(out.shape)) // a zero dimension hides the rest
       return Status::error(what + " has an invalid shape");
   }
@@ -241,6 +323,16 @@ Status ProgramBuilder::steps(Program &p) {
             attr.ints.assign(a->ints()->begin(), a->ints()->end());
           attr.s = a->s() ? a->s()->str() : "";
           attr.dtype = static_cast<ref::DType>(a->dtype());
+          if (a->sizes()) {
+            // Entries that follow the size symbols (a symbolic reshape target).
+            if (!symbols || a->sizes()->size() != attr.ints.size())
+              return Status::error(opWhat + " has a malformed symbolic attribute");
+            for (size_t k = 0; k < attr.ints.size(); ++k) {
+              Status es = evaluateSizeCode(a->sizes()->Get(k), *symbols, nullptr, attr.ints[k]);
+              if (!es)
+                return Status::error(opWhat + ": " + es.message());
+            }
+          }
           op.attrs[a->name() ? a->name()->str() : ""] = attr;
         }
       std::vector<ref::TensorInfo> operands, results;
@@ -661,13 +753,118 @@ struct Loader {
       return fail("the payload is malformed");
     std::shared_ptr<Executable> exe(new Executable());
     exe->storage_ = std::move(storage);
+    exe->payload_ = payload;
+    const kx::Executable &file = *kx::GetExecutable(payload);
+    Status s = sizeSymbols(file, *exe);
+    if (!s)
+      return fail(s.message());
     exe->program_ = std::make_unique<Program>();
-    Status s = ProgramBuilder(*kx::GetExecutable(payload)).build(*exe->program_);
+    if (!exe->isDynamic()) {
+      s = ProgramBuilder(file).build(*exe->program_);
+      if (!s)
+        return fail(s.message());
+      return std::shared_ptr<const Executable>(std::move(exe));
+    }
+    // Over ranges of sizes: the whole program is validated at the largest
+    // sizes (every buffer within the arena) and the smallest, and kept at
+    // the OPT point; each run's sizes are validated again when first seen.
+    std::vector<int64_t> low, high, opt;
+    for (const SizeSymbolSpec &sym : exe->symbols_) {
+      low.push_back(sym.min);
+      high.push_back(sym.max);
+      opt.push_back(sym.opt);
+    }
+    for (const auto *values : {&high, &low}) {
+      Program check;
+      s = ProgramBuilder(file, values).build(check);
+      if (!s)
+        return fail(s.message() + " (at the " + (values == &high ? "largest" : "smallest") +
+                    " sizes)");
+    }
+    s = ProgramBuilder(file, &opt).build(*exe->program_);
+    if (!s)
+      return fail(s.message());
+    s = genericSignature(file, *exe);
     if (!s)
       return fail(s.message());
     return std::shared_ptr<const Executable>(std::move(exe));
   }
+
+  /// Reads and checks the size symbols: names, 0 <= min <= opt <= max.
+  static Status sizeSymbols(const kx::Executable &file, Executable &exe) {
+    if (!file.symbols())
+      return Status::ok();
+    if (file.symbols()->size() > 64)
+      return Status::error("more than 64 size symbols");
+    for (const kx::SizeSymbol *s : *file.symbols()) {
+      SizeSymbolSpec spec;
+      spec.name = s->name() ? s->name()->str() : "";
+      spec.min = s->min();
+      spec.max = s->max();
+      spec.opt = s->opt();
+      if (spec.name.empty() || !(0 <= spec.min && spec.min <= spec.opt && spec.opt <= spec.max) ||
+          spec.max > kMaxElements)
+        return Status::error("size symbol '" + spec.name + "' has an invalid range " +
+                             std::to_string(spec.min) + ".." + std::to_string(spec.max) + ":" +
+                             std::to_string(spec.opt));
+      exe.symbols_.push_back(spec);
+    }
+    return Status::ok();
+  }
+
+  /// The inputs and outputs as declared: each dynamic dimension -1 with
+  /// its size's name ("batch", "seq + 1").
+  static Status genericSignature(const kx::Executable &file, Executable &exe) {
+    std::vector<std::string> names;
+    for (const SizeSymbolSpec &s : exe.symbols_)
+      names.push_back(s.name);
+    std::vector<int64_t> values(names.size(), 0);
+    auto generic = [&](const std::vector<TensorSpec> &concrete,
+                       const std::vector<uint32_t> &valueIndices,
+                       std::vector<TensorSpec> &out) -> Status {
+      for (size_t k = 0; k < concrete.size(); ++k) {
+        TensorSpec spec = concrete[k];
+        const kx::TensorType *type = file.values()->Get(valueIndices[k])->type();
+        size_t next = 0;
+        for (size_t d = 0; d < spec.shape.size(); ++d) {
+          if (type->shape()->Get(d) != -1)
+            continue;
+          std::string text;
+          int64_t ignored;
+          Status s = evaluateSizeCode(type->sizes()->Get(next++), values, &names, ignored, &text);
+          if (!s)
+            return s;
+          spec.dimNames.resize(spec.shape.size());
+          spec.dimNames[d] = text;
+          spec.shape[d] = -1;
+        }
+        out.push_back(spec);
+      }
+      return Status::ok();
+    };
+    Status s = generic(exe.program_->inputs, exe.program_->inputValues, exe.genericInputs_);
+    if (!s)
+      return s;
+    return generic(exe.program_->outputs, exe.program_->outputValues, exe.genericOutputs_);
+  }
 };
+
+Result<std::unique_ptr<Program>>
+Executable::specialise(const std::vector<int64_t> &values) const {
+  if (values.size() != symbols_.size())
+    return Status::error("the executable has " + std::to_string(symbols_.size()) +
+                         " size symbols, got " + std::to_string(values.size()) + " values");
+  for (size_t k = 0; k < values.size(); ++k)
+    if (values[k] < symbols_[k].min || values[k] > symbols_[k].max)
+      return Status::error("size '" + symbols_[k].name + "' = " + std::to_string(values[k]) +
+                           " is outside its range " + std::to_string(symbols_[k].min) + ".." +
+                           std::to_string(symbols_[k].max));
+  auto program = std::make_unique<Program>();
+  Status s = ProgramBuilder(*kx::GetExecutable(payload_), &values).build(*program);
+  if (!s)
+    return s;
+  return program;
+}
 
 Result<std::shared_ptr<const Executable>> Executable::loadFile(const std::string &path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -709,8 +906,13 @@ Result<std::shared_ptr<const Executable>> Executable::loadMemory(const uint8_t *
 }
 
 const std::string &Executable::name() const { return program_->name; }
-const std::vector<TensorSpec> &Executable::inputs() const { return program_->inputs; }
-const std::vector<TensorSpec> &Executable::outputs() const { return program_->outputs; }
+const std::vector<TensorSpec> &Executable::inputs() const {
+  return isDynamic() ? genericInputs_ : program_->inputs;
+}
+const std::vector<TensorSpec> &Executable::inputsAtOpt() const { return program_->inputs; }
+const std::vector<TensorSpec> &Executable::outputs() const {
+  return isDynamic() ? genericOutputs_ : program_->outputs;
+}
 int64_t Executable::arenaBytes() const { return program_->arenaBytes; }
 int Executable::numStreams() const { return program_->numStreams; }
 size_t Executable::numSteps() const { return program_->steps.size(); }

@@ -12,7 +12,9 @@ namespace rt {
 std::string TensorSpec::typeString() const {
   std::string s = std::string(ref::dtypeName(dtype)) + "[";
   for (size_t d = 0; d < shape.size(); ++d)
-    s += (d ? ", " : "") + std::to_string(shape[d]);
+    s += (d ? ", " : "") + (d < dimNames.size() && !dimNames[d].empty()
+                                ? dimNames[d]
+                                : std::to_string(shape[d]));
   s += "]";
   if (!dimOrder.empty()) {
     if (dimOrder == std::vector<int64_t>{0, 2, 3, 1}) {
@@ -57,6 +59,21 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Executabl
   if (options.cudaGraph && options.syncEachStep)
     return Status::error("--sync-each-step and --cuda-graph exclude each other (a graph "
                          "replays the whole schedule in one launch)");
+  std::unique_ptr<Session> session(new Session());
+  session->options_ = options;
+  session->stepTimings_ = options.stepTimings;
+  session->inputSet_.assign(p.inputs.size(), false);
+  session->inputShapes_.resize(p.inputs.size());
+  if (exe->isDynamic()) {
+    // A program and device per size signature, made at the first run of
+    // each (Session::selectSignature).
+    if (options.device == DeviceChoice::Cuda)
+      return Status::error("executables over ranges of sizes run on the cpu, reference and "
+                           "cuda-emu devices so far; compile for one size for --device=cuda");
+    session->inputStorage_.resize(p.inputs.size());
+    session->exe_ = std::move(exe);
+    return session;
+  }
   // Every device runs every executable: on the CPU and cuda-emu, values
   // placed on a GPU live in host memory and transfers are copies (the CPU
   // is the reference for any plan); the CUDA device keeps every buffer on
@@ -65,13 +82,14 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Executabl
                                                      : createHostDevice(p, options);
   if (!device)
     return device.status();
-  std::unique_ptr<Session> session(new Session());
   session->exe_ = std::move(exe);
   session->device_ = std::move(*device);
-  session->stepTimings_ = options.stepTimings;
-  for (const TensorSpec &input : p.inputs)
-    session->inputStorage_.emplace_back(input.byteSize());
-  session->inputSet_.assign(p.inputs.size(), false);
+  session->current_ = session->device_.get();
+  session->program_ = &session->exe_->program();
+  for (size_t k = 0; k < p.inputs.size(); ++k) {
+    session->inputStorage_.emplace_back(p.inputs[k].byteSize());
+    session->inputShapes_[k] = p.inputs[k].shape;
+  }
   return session;
 }
 
@@ -81,6 +99,14 @@ Status Session::setInput(size_t index, const void *data, size_t bytes) {
   const Program &p = exe_->program();
   if (index >= p.inputs.size())
     return Status::error("there is no input #" + std::to_string(index));
+  if (exe_->inputs()[index].isDynamic())
+    return Status::error("input '" + p.inputs[index].name + "' (" +
+                         exe_->inputs()[index].typeString() +
+                         ") has dynamic dimensions: give its shape with its data");
+  if (exe_->isDynamic()) {
+    inputStorage_[index].resize(p.inputs[index].byteSize());
+    inputShapes_[index] = p.inputs[index].shape;
+  }
   if (bytes != inputStorage_[index].size())
     return Status::error("input '" + p.inputs[index].name + "' (" +
                          p.inputs[index].typeString() + ") takes " +
@@ -92,13 +118,130 @@ Status Session::setInput(size_t index, const void *data, size_t bytes) {
   return Status::ok();
 }
 
+Status Session::setInput(size_t index, const void *data, size_t bytes,
+                         const std::vector<int64_t> &shape) {
+  const std::vector<TensorSpec> &inputs = exe_->inputs();
+  if (index >= inputs.size())
+    return Status::error("there is no input #" + std::to_string(index));
+  const TensorSpec &spec = inputs[index];
+  auto given = [&] {
+    TensorSpec t;
+    t.dtype = spec.dtype;
+    t.shape = shape;
+    return t.typeString();
+  };
+  if (!spec.isDynamic()) {
+    if (shape != spec.shape)
+      return Status::error("input '" + spec.name + "' is " + spec.typeString() + ", got " +
+                           given());
+    return setInput(index, data, bytes);
+  }
+  if (shape.size() != spec.shape.size())
+    return Status::error("input '" + spec.name + "' is " + spec.typeString() + ", got rank " +
+                         std::to_string(shape.size()) + " (" + given() + ")");
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (spec.shape[d] >= 0 && shape[d] != spec.shape[d])
+      return Status::error("input '" + spec.name + "' is " + spec.typeString() +
+                           ": dimension " + std::to_string(d) + " must be " +
+                           std::to_string(spec.shape[d]) + ", got " + given());
+    if (spec.shape[d] < 0)
+      for (const SizeSymbolSpec &sym : exe_->sizeSymbols())
+        if (sym.name == spec.dimNames[d] && (shape[d] < sym.min || shape[d] > sym.max))
+          return Status::error("input '" + spec.name + "' dimension " + std::to_string(d) +
+                               " ('" + sym.name + "') is " + std::to_string(shape[d]) +
+                               ", outside the executable's range " + std::to_string(sym.min) +
+                               ".." + std::to_string(sym.max));
+  }
+  if (!ref::withinElementLimit(shape))
+    return Status::error("input '" + spec.name + "' has an invalid shape " + given());
+  size_t expected = static_cast<size_t>(ref::numElements(shape) * ref::byteWidth(spec.dtype));
+  if (bytes != expected)
+    return Status::error("input '" + spec.name + "' of shape " + given() + " takes " +
+                         std::to_string(expected) + " bytes, got " + std::to_string(bytes));
+  inputStorage_[index].resize(bytes);
+  if (bytes)
+    std::memcpy(inputStorage_[index].data(), data, bytes);
+  inputShapes_[index] = shape;
+  inputSet_[index] = true;
+  return Status::ok();
+}
+
+/// The size symbols' values from the inputs' shapes: each dynamic
+/// dimension named by a symbol gives it, and inputs sharing one must agree.
+Status Session::bindSymbols(std::vector<int64_t> &values) const {
+  const std::vector<SizeSymbolSpec> &symbols = exe_->sizeSymbols();
+  values.assign(symbols.size(), -1);
+  std::vector<std::string> from(symbols.size());
+  for (size_t k = 0; k < exe_->inputs().size(); ++k) {
+    const TensorSpec &spec = exe_->inputs()[k];
+    for (size_t d = 0; d < spec.dimNames.size(); ++d)
+      for (size_t s = 0; s < symbols.size(); ++s) {
+        if (spec.shape[d] >= 0 || spec.dimNames[d] != symbols[s].name)
+          continue;
+        std::string where = "input '" + spec.name + "' dimension " + std::to_string(d);
+        int64_t size = inputShapes_[k][d];
+        if (values[s] >= 0 && values[s] != size)
+          return Status::error(where + " ('" + symbols[s].name + "') is " +
+                               std::to_string(size) + " but " + from[s] + " is " +
+                               std::to_string(values[s]));
+        values[s] = size;
+        from[s] = where;
+      }
+  }
+  for (size_t s = 0; s < symbols.size(); ++s)
+    if (values[s] < 0)
+      return Status::error("no input gives the size '" + symbols[s].name + "'");
+  return Status::ok();
+}
+
+/// Makes the program and device of this run's sizes current: one made
+/// before for the same sizes, or a new one (the oldest of kMaxSignatures
+/// dropped).
+Status Session::selectSignature() {
+  constexpr size_t kMaxSignatures = 8;
+  std::vector<int64_t> values;
+  Status st = bindSymbols(values);
+  if (!st)
+    return st;
+  for (Signature &sig : signatures_)
+    if (sig.symbols == values) {
+      program_ = sig.program.get();
+      current_ = sig.device.get();
+      return Status::ok();
+    }
+  auto program = exe_->specialise(values);
+  if (!program)
+    return program.status();
+  // Each input's specialised shape must be what was given (an input whose
+  // size is an expression of the symbols, e.g. seq + 1, is checked here).
+  for (size_t k = 0; k < (*program)->inputs.size(); ++k)
+    if ((*program)->inputs[k].shape != inputShapes_[k])
+      return Status::error("input '" + (*program)->inputs[k].name + "' must be " +
+                           (*program)->inputs[k].typeString() + " for these sizes");
+  auto device = createHostDevice(**program, options_);
+  if (!device)
+    return device.status();
+  if (signatures_.size() == kMaxSignatures)
+    signatures_.erase(signatures_.begin());
+  signatures_.push_back({values, std::move(*program), std::move(*device)});
+  program_ = signatures_.back().program.get();
+  current_ = signatures_.back().device.get();
+  return Status::ok();
+}
+
 Status Session::run() {
-  const Program &p = exe_->program();
+  const std::vector<TensorSpec> &inputs = exe_->inputs();
   for (size_t k = 0; k < inputSet_.size(); ++k)
     if (!inputSet_[k])
-      return Status::error("input '" + p.inputs[k].name + "' was not set");
+      return Status::error("input '" + inputs[k].name + "' was not set");
+  ran_ = false;
+  if (exe_->isDynamic()) {
+    Status st = selectSignature();
+    if (!st)
+      return st;
+  }
   timings_.clear();
-  Status st = device_->run(inputStorage_, stepTimings_ ? &timings_ : nullptr);
+  Status st = current_->run(inputStorage_, stepTimings_ ? &timings_ : nullptr);
   ran_ = st.isOk();
   return st;
 }
@@ -106,12 +249,23 @@ Status Session::run() {
 const void *Session::outputData(size_t index) const {
   if (!ran_ || index >= exe_->program().outputValues.size())
     return nullptr;
-  return device_->outputData(index);
+  return current_->outputData(index);
 }
 
-std::string Session::describeDevice() const { return device_->describe(); }
+const ref::Shape &Session::outputShape(size_t index) const {
+  static const ref::Shape none;
+  const Program *p = program_ ? program_ : &exe_->program();
+  return index < p->outputs.size() ? p->outputs[index].shape : none;
+}
 
-std::vector<KernelProfile> Session::kernelProfiles() const { return device_->kernelProfiles(); }
+std::string Session::describeDevice() const {
+  if (!current_)
+    return "device: chosen per input sizes at the first run";
+  return current_->describe();
+}
+std::vector<KernelProfile> Session::kernelProfiles() const {
+  return current_ ? current_->kernelProfiles() : std::vector<KernelProfile>{};
+}
 
 std::vector<std::string> Executable::stepLocations(size_t step) const {
   if (step >= program_->steps.size())

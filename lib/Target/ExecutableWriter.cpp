@@ -151,10 +151,13 @@ LogicalResult Writer::symbolicAttrs(Operation *op,
   if (auto slice = llvm::dyn_cast<SliceOp>(op)) {
     auto input = llvm::cast<RankedTensorType>(slice.getInput().getType());
     SmallVector<AffineExpr> ends, inputSizes = getDimSizes(input);
-    bool symbolic = false;
+    std::optional<AffineMap> endSizes = slice.getEndSizes();
+    bool symbolic = endSizes.has_value();
     for (auto [d, end] : llvm::enumerate(slice.getEnds())) {
       bool toEnd = input.isDynamicDim(d) && end == std::numeric_limits<int64_t>::max();
-      ends.push_back(toEnd ? inputSizes[d] : getAffineConstantExpr(end, op->getContext()));
+      ends.push_back(toEnd      ? inputSizes[d]
+                     : endSizes ? endSizes->getResult(d)
+                                : getAffineConstantExpr(end, op->getContext()));
       symbolic |= toEnd;
     }
     if (symbolic)

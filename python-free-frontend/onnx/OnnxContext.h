@@ -5,6 +5,7 @@
 
 #include "kiln/Frontend/BuildOp.h"
 #include "kiln/IR/KilnOps.h"
+#include "kiln/IR/SymbolicSizes.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
@@ -125,8 +126,10 @@ public:
   /// A reshape to possibly symbolic sizes (static when all are constants).
   mlir::Value reshapeTo(mlir::Value v, llvm::ArrayRef<mlir::AffineExpr> sizes);
 
-  /// The importer's symbolic integers (null for importers without them).
+  /// The importer's symbolic integers (null for importers without them)
+  /// and its size symbols with their ranges.
   SymbolicInts *symbolic = nullptr;
+  llvm::ArrayRef<mlir::kiln::SizeSymbol> sizeSymbols;
   /// Input #k's values as sizes: a constant's values, or the symbolic
   /// expressions of a shape computation; std::nullopt for anything else.
   std::optional<llvm::SmallVector<mlir::AffineExpr>> sizeInts(size_t k);

@@ -322,6 +322,7 @@ LogicalResult Importer::convertNode(const onnx::NodeProto &node, size_t index) {
   }
   NodeContext ctx(builder, node, opset, loc, inputs);
   ctx.symbolic = &symbolicInts;
+  ctx.sizeSymbols = symbols;
   std::optional<LogicalResult> symbolicConversion = convertSymbolicSizes(ctx);
   LogicalResult converted =
       symbolicConversion ? *symbolicConversion : converter->second(ctx);

@@ -89,6 +89,80 @@ LogicalResult reshapeSymbolic(NodeContext &c) {
   return c.finish(c.reshapeTo(c.input(0), *target));
 }
 
+/// Slice of data to ends computed from dynamic sizes (x[:, :seq]): each
+/// symbolic end cuts a static dimension from a static start with step 1,
+/// and must stay within it over the symbols' ranges.
+LogicalResult sliceToSymbolicEnds(NodeContext &c) {
+  RankedTensorType type = c.type(c.input(0));
+  int64_t rank = type.getRank();
+  FailureOr<SmallVector<int64_t>> starts = c.constantInts(1);
+  std::optional<SmallVector<AffineExpr>> ends = c.sizeInts(2);
+  if (failed(starts))
+    return failure();
+  if (!ends || ends->size() != starts->size())
+    return c.unsupportedBecause("slice ends computed from sizes must match the starts");
+  SmallVector<int64_t> axes, steps(starts->size(), 1);
+  if (c.input(3)) {
+    FailureOr<SmallVector<int64_t>> a = c.constantInts(3);
+    if (failed(a))
+      return failure();
+    axes = *a;
+  } else {
+    for (size_t k = 0; k < starts->size(); ++k)
+      axes.push_back(k);
+  }
+  if (c.input(4)) {
+    FailureOr<SmallVector<int64_t>> st = c.constantInts(4);
+    if (failed(st))
+      return failure();
+    steps = *st;
+  }
+  if (axes.size() != starts->size() || steps.size() != starts->size())
+    return c.unsupportedBecause("starts, ends, axes and steps differ in length");
+  MLIRContext *context = c.builder.getContext();
+  SmallVector<int64_t> fullStarts(rank, 0), fullEnds(type.getShape()), fullSteps(rank, 1);
+  SmallVector<AffineExpr> endSizes;
+  for (int64_t d = 0; d < rank; ++d)
+    endSizes.push_back(getAffineConstantExpr(type.isDynamicDim(d) ? 0 : type.getDimSize(d),
+                                             context));
+  for (size_t k = 0; k < axes.size(); ++k) {
+    FailureOr<int64_t> axis = c.axis(axes[k], rank);
+    if (failed(axis))
+      return failure();
+    int64_t dim = type.getDimSize(*axis), start = (*starts)[k];
+    AffineExpr end = (*ends)[k];
+    if (auto constant = llvm::dyn_cast<AffineConstantExpr>(end)) {
+      int64_t e = constant.getValue(), step = steps[k], s = start;
+      if (type.isDynamicDim(*axis) || step == 0)
+        return c.unsupportedBecause("slices a dynamic dimension together with symbolic ends");
+      normalizeSliceBounds(dim, step, s, e);
+      fullStarts[*axis] = s;
+      fullEnds[*axis] = e;
+      fullSteps[*axis] = step;
+      endSizes[*axis] = getAffineConstantExpr(e, context);
+      continue;
+    }
+    std::optional<std::pair<int64_t, int64_t>> range = sizeRange(end, c.sizeSymbols);
+    if (type.isDynamicDim(*axis) || steps[k] != 1 || start < 0 || start > dim || !range)
+      return c.unsupportedBecause("slices to a dynamic size other than a static dimension cut "
+                                  "from a static start with step 1");
+    if (range->first < start || range->second > dim)
+      return emitError(c.loc) << "slice end " << sizeString(end) << " ranges over "
+                              << range->first << ".." << range->second
+                              << ", outside dimension " << *axis << " [" << start << ", "
+                              << dim << "]";
+    fullStarts[*axis] = start;
+    fullEnds[*axis] = 0;
+    endSizes[*axis] = end;
+  }
+  unsigned symbols = c.sizeSymbols.size();
+  auto map = AffineMap::get(0, symbols, endSizes, context);
+  return c.finish(c.build<SliceOp>(c.input(0), {c.named("starts", c.ints(fullStarts)),
+                                                c.named("ends", c.ints(fullEnds)),
+                                                c.named("steps", c.ints(fullSteps)),
+                                                c.named("end_sizes", AffineMapAttr::get(map))}));
+}
+
 } // namespace
 
 void registerShapeConverters(ConverterMap &m) {
@@ -258,6 +332,8 @@ void registerShapeConverters(ConverterMap &m) {
                                                {c.named("axis", c.builder.getI64IntegerAttr(*axis))}));
   };
   m["Slice"] = [](NodeContext &c) -> LogicalResult {
+    if (c.opset >= 10 && c.isSymbolic(2))
+      return sliceToSymbolicEnds(c);
     ArrayRef<int64_t> in = c.type(c.input(0)).getShape();
     int64_t rank = in.size();
     SmallVector<int64_t> starts, ends, axes, steps;

@@ -1,7 +1,7 @@
 //===- RunMain.cpp - the kiln-run command line ----------------------------===//
 //
 //   kiln-run EXE.kx [--device=auto|cpu|cuda-emu|cuda[:N]]
-//                   [--input NAME=FILE.npy|FILE.pb|random[:SEED]]...
+//                   [--input NAME=FILE.npy|FILE.pb|random[:SEED][@D0xD1x...]]...
 //                   [--output-dir DIR] [--output-format=npy|pb] [--bench N]
 //                   [--threads N] [--trace FILE.json] [--describe]
 //                   [--emu-order=forward|reverse|shuffled] [--emu-checked]
@@ -61,7 +61,7 @@ struct Options {
 
 const char *kUsage =
     "usage: %s%s [--device=auto|cpu|reference|cuda-emu|cuda[:N]] [--cpu-portable]\n"
-    "       [--input NAME=FILE.npy|FILE.pb|random[:SEED]]...\n"
+    "       [--input NAME=FILE.npy|FILE.pb|random[:SEED][@D0xD1x...]]...\n"
     "       [--output-dir DIR] [--output-format=npy|pb] [--bench N] [--threads N]\n"
     "       [--trace FILE.json] [--describe] [--emu-order=forward|reverse|shuffled]\n"
     "       [--emu-checked] [--cuda-graph] [--sync-each-step] [--conv-epilogue-kernels]\n"
@@ -193,7 +193,8 @@ std::optional<int> parse(int argc, char **argv, bool embedded, Options &o) {
       size_t eq = v.find('=');
       if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
         return usageError(argv[0], embedded,
-                          "--input takes NAME=FILE.npy, NAME=FILE.pb or NAME=random[:SEED]");
+                          "--input takes NAME=FILE.npy, NAME=FILE.pb or "
+                          "NAME=random[:SEED][@D0xD1x...]");
       std::string name = v.substr(0, eq);
       for (const auto &given : o.inputs)
         if (given.first == name)
@@ -288,6 +289,24 @@ std::string safeFileName(const std::string &name) {
   return s;
 }
 
+/// Parses "D0xD1x..." (sizes); std::nullopt if malformed.
+std::optional<ref::Shape> parseShape(const std::string &text) {
+  ref::Shape shape;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('x', start);
+    std::string part = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    std::optional<uint64_t> d = parseDecimal(part);
+    if (!d || *d > (uint64_t(1) << 40))
+      return std::nullopt;
+    shape.push_back(static_cast<int64_t>(*d));
+    if (end == std::string::npos)
+      break;
+    start = end + 1;
+  }
+  return shape;
+}
+
 /// Random data in the input's own memory layout.
 std::vector<uint8_t> randomInput(const rt::TensorSpec &spec, uint64_t seed) {
   ref::Tensor t = ref::Tensor::zeros(spec.dtype, spec.shape);
@@ -378,7 +397,11 @@ std::string readAs(const rt::TensorSpec &spec, npy::Array &array, const std::str
     array.dtype = ref::DType::BF16;
     *asFloat = true;
   }
-  if (array.dtype == spec.dtype && array.shape == spec.shape)
+  // A dynamic dimension takes any size here (the session checks ranges).
+  bool shapeFits = array.shape.size() == spec.shape.size();
+  for (size_t d = 0; shapeFits && d < spec.shape.size(); ++d)
+    shapeFits = spec.shape[d] < 0 || array.shape[d] == spec.shape[d];
+  if (array.dtype == spec.dtype && shapeFits)
     return "";
   rt::TensorSpec got = spec;
   got.dtype = array.dtype;
@@ -512,18 +535,38 @@ int runMain(int argc, char **argv, std::shared_ptr<const rt::Executable> embedde
         names += (names.empty() ? "" : ", ") + s.name;
       return error("the executable has no input '" + name + "' (its inputs: " + names + ")");
     }
-    const rt::TensorSpec &spec = exe->inputs()[it->second];
+    rt::TensorSpec spec = exe->inputs()[it->second];
     std::vector<uint8_t> data;
-    if (source == "random" || source.rfind("random:", 0) == 0) {
+    if (source == "random" || source.rfind("random:", 0) == 0 ||
+        source.rfind("random@", 0) == 0) {
+      // random[:SEED][@SHAPE]: a dynamic input takes SHAPE, by default its
+      // sizes at the executable's OPT point.
+      std::string seedText = source, shapeText;
+      if (size_t at = source.find('@'); at != std::string::npos) {
+        seedText = source.substr(0, at);
+        shapeText = source.substr(at + 1);
+      }
       // Without a seed, the input's position: two inputs of one shape must
       // not be equal (x - z would be all zeros).
       uint64_t seed = it->second;
-      if (source != "random") {
-        std::optional<uint64_t> given = parseDecimal(source.substr(7));
+      if (seedText != "random") {
+        std::optional<uint64_t> given =
+            seedText.rfind("random:", 0) == 0 ? parseDecimal(seedText.substr(7)) : std::nullopt;
         if (!given)
           return error("bad seed in '" + source + "' (random:SEED takes 0 to 2^64-1)");
         seed = *given;
       }
+      if (!shapeText.empty()) {
+        std::optional<ref::Shape> shape = parseShape(shapeText);
+        if (!shape)
+          return error("bad shape in '" + source + "' (random@D0xD1x... takes sizes)");
+        spec.shape = *shape;
+      } else if (spec.isDynamic()) {
+        spec.shape = exe->inputsAtOpt()[it->second].shape;
+      }
+      spec.dimNames.clear();
+      if (!ref::withinElementLimit(spec.shape))
+        return error("input '" + name + "': shape in '" + source + "' is too large");
       data = randomInput(spec, seed);
     } else {
       npy::Array array;
@@ -535,12 +578,16 @@ int runMain(int argc, char **argv, std::shared_ptr<const rt::Executable> embedde
       if (std::string differs = readAs(spec, array, source); !differs.empty())
         return error("input '" + name + "' " + differs);
       data = std::move(array.data);
+      spec.shape = array.shape;
+      spec.dimNames.clear();
       if (!spec.dimOrder.empty()) { // .npy is row-major; the input wants its layout
         ref::Tensor t = ref::decodeTensor(spec.dtype, spec.shape, {}, data.data());
         ref::encodeTensor(t, spec.dimOrder, data.data());
       }
     }
-    rt::Status s = (*session)->setInput(it->second, data.data(), data.size());
+    rt::Status s = exe->inputs()[it->second].isDynamic()
+                       ? (*session)->setInput(it->second, data.data(), data.size(), spec.shape)
+                       : (*session)->setInput(it->second, data.data(), data.size());
     if (!s)
       return error(s.message());
     bound[it->second] = true;
@@ -603,7 +650,10 @@ int runMain(int argc, char **argv, std::shared_ptr<const rt::Executable> embedde
   std::set<std::string> fileNames; // outputs whose names differ only in odd characters
   std::string mismatches;
   for (size_t k = 0; k < exe->outputs().size(); ++k) {
-    const rt::TensorSpec &spec = exe->outputs()[k];
+    // An output's sizes follow this run's inputs.
+    rt::TensorSpec spec = exe->outputs()[k];
+    spec.shape = (*session)->outputShape(k);
+    spec.dimNames.clear();
     const uint8_t *data = static_cast<const uint8_t *>((*session)->outputData(k));
     std::printf("%s\n", summary(spec, data).c_str());
     // 'a/b' and 'a:b' are both a_b: the later one gets its output number.

@@ -200,10 +200,15 @@ def Kiln_SliceOp : Kiln_InferredOp<"slice", [Kiln_DataMovementFamily]> {
     Starts and ends are already clamped into range by the frontends. A
     dynamic dimension is sliced forward, to a static end within its least
     size or to 9223372036854775807 (INT64_MAX): the dimension's end,
-    whatever its size.
+    whatever its size. `end_sizes`, when present, gives every end as an
+    affine map over the size symbols (a static dimension cut to a symbolic
+    size, as exporters slice a position table to the sequence length; the
+    frontend checks the size stays within the dimension); `ends` then holds
+    the constant ones and 0 for the others.
   }];
   let arguments = (ins Kiln_Tensor:$input, DenseI64ArrayAttr:$starts,
-                       DenseI64ArrayAttr:$ends, DenseI64ArrayAttr:$steps);
+                       DenseI64ArrayAttr:$ends, DenseI64ArrayAttr:$steps,
+                       OptionalAttr<AffineMapAttr>:$end_sizes);
   let results = (outs Kiln_Tensor:$result);
   let hasFolder = 1;
 }

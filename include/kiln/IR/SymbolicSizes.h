@@ -91,6 +91,13 @@ std::optional<int64_t> evaluateSize(AffineExpr size, ArrayRef<int64_t> symbols);
 std::optional<std::pair<int64_t, int64_t>>
 sizeRange(AffineExpr size, ArrayRef<SizeSymbol> symbols);
 
+/// The elements of `type` at the symbols' largest values (its elements when
+/// static); std::nullopt if a size names an unknown symbol or overflows.
+std::optional<int64_t> maxElements(RankedTensorType type, ArrayRef<SizeSymbol> symbols);
+
+/// Whether `op` or anything inside it has an operand or result of symbolic size.
+bool touchesSymbolicSizes(Operation *op);
+
 /// Reads the `kiln.symbols` attribute of `op` (a model function); an empty
 /// list when it has none.
 SmallVector<SizeSymbol> getSizeSymbols(Operation *op);

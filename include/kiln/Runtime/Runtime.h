@@ -76,7 +76,13 @@ struct TensorSpec {
   std::vector<int64_t> dimOrder;
   DeviceKind device = DeviceKind::CPU;
   int deviceOrdinal = 0;
+  /// In the signature of an executable built for ranges of sizes: the size
+  /// of each dynamic dimension (whose `shape` entry is -1) as its symbol's
+  /// name ("batch") or an expression of them; empty elsewhere.
+  std::vector<std::string> dimNames;
 
+  /// Whether some dimension's size is known only per run.
+  bool isDynamic() const { return !dimNames.empty(); }
   int64_t numElements() const { return ref::numElements(shape); }
   int64_t byteSize() const { return numElements() * ref::byteWidth(dtype); }
   /// "f32[8, 784]", with " nhwc"/" perm[...]" and " @cuda:N" when not default.
@@ -85,6 +91,14 @@ struct TensorSpec {
 
 struct Program;
 class Device;
+
+/// A size symbol of an executable built for ranges of input sizes: one
+/// dynamic dimension (or several inputs' alike), valid over [min, max],
+/// planned for opt (kilnc --input-shape NAME=MIN..MAX:OPT).
+struct SizeSymbolSpec {
+  std::string name;
+  int64_t min = 0, max = 0, opt = 0;
+};
 
 /// A loaded, validated executable. Immutable and shareable between sessions.
 class Executable {
@@ -107,13 +121,29 @@ public:
   /// The model locations of step `step`'s ops (each once, in op order).
   std::vector<std::string> stepLocations(size_t step) const;
 
+  /// The size symbols of an executable built for ranges of input sizes;
+  /// empty when every shape is static.
+  const std::vector<SizeSymbolSpec> &sizeSymbols() const { return symbols_; }
+  /// The inputs at the symbols' OPT values (inputs() itself when static).
+  const std::vector<TensorSpec> &inputsAtOpt() const;
+  bool isDynamic() const { return !symbols_.empty(); }
+
+  /// The program: for an executable over ranges of sizes, the one at the
+  /// symbols' OPT values (specialise() gives the others).
   const Program &program() const { return *program_; }
+  /// The program for these symbol values (one per size symbol, each in its
+  /// range), validated as a whole as the file was when it loaded.
+  Result<std::unique_ptr<Program>> specialise(const std::vector<int64_t> &symbols) const;
 
 private:
   Executable();
   struct Storage;
   std::unique_ptr<Storage> storage_;
   std::unique_ptr<Program> program_;
+  std::vector<SizeSymbolSpec> symbols_;
+  /// The signature with dynamic dimensions as -1 and their names.
+  std::vector<TensorSpec> genericInputs_, genericOutputs_;
+  const uint8_t *payload_ = nullptr;
   friend struct Loader;
 };
 
@@ -218,9 +248,17 @@ public:
 
   /// Copies `bytes` bytes (exactly the input's size, in its layout).
   Status setInput(size_t index, const void *data, size_t bytes);
+  /// The same for an input with dynamic dimensions: `shape` gives this
+  /// run's sizes, which must lie in the executable's ranges (and agree
+  /// with the other inputs' where they share a symbol).
+  Status setInput(size_t index, const void *data, size_t bytes,
+                  const std::vector<int64_t> &shape);
   /// Runs every step; all inputs must have been set.
   Status run();
   const void *outputData(size_t index) const;
+  /// The shape of output `index` in the last run (its sizes follow the
+  /// inputs' for an executable over ranges of sizes).
+  const ref::Shape &outputShape(size_t index) const;
   /// Each step's span in the last run, when the options asked for them.
   const std::vector<StepTiming> &lastTimings() const { return timings_; }
   /// cuda-emu with SessionOptions::emuProfile: every kernel's counts so
@@ -232,10 +270,26 @@ public:
 
 private:
   Session() = default;
+  Status bindSymbols(std::vector<int64_t> &values) const;
+  Status selectSignature();
+
   std::shared_ptr<const Executable> exe_;
+  SessionOptions options_;
   std::vector<std::vector<uint8_t>> inputStorage_;
   std::vector<bool> inputSet_;
+  /// This run's input shapes (an executable over ranges of sizes).
+  std::vector<ref::Shape> inputShapes_;
+  /// The program and device of each size signature seen (at most
+  /// kMaxSignatures, the oldest dropped first), and the current one.
+  struct Signature {
+    std::vector<int64_t> symbols;
+    std::unique_ptr<Program> program;
+    std::unique_ptr<Device> device;
+  };
+  std::vector<Signature> signatures_;
+  const Program *program_ = nullptr;
   std::unique_ptr<Device> device_;
+  Device *current_ = nullptr;
   bool stepTimings_ = false;
   bool ran_ = false;
   std::vector<StepTiming> timings_;

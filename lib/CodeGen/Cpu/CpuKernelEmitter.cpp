@@ -24,6 +24,7 @@
 #include "kiln/IR/KilnOps.h"
 #include "kiln/IR/KilnTypes.h"
 #include "kiln/IR/OpClasses.h"
+#include "kiln/IR/SymbolicSizes.h"
 #include "kiln/Reference/Kernels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -515,6 +516,10 @@ Value emitScalarOp(OpBuilder &b, Location loc, Operation *op, ArrayRef<Value> x)
 
 std::vector<CpuRun> planCpuRuns(exec::StepOp step) {
   std::vector<CpuRun> runs;
+  // Compiled runs bake their sizes in; a step over symbolic sizes runs its
+  // ops one by one (the host's f32 paths and library calls take any size).
+  if (touchesSymbolicSizes(step))
+    return runs;
   std::optional<CpuRun> current;
   auto close = [&] {
     if (!current)

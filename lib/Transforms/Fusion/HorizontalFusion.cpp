@@ -210,7 +210,8 @@ struct KilnFuseSiblingsPass : public ::mlir::kiln::impl::KilnFuseSiblingsBase<Ki
       Value slice = builder.create<SliceOp>(mm.getLoc(), wide,
                                             builder.getDenseI64ArrayAttr(starts),
                                             builder.getDenseI64ArrayAttr(ends),
-                                            builder.getDenseI64ArrayAttr(steps));
+                                            builder.getDenseI64ArrayAttr(steps),
+                                            /*end_sizes=*/nullptr);
       group.moved.insert(slice.getDefiningOp());
       Operation *replaced = withBias ? biases[k].getOperation() : mm.getOperation();
       replaced->getResult(0).replaceAllUsesWith(slice);
