@@ -276,10 +276,18 @@ std::vector<std::string> Executable::stepLocations(size_t step) const {
 std::string Executable::describe() const {
   const Program &p = *program_;
   std::string s = "executable " + p.name + "\n";
-  for (const TensorSpec &t : p.inputs)
+  for (const TensorSpec &t : inputs())
     s += "  input  " + t.name + ": " + t.typeString() + "\n";
-  for (const TensorSpec &t : p.outputs)
+  for (const TensorSpec &t : outputs())
     s += "  output " + t.name + ": " + t.typeString() + "\n";
+  if (isDynamic()) {
+    // The plan below is the one at the OPT sizes.
+    s += "  sizes:";
+    for (const SizeSymbolSpec &sym : symbols_)
+      s += " " + sym.name + " in " + std::to_string(sym.min) + ".." + std::to_string(sym.max) +
+           " (opt " + std::to_string(sym.opt) + ")" + (&sym == &symbols_.back() ? "" : ",");
+    s += "; the steps below at the opt sizes\n";
+  }
   uint64_t weightBytes = 0;
   for (const WeightDesc &w : p.weights)
     weightBytes += w.size;

@@ -143,6 +143,23 @@ for name, edit in [
         ("emu-swapped-operands.kx", "step('kiln_sub_6')['kernel_inputs'] = [1, 0]")]:
     subprocess.run([sys.executable, edit_kx, path("emu-pair.kx"), path(name), edit], check=True)
 
+# An executable over a range of sizes (x: [1..4, 3]) and hostile edits of
+# its symbolic sizes and size symbols.
+write("dyn.onnx", model([helper.make_node("Relu", ["x"], ["y"])], [f32("x", ["batch", 3])],
+                        [f32("y", ["batch", 3])]))
+subprocess.run([kilnc, path("dyn.onnx"), "--input-shape", "x=1..4x3", "-o", path("dyn.kx")],
+               check=True, capture_output=True)
+size_code = "exe['values'][0]['type']['sizes'][0]['code']"
+for name, edit in [
+        ("dyn-unknown-symbol.kx", f"{size_code}[:] = [1, 5]"),
+        ("dyn-divide-by-zero.kx", f"{size_code}[:] = [1, 0, 0, 0, 4]"),
+        ("dyn-malformed-size.kx", f"{size_code}[:] = [1, 0, 2]"),
+        ("dyn-overflowing-size.kx", f"{size_code}[:] = [1, 0, 0, {1 << 62}, 3]"),
+        ("dyn-missing-size.kx", "del exe['values'][0]['type']['sizes']"),
+        ("dyn-empty-range.kx", "exe['symbols'][0]['min'] = 5"),
+        ("dyn-range-past-arena.kx", "exe['symbols'][0]['max'] = 100000")]:
+    subprocess.run([sys.executable, edit_kx, path("dyn.kx"), path(name), edit], check=True)
+
 # A cuDNN step's kernel may only be its epilogue (bias, ReLU): given other
 # inputs, or kept when the epilogue is gone, the loader refuses the step.
 with open(path("conv-lib.kg"), "w") as f:
