@@ -134,7 +134,8 @@ static cl::opt<unsigned> dumpElideLimit(
     cl::Hidden, cl::cat(kilncCategory));
 static cl::list<std::string> inputShapes(
     "input-shape",
-    cl::desc("Pin the shape of a model input whose dimensions are unknown (ONNX)"),
+    cl::desc("Pin the shape of a model input whose dimensions are unknown (ONNX); a dimension "
+             "may be a range MIN..MAX[:OPT] that the executable serves without recompiling"),
     cl::value_desc("NAME=D0xD1x..."), cl::cat(kilncCategory));
 static cl::list<std::string> inputValues(
     "input-value",

@@ -12,6 +12,7 @@
 
 #include "FusionUtils.h"
 
+#include "kiln/IR/SymbolicSizes.h"
 #include "kiln/IR/OpClasses.h"
 
 #include "kiln/IR/ReferenceConversion.h"
@@ -85,6 +86,10 @@ struct KilnFuseSiblingsPass : public ::mlir::kiln::impl::KilnFuseSiblingsBase<Ki
   using Base::Base;
 
   void runOnOperation() override {
+    // Static shapes only so far: a function with symbolic sizes passes
+    // through unchanged (docs/pass-pipeline.md).
+    if (touchesSymbolicSizes(getOperation()))
+      return;
     func::FuncOp func = getOperation();
     auto visit = [&](Value source) {
       SmallVector<MatMulOp> siblings = findSiblings(source);

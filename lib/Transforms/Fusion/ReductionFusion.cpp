@@ -11,6 +11,7 @@
 #include "FusionUtils.h"
 #include "LoopGrowth.h"
 
+#include "kiln/IR/SymbolicSizes.h"
 #include "kiln/Transforms/Passes.h"
 
 namespace mlir {
@@ -30,6 +31,10 @@ struct KilnFuseReductionsPass : public ::mlir::kiln::impl::KilnFuseReductionsBas
   using Base::Base;
 
   void runOnOperation() override {
+    // Static shapes only so far: a function with symbolic sizes passes
+    // through unchanged (docs/pass-pipeline.md).
+    if (touchesSymbolicSizes(getOperation()))
+      return;
     Limits limits{maxOps, maxInputs, maxLive};
     SmallVector<Operation *> anchors;
     for (Operation &op : getOperation().getBody().front())

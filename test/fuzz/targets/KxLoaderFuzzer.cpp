@@ -39,8 +39,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   if ((*exe)->arenaBytes() > (int64_t(64) << 20))
     return 0;
+  // An executable over ranges of sizes runs at its OPT sizes.
+  const std::vector<kiln::rt::TensorSpec> &inputs = (*exe)->inputsAtOpt();
   int64_t inputBytes = 0;
-  for (const kiln::rt::TensorSpec &input : (*exe)->inputs())
+  for (const kiln::rt::TensorSpec &input : inputs)
     inputBytes += input.byteSize();
   if (inputBytes > (int64_t(64) << 20))
     return 0;
@@ -50,9 +52,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   auto session = kiln::rt::Session::create(*exe, options);
   if (!session)
     return 0;
-  for (size_t k = 0; k < (*exe)->inputs().size(); ++k) {
-    std::vector<uint8_t> zeros(static_cast<size_t>((*exe)->inputs()[k].byteSize()), 0);
-    if (!(*session)->setInput(k, zeros.data(), zeros.size()))
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    std::vector<uint8_t> zeros(static_cast<size_t>(inputs[k].byteSize()), 0);
+    if (!(*session)->setInput(k, zeros.data(), zeros.size(), inputs[k].shape))
       return 0;
   }
   (void)(*session)->run(); // may fail cleanly; must not crash
