@@ -42,6 +42,8 @@ static std::pair<Operation *, Type> firstDynamicValue(ModuleOp module) {
   return found;
 }
 
+bool hasDynamicDimensions(ModuleOp module) { return firstDynamicValue(module).first != nullptr; }
+
 Compilation::Compilation(const CompileOptions &options, PhaseClock &clock)
     : options(options), clock(clock), dumps(options) {}
 
@@ -108,6 +110,9 @@ LogicalResult Compilation::lower(ModuleOp module) {
            << "has dynamic dimensions (" << type
            << "); executables over ranges of sizes are built for --target=cpu so far: "
               "compile for one size with --input-shape NAME=D0xD1x...";
+  if (auto [op, type] = firstDynamicValue(module); op && options.kernelReport)
+    return op->emitError() << "has dynamic dimensions (" << type
+                           << "); --kernel-report describes GPU kernels, which take one size";
   PassManager plan(module.getContext());
   if (failed(configure(plan)))
     return failure();

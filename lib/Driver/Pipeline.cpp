@@ -23,9 +23,7 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options, bool s
   graph.foldBudgetSeconds = options.foldBudgetSeconds;
   graph.foldBudgetBytes = options.foldBudgetBytes;
   mlir::kiln::buildDefaultGraphPipeline(pm, graph);
-  if (!staticShapes)
-    return;
-  if (options.target != Target::CPU) {
+  if (options.target != Target::CPU && staticShapes) {
     // Row-major inside (what the kernels and cuBLASLt read and write),
     // then the GPU gets every op it has code for; the host the rest.
     pm.nest<func::FuncOp>().addPass(mlir::kiln::createKilnAssignLayouts());
@@ -33,7 +31,7 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options, bool s
     place.noHostFallback = options.noHostFallback;
     place.hostOps = options.hostOps;
     pm.nest<func::FuncOp>().addPass(mlir::kiln::createKilnPlace(place));
-  } else {
+  } else if (staticShapes) {
     // Batch norm into the convolutions' filters; then, as oneDNN's
     // convolutions read and write NHWC, chains of them stay so.
     pm.nest<func::FuncOp>().addPass(mlir::kiln::createKilnFoldBatchNorm());

@@ -29,7 +29,8 @@ std::string typeLabel(Type type) {
   std::string s;
   llvm::raw_string_ostream os(s);
   os << tensor.getElementType() << "[";
-  llvm::interleave(tensor.getShape(), os, ",");
+  llvm::interleave(tensor.getShape(), os,
+                   [&](int64_t d) { ShapedType::isDynamic(d) ? os << "?" : os << d; }, ",");
   os << "]";
   if (auto encoding = llvm::dyn_cast_or_null<TensorEncodingAttr>(tensor.getEncoding())) {
     if (!encoding.isRowMajor())

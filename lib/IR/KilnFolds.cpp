@@ -43,8 +43,11 @@ bool isSplatOf(Attribute attr, double expected) {
   return false;
 }
 
+/// An integer tensor of static shape: a literal can stand for it (one of
+/// symbolic size has no literal).
 bool isIntegerTensor(Type type) {
-  return llvm::isa<IntegerType>(llvm::cast<ShapedType>(type).getElementType());
+  auto shaped = llvm::cast<ShapedType>(type);
+  return llvm::isa<IntegerType>(shaped.getElementType()) && shaped.hasStaticShape();
 }
 
 /// A splat zero of `type`'s shape and dtype (the attribute has no encoding).

@@ -468,14 +468,10 @@ LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *context, OptLoc loc,
                              sizesString(getDimSizes(type)) + " into " +
                              sizesString(target));
       target[inferred] = *q;
-    } else {
-      std::optional<AffineExpr> q = exactQuotient(total, known);
-      auto one = q ? llvm::dyn_cast<AffineConstantExpr>(*q) : AffineConstantExpr();
-      if (!one || one.getValue() != 1)
-        return fail(loc, "reshape: " + sizesString(getDimSizes(type)) +
-                             " and " + sizesString(target) +
-                             " do not have the same number of elements for "
-                             "every size");
+    } else if (!equalSizes(total, known)) {
+      return fail(loc, "reshape: " + sizesString(getDimSizes(type)) + " and " +
+                           sizesString(target) +
+                           " do not have the same number of elements for every size");
     }
     results.push_back(typeWith(target, type.getElementType(), getEncoding(type)));
     return success();

@@ -182,6 +182,13 @@ AffineExpr fromPolynomial(const Polynomial &p, MLIRContext *context) {
 }
 } // namespace
 
+bool mlir::kiln::equalSizes(AffineExpr a, AffineExpr b) {
+  if (a == b)
+    return true;
+  std::optional<Polynomial> pa = toPolynomial(a), pb = toPolynomial(b);
+  return pa && pb && *pa == *pb;
+}
+
 std::optional<AffineExpr> mlir::kiln::exactQuotient(AffineExpr a, AffineExpr b) {
   std::optional<Polynomial> pa = toPolynomial(a), pb = toPolynomial(b);
   if (!pa || !pb || pb->size() != 1)
@@ -256,17 +263,66 @@ std::optional<int64_t> mlir::kiln::evaluateSize(AffineExpr size,
   }
 }
 
+/// Floor division rounding toward negative infinity.
+static int64_t floorDiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
 std::optional<std::pair<int64_t, int64_t>>
 mlir::kiln::sizeRange(AffineExpr size, ArrayRef<SizeSymbol> symbols) {
-  SmallVector<int64_t> low, high;
-  for (const SizeSymbol &s : symbols) {
-    low.push_back(s.min);
-    high.push_back(s.max);
+  // Interval arithmetic: exact bounds for sums and products of the
+  // symbols' ranges, and for divisions and modulo by positive constants.
+  using Range = std::pair<int64_t, int64_t>;
+  if (auto c = llvm::dyn_cast<AffineConstantExpr>(size))
+    return Range{c.getValue(), c.getValue()};
+  if (auto s = llvm::dyn_cast<AffineSymbolExpr>(size)) {
+    if (s.getPosition() >= symbols.size())
+      return std::nullopt;
+    return Range{symbols[s.getPosition()].min, symbols[s.getPosition()].max};
   }
-  std::optional<int64_t> a = evaluateSize(size, low), b = evaluateSize(size, high);
+  auto binary = llvm::dyn_cast<AffineBinaryOpExpr>(size);
+  if (!binary)
+    return std::nullopt;
+  std::optional<Range> a = sizeRange(binary.getLHS(), symbols);
+  std::optional<Range> b = sizeRange(binary.getRHS(), symbols);
   if (!a || !b)
     return std::nullopt;
-  return std::make_pair(std::min(*a, *b), std::max(*a, *b));
+  switch (size.getKind()) {
+  case AffineExprKind::Add: {
+    Range r;
+    if (__builtin_add_overflow(a->first, b->first, &r.first) ||
+        __builtin_add_overflow(a->second, b->second, &r.second))
+      return std::nullopt;
+    return r;
+  }
+  case AffineExprKind::Mul: {
+    int64_t p[4];
+    if (__builtin_mul_overflow(a->first, b->first, &p[0]) ||
+        __builtin_mul_overflow(a->first, b->second, &p[1]) ||
+        __builtin_mul_overflow(a->second, b->first, &p[2]) ||
+        __builtin_mul_overflow(a->second, b->second, &p[3]))
+      return std::nullopt;
+    return Range{*std::min_element(p, p + 4), *std::max_element(p, p + 4)};
+  }
+  case AffineExprKind::FloorDiv:
+  case AffineExprKind::CeilDiv:
+  case AffineExprKind::Mod: {
+    // By a positive constant only (what the shape rules make).
+    if (b->first != b->second || b->first <= 0)
+      return std::nullopt;
+    int64_t d = b->first;
+    if (size.getKind() == AffineExprKind::Mod)
+      return a->second - a->first + 1 >= d || floorDiv(a->first, d) != floorDiv(a->second, d)
+                 ? Range{0, d - 1}
+                 : Range{a->first - floorDiv(a->first, d) * d, a->second - floorDiv(a->second, d) * d};
+    if (size.getKind() == AffineExprKind::FloorDiv)
+      return Range{floorDiv(a->first, d), floorDiv(a->second, d)};
+    return Range{-floorDiv(-a->first, d), -floorDiv(-a->second, d)};
+  }
+  default:
+    return std::nullopt;
+  }
 }
 
 std::optional<int64_t> mlir::kiln::maxElements(RankedTensorType type,
@@ -274,7 +330,7 @@ std::optional<int64_t> mlir::kiln::maxElements(RankedTensorType type,
   int64_t elements = 1;
   for (AffineExpr size : getDimSizes(type)) {
     std::optional<std::pair<int64_t, int64_t>> range = sizeRange(size, symbols);
-    if (!range || range->second < 0 ||
+    if (!range || range->first < 0 ||
         __builtin_mul_overflow(elements, range->second, &elements))
       return std::nullopt;
   }

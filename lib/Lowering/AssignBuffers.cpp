@@ -141,7 +141,9 @@ struct KilnAssignBuffersPass
     std::optional<int64_t> elements =
         maxElements(type, getSizeSymbols(step->getParentOfType<func::FuncOp>()));
     if (!elements || *elements > ::kiln::ref::kMaxElements)
-      return step.emitOpError("result ") << type << " has no bounded size over the ranges";
+      return step.emitOpError("result ")
+             << type << " has no bounded, non-negative size over the ranges of '"
+             << kSizeSymbolsAttrName << "'";
     int64_t bytes = std::max<int64_t>(1, *elements * ::kiln::ref::byteWidth(*dtype));
     return (bytes + alignment - 1) / alignment * alignment;
   }

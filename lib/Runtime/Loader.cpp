@@ -522,6 +522,15 @@ Status ProgramBuilder::cpuKernels(const kx::Step *s, const std::string &what, co
     desc.elements = k->elements();
     desc.row = k->row();
     std::string kw = what + " CPU kernel '" + desc.symbol + "'";
+    if (k->elements_size()) {
+      // Over ranges of sizes: the count at this program's sizes.
+      if (!symbols)
+        return Status::error(kw + " has a symbolic element count in an executable of static "
+                                  "shapes");
+      Status es = evaluateSizeCode(k->elements_size(), *symbols, nullptr, desc.elements);
+      if (!es)
+        return Status::error(kw + ": " + es.message());
+    }
     if (desc.symbol.empty() || desc.opCount == 0 || desc.firstOp < nextOp ||
         desc.firstOp > step.ops.size() || desc.opCount > step.ops.size() - desc.firstOp)
       return Status::error(kw + " covers ops that are not a run after the step's earlier runs");
@@ -802,11 +811,16 @@ struct Loader {
       spec.min = s->min();
       spec.max = s->max();
       spec.opt = s->opt();
-      if (spec.name.empty() || !(0 <= spec.min && spec.min <= spec.opt && spec.opt <= spec.max) ||
+      if (spec.name.empty() || spec.name.size() > 256)
+        return Status::error("a size symbol's name is empty or longer than 256 bytes");
+      if (!(0 <= spec.min && spec.min <= spec.opt && spec.opt <= spec.max) ||
           spec.max > kMaxElements)
         return Status::error("size symbol '" + spec.name + "' has an invalid range " +
                              std::to_string(spec.min) + ".." + std::to_string(spec.max) + ":" +
                              std::to_string(spec.opt));
+      for (const SizeSymbolSpec &other : exe.symbols_)
+        if (other.name == spec.name)
+          return Status::error("size symbol '" + spec.name + "' is named twice");
       exe.symbols_.push_back(spec);
     }
     return Status::ok();
@@ -816,9 +830,11 @@ struct Loader {
   /// its size's name ("batch", "seq + 1").
   static Status genericSignature(const kx::Executable &file, Executable &exe) {
     std::vector<std::string> names;
-    for (const SizeSymbolSpec &s : exe.symbols_)
+    std::vector<int64_t> values; // the OPT point, validated already
+    for (const SizeSymbolSpec &s : exe.symbols_) {
       names.push_back(s.name);
-    std::vector<int64_t> values(names.size(), 0);
+      values.push_back(s.opt);
+    }
     auto generic = [&](const std::vector<TensorSpec> &concrete,
                        const std::vector<uint32_t> &valueIndices,
                        std::vector<TensorSpec> &out) -> Status {
@@ -834,6 +850,8 @@ struct Loader {
           Status s = evaluateSizeCode(type->sizes()->Get(next++), values, &names, ignored, &text);
           if (!s)
             return s;
+          if (text.size() > 256) // a hostile file's expression: shown, not spelled out
+            text = "?";
           spec.dimNames.resize(spec.shape.size());
           spec.dimNames[d] = text;
           spec.shape[d] = -1;

@@ -203,26 +203,39 @@ Status Session::selectSignature() {
   Status st = bindSymbols(values);
   if (!st)
     return st;
-  for (Signature &sig : signatures_)
-    if (sig.symbols == values) {
-      program_ = sig.program.get();
-      current_ = sig.device.get();
+  // Each input's shape must be the program's for these sizes (an input
+  // whose size is an expression of the symbols, e.g. seq + 1, is checked
+  // here), whether the program is new or kept from an earlier run.
+  auto checkInputs = [&](const Program &program) -> Status {
+    for (size_t k = 0; k < program.inputs.size(); ++k)
+      if (program.inputs[k].shape != inputShapes_[k])
+        return Status::error("input '" + program.inputs[k].name + "' must be " +
+                             program.inputs[k].typeString() + " for these sizes");
+    return Status::ok();
+  };
+  for (size_t k = 0; k < signatures_.size(); ++k)
+    if (signatures_[k].symbols == values) {
+      if (Status s = checkInputs(*signatures_[k].program); !s)
+        return s;
+      // Most recently used last: the first is dropped when one is full.
+      std::rotate(signatures_.begin() + k, signatures_.begin() + k + 1, signatures_.end());
+      program_ = signatures_.back().program.get();
+      current_ = signatures_.back().device.get();
       return Status::ok();
     }
   auto program = exe_->specialise(values);
   if (!program)
     return program.status();
-  // Each input's specialised shape must be what was given (an input whose
-  // size is an expression of the symbols, e.g. seq + 1, is checked here).
-  for (size_t k = 0; k < (*program)->inputs.size(); ++k)
-    if ((*program)->inputs[k].shape != inputShapes_[k])
-      return Status::error("input '" + (*program)->inputs[k].name + "' must be " +
-                           (*program)->inputs[k].typeString() + " for these sizes");
+  if (Status s = checkInputs(**program); !s)
+    return s;
   auto device = createHostDevice(**program, options_);
   if (!device)
     return device.status();
-  if (signatures_.size() == kMaxSignatures)
+  if (signatures_.size() == kMaxSignatures) {
     signatures_.erase(signatures_.begin());
+    program_ = nullptr;
+    current_ = nullptr;
+  }
   signatures_.push_back({values, std::move(*program), std::move(*device)});
   program_ = signatures_.back().program.get();
   current_ = signatures_.back().device.get();
@@ -252,10 +265,10 @@ const void *Session::outputData(size_t index) const {
   return current_->outputData(index);
 }
 
-const ref::Shape &Session::outputShape(size_t index) const {
-  static const ref::Shape none;
-  const Program *p = program_ ? program_ : &exe_->program();
-  return index < p->outputs.size() ? p->outputs[index].shape : none;
+ref::Shape Session::outputShape(size_t index) const {
+  if (!ran_ || !program_ || index >= program_->outputs.size())
+    return {};
+  return program_->outputs[index].shape;
 }
 
 std::string Session::describeDevice() const {

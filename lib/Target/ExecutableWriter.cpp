@@ -407,9 +407,10 @@ FailureOr<flatbuffers::Offset<kx::Step>> Writer::step(exec::StepOp s, unsigned s
       }
       for (Value v : c.writes)
         writes.push_back(local.lookup(v));
+      auto elementsSize = c.elementsSize ? sizeExpr(c.elementsSize) : 0;
       cpuKernels.push_back(kx::CreateCpuKernelDirect(fbb, c.symbol.c_str(), opIndex.lookup(c.firstOp),
                                                      c.opCount, &reads, &writes, c.elements, c.row,
-                                                     &readTypes));
+                                                     &readTypes, elementsSize));
     }
   auto kernel = code.kernels.find(stepIndex);
   StepKernel none;

@@ -213,6 +213,8 @@ LogicalResult softmax(NodeContext &c) {
     return failure();
   if (c.opset >= 13 || *axis == rank - 1)
     return c.finish(c.build<OpT>(x, {c.named("axis", c.builder.getI64IntegerAttr(*axis))}));
+  if (hasSymbolicSizes(x.getType()))
+    return c.unsupportedBecause("coerces a tensor with dynamic dimensions to 2-D (opset < 13)");
   ArrayRef<int64_t> s = c.type(x).getShape();
   int64_t outer = std::accumulate(s.begin(), s.begin() + *axis, int64_t(1), std::multiplies<>());
   int64_t inner = std::accumulate(s.begin() + *axis, s.end(), int64_t(1), std::multiplies<>());

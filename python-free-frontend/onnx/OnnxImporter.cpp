@@ -63,6 +63,29 @@ struct Unsupported {
   int64_t opset;
 };
 
+/// The ONNX ops whose converters take inputs with dynamic dimensions: they
+/// read no size of them, or read sizes symbolically.
+static bool takesDynamicDimensions(const std::string &op) {
+  static const std::set<std::string> ready = {
+      // Elementwise.
+      "Neg", "Abs", "Exp", "Log", "Sqrt", "Tanh", "Sigmoid", "Relu", "Erf", "Not", "Floor", "Ceil",
+      "Round", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh",
+      "Atanh", "Sign", "Add", "Sub", "Mul", "Div", "Equal", "Less", "LessOrEqual", "Greater",
+      "GreaterOrEqual", "And", "Or", "Xor", "Min", "Max", "Sum", "Mean", "Pow", "Mod",
+      "Reciprocal", "Where", "Identity", "Cast", "CastLike", "IsNaN", "Clip", "LeakyRelu", "Elu",
+      "Selu", "Celu", "ThresholdedRelu", "HardSigmoid", "HardSwish", "Softplus", "Softsign",
+      "Mish",
+      // Contractions, convolution and pooling (a dynamic batch), normalisation.
+      "MatMul", "Gemm", "Conv", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
+      "BatchNormalization", "LayerNormalization", "Softmax", "LogSoftmax",
+      // Reductions.
+      "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ArgMax", "ArgMin",
+      // Shapes and data movement (ShapeOps.cpp, SymbolicSizeOps.cpp).
+      "Shape", "Size", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat",
+      "Gather", "Slice", "Split", "Expand", "ConstantOfShape"};
+  return ready.count(op) != 0;
+}
+
 /// The name of a dynamic dimension: its dim_param, shared by every input
 /// that declares it, or "input:d" when the model leaves it unnamed.
 static std::string dimensionKey(const onnx::ValueInfoProto &info, int d) {
@@ -173,16 +196,19 @@ FailureOr<RankedTensorType> Importer::inputType(const onnx::ValueInfoProto &info
 LogicalResult Importer::collectSizeSymbols(const onnx::GraphProto &graph,
                                            const std::set<std::string> &initialized) {
   std::map<std::string, std::string> firstInput;
+  std::map<std::string, std::pair<int64_t, std::string>> staticPins;
   for (const onnx::ValueInfoProto &input : graph.input()) {
     auto pinned = options.inputShapes.find(input.name());
     if (initialized.count(input.name()) || pinned == options.inputShapes.end())
       continue;
     for (size_t d = 0; d < pinned->second.size(); ++d) {
       const DimSpec &spec = pinned->second[d];
-      if (spec.isStatic())
-        continue;
       std::string key = dimensionKey(input, d);
       std::string where = "'" + input.name() + "' dimension " + std::to_string(d);
+      if (spec.isStatic()) {
+        staticPins.try_emplace(key, std::make_pair(spec.min, where));
+        continue;
+      }
       auto known = symbolOf.find(key);
       if (known != symbolOf.end()) {
         const SizeSymbol &s = symbols[known->second];
@@ -200,6 +226,12 @@ LogicalResult Importer::collectSizeSymbols(const onnx::GraphProto &graph,
       symbols.push_back({key, spec.min, spec.max, spec.opt});
     }
   }
+  // One dim_param pinned to a size on one input and a range on another.
+  for (const auto &[key, pin] : staticPins)
+    if (auto known = symbolOf.find(key); known != symbolOf.end())
+      return fail("--input-shape gives '" + key + "' the size " + Twine(pin.first) + " at " +
+                  pin.second + " but the range " + Twine(symbols[known->second].min) + ".." +
+                  Twine(symbols[known->second].max) + " at " + firstInput[key]);
   return success();
 }
 
@@ -320,6 +352,19 @@ LogicalResult Importer::convertNode(const onnx::NodeProto &node, size_t index) {
     poison();
     return success();
   }
+  // Converters read their inputs' shapes; those written (and tested) for
+  // dynamic dimensions are listed, the others refuse them by name.
+  if (!symbols.empty() && !takesDynamicDimensions(node.op_type()))
+    for (Value v : inputs)
+      if (v && hasSymbolicSizes(v.getType())) {
+        unsupported.push_back({name, node.op_type(),
+                               "does not take dynamic dimensions yet (" +
+                                   sizesString(getDimSizes(llvm::cast<RankedTensorType>(
+                                       v.getType()))) + ")",
+                               opset});
+        poison();
+        return success();
+      }
   NodeContext ctx(builder, node, opset, loc, inputs);
   ctx.symbolic = &symbolicInts;
   ctx.sizeSymbols = symbols;

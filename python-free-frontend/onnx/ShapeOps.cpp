@@ -89,6 +89,30 @@ LogicalResult reshapeSymbolic(NodeContext &c) {
   return c.finish(c.reshapeTo(c.input(0), *target));
 }
 
+/// The ends that keep every element: each static dimension's size, and
+/// INT64_MAX (its end, whatever its size) for a dynamic one.
+SmallVector<int64_t> wholeEnds(RankedTensorType type) {
+  SmallVector<int64_t> ends;
+  for (int64_t d : type.getShape())
+    ends.push_back(ShapedType::isDynamic(d) ? std::numeric_limits<int64_t>::max() : d);
+  return ends;
+}
+
+/// Slice bounds on a dynamic dimension: a forward slice from a static
+/// start, to its end or to a static end within its least size; false when
+/// the bounds need its size (negative indices, a reverse step).
+bool dynamicSliceBounds(NodeContext &c, AffineExpr size, int64_t &start, int64_t &end,
+                        int64_t step) {
+  std::optional<std::pair<int64_t, int64_t>> range = sizeRange(size, c.sizeSymbols);
+  if (!range || step < 1 || start < 0)
+    return false;
+  if (end >= range->second) {
+    end = std::numeric_limits<int64_t>::max();
+    return start <= range->first;
+  }
+  return end >= start && end <= range->first;
+}
+
 /// Slice of data to ends computed from dynamic sizes (x[:, :seq]): each
 /// symbolic end cuts a static dimension from a static start with step 1,
 /// and must stay within it over the symbols' ranges.
@@ -120,11 +144,11 @@ LogicalResult sliceToSymbolicEnds(NodeContext &c) {
   if (axes.size() != starts->size() || steps.size() != starts->size())
     return c.unsupportedBecause("starts, ends, axes and steps differ in length");
   MLIRContext *context = c.builder.getContext();
-  SmallVector<int64_t> fullStarts(rank, 0), fullEnds(type.getShape()), fullSteps(rank, 1);
+  // Dimensions not sliced keep everything: a dynamic one to its end.
+  SmallVector<int64_t> fullStarts(rank, 0), fullEnds = wholeEnds(type), fullSteps(rank, 1);
   SmallVector<AffineExpr> endSizes;
-  for (int64_t d = 0; d < rank; ++d)
-    endSizes.push_back(getAffineConstantExpr(type.isDynamicDim(d) ? 0 : type.getDimSize(d),
-                                             context));
+  for (int64_t end : fullEnds)
+    endSizes.push_back(getAffineConstantExpr(end, context));
   for (size_t k = 0; k < axes.size(); ++k) {
     FailureOr<int64_t> axis = c.axis(axes[k], rank);
     if (failed(axis))
@@ -371,7 +395,8 @@ void registerShapeConverters(ConverterMap &m) {
       steps.assign(starts.size(), 1);
     if (axes.size() != starts.size() || ends.size() != starts.size() || steps.size() != starts.size())
       return c.unsupportedBecause("starts, ends, axes and steps differ in length");
-    SmallVector<int64_t> fullStarts(rank, 0), fullEnds(in), fullSteps(rank, 1);
+    SmallVector<int64_t> fullStarts(rank, 0), fullEnds = wholeEnds(c.type(c.input(0))),
+                         fullSteps(rank, 1);
     for (size_t k = 0; k < axes.size(); ++k) {
       FailureOr<int64_t> axis = c.axis(axes[k], rank);
       if (failed(axis))
@@ -380,6 +405,16 @@ void registerShapeConverters(ConverterMap &m) {
       if (step == 0) {
         emitError(c.loc) << "slice step must not be 0";
         return failure();
+      }
+      if (ShapedType::isDynamic(dim)) {
+        if (!dynamicSliceBounds(c, getDimSizes(c.type(c.input(0)))[*axis], start, end, step))
+          return c.unsupportedBecause("slices dynamic dimension " + std::to_string(*axis) +
+                                      " with bounds that need its size (negative, reverse, or "
+                                      "past its least size)");
+        fullStarts[*axis] = start;
+        fullEnds[*axis] = end;
+        fullSteps[*axis] = step;
+        continue;
       }
       normalizeSliceBounds(dim, step, start, end);
       fullStarts[*axis] = start;
@@ -505,6 +540,8 @@ void registerShapeConverters(ConverterMap &m) {
       sizes = *s;
     }
     int64_t parts = c.node.output_size(), dim = in[*axis];
+    if (ShapedType::isDynamic(dim))
+      return c.unsupportedBecause("splits dynamic dimension " + std::to_string(*axis));
     if (sizes.empty()) {
       if (parts == 0)
         return c.unsupportedBecause("no outputs");
@@ -525,7 +562,8 @@ void registerShapeConverters(ConverterMap &m) {
       return emitError(c.loc) << "split sizes must be non-negative and add up to " << dim;
     int64_t offset = 0;
     for (int64_t size : sizes) {
-      SmallVector<int64_t> starts(in.size(), 0), ends(in), steps(in.size(), 1);
+      SmallVector<int64_t> starts(in.size(), 0), ends = wholeEnds(c.type(c.input(0))),
+                           steps(in.size(), 1);
       starts[*axis] = offset;
       ends[*axis] = offset + size;
       offset += size;

@@ -561,6 +561,17 @@ int runMain(int argc, char **argv, std::shared_ptr<const rt::Executable> embedde
         std::optional<ref::Shape> shape = parseShape(shapeText);
         if (!shape)
           return error("bad shape in '" + source + "' (random@D0xD1x... takes sizes)");
+        // Its rank and static sizes first: random data is laid out by them.
+        bool fits = shape->size() == spec.shape.size();
+        for (size_t d = 0; fits && d < shape->size(); ++d)
+          fits = spec.shape[d] < 0 || (*shape)[d] == spec.shape[d];
+        if (!fits) {
+          rt::TensorSpec given = spec;
+          given.shape = *shape;
+          given.dimNames.clear();
+          return error("input '" + name + "' is " + spec.typeString() + ", not " +
+                       given.typeString());
+        }
         spec.shape = *shape;
       } else if (spec.isDynamic()) {
         spec.shape = exe->inputsAtOpt()[it->second].shape;

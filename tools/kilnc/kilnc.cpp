@@ -570,8 +570,14 @@ int main(int argc, char **argv) {
     return 1;
 
   // Emit.
-  if (kind == EmitKind::Cuda)
+  if (kind == EmitKind::Cuda) {
+    if (driver::hasDynamicDimensions(*module)) {
+      llvm::errs() << "kilnc: error: --emit=cuda writes GPU kernels, which take one size; this "
+                      "model has dynamic dimensions\n";
+      return 1;
+    }
     return failed(driver::writeKernelSources(*module, options, outputFilename)) ? 1 : 0;
+  }
   std::string message;
   auto output = openOutputFile(outputFilename, &message);
   if (!output) {

@@ -23,8 +23,9 @@ namespace driver {
 /// The graph passes: kiln's default pipeline, then for GPU targets
 /// kiln-assign-layouts and kiln-place, then (unless options.fusion is off)
 /// the fusion passes, with remarks if options.fusionReport.
-/// With `staticShapes` false (a model with dynamic dimensions) only the
-/// graph-level simplifications, whose rules take symbolic sizes, run.
+/// With `staticShapes` false (a model with dynamic dimensions) the layout,
+/// placement and batch-norm passes, which take static shapes only, are left
+/// out.
 void buildGraphPipeline(mlir::OpPassManager &pm, const CompileOptions &options,
                         bool staticShapes = true);
 

@@ -75,6 +75,10 @@ std::string sizesString(ArrayRef<AffineExpr> sizes);
 /// The product of `sizes` (the element count).
 AffineExpr productOf(ArrayRef<AffineExpr> sizes, MLIRContext *context);
 
+/// Whether `a` and `b` are the same size for every value of the symbols
+/// (equal as polynomials; sizes with divisions only when identical).
+bool equalSizes(AffineExpr a, AffineExpr b);
+
 /// `a / b` when `b` divides `a` for every value of the symbols: both are
 /// sums of monomials (a constant times symbols) and each monomial of `a` is
 /// a multiple of the single monomial `b`. std::nullopt otherwise.
@@ -84,15 +88,16 @@ std::optional<AffineExpr> exactQuotient(AffineExpr a, AffineExpr b);
 /// names a symbol past `symbols` or overflows.
 std::optional<int64_t> evaluateSize(AffineExpr size, ArrayRef<int64_t> symbols);
 
-/// The least and greatest value of `size` over the symbols' ranges
-/// (sizes are monotone in every symbol: sums and products of non-negative
-/// terms, divisions by positive constants); std::nullopt if it names an
-/// unknown symbol or overflows.
+/// Bounds on `size` over the symbols' ranges, by interval arithmetic
+/// (exact for the sizes shape rules make; never narrower than the truth);
+/// std::nullopt if it names an unknown symbol, divides by anything but a
+/// positive constant, or overflows.
 std::optional<std::pair<int64_t, int64_t>>
 sizeRange(AffineExpr size, ArrayRef<SizeSymbol> symbols);
 
-/// The elements of `type` at the symbols' largest values (its elements when
-/// static); std::nullopt if a size names an unknown symbol or overflows.
+/// The most elements `type` can hold over the symbols' ranges (its elements
+/// when static); std::nullopt if a size has no bounds (sizeRange) or may
+/// be negative.
 std::optional<int64_t> maxElements(RankedTensorType type, ArrayRef<SizeSymbol> symbols);
 
 /// Whether `op` or anything inside it has an operand or result of symbolic size.

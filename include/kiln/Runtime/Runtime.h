@@ -257,8 +257,9 @@ public:
   Status run();
   const void *outputData(size_t index) const;
   /// The shape of output `index` in the last run (its sizes follow the
-  /// inputs' for an executable over ranges of sizes).
-  const ref::Shape &outputShape(size_t index) const;
+  /// inputs' for an executable over ranges of sizes); empty before a run
+  /// succeeds. outputData() stays valid until the next run.
+  ref::Shape outputShape(size_t index) const;
   /// Each step's span in the last run, when the options asked for them.
   const std::vector<StepTiming> &lastTimings() const { return timings_; }
   /// cuda-emu with SessionOptions::emuProfile: every kernel's counts so
@@ -280,7 +281,8 @@ private:
   /// This run's input shapes (an executable over ranges of sizes).
   std::vector<ref::Shape> inputShapes_;
   /// The program and device of each size signature seen (at most
-  /// kMaxSignatures, the oldest dropped first), and the current one.
+  /// kMaxSignatures, the least recently used dropped first), and the
+  /// current one.
   struct Signature {
     std::vector<int64_t> symbols;
     std::unique_ptr<Program> program;

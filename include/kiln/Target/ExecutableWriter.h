@@ -37,6 +37,8 @@ struct CpuKernel {
   /// The kernel's ranges start and end at multiples of this (a reduction's
   /// rows; 1 for elementwise runs).
   int64_t row = 1;
+  /// Over symbolic sizes, the element count (then `elements` is ignored).
+  AffineExpr elementsSize;
 };
 
 /// A blob of compiled kernels ("sm_90"/"cubin", "cuda-emu"/"elf-so",

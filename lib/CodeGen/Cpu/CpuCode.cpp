@@ -262,7 +262,8 @@ PlannedKernels planKernels(func::FuncOp plan, DeviceCode *code) {
       if (code)
         code->cpuKernels[stepIndex].push_back(
             {it->second, run.ops.front(), static_cast<unsigned>(run.ops.size()), run.reads,
-             run.writes, run.elements, run.reduction ? run.row : 1});
+             run.writes, run.symbolicElements ? 0 : run.elements, run.reduction ? run.row : 1,
+             run.symbolicElements});
     }
   return planned;
 }

@@ -45,9 +45,45 @@ namespace kiln {
 
 namespace {
 
+/// The sizes the planner gives the size symbols while it plans a step over
+/// symbolic sizes (planCpuRuns plans such a step with two different sets
+/// and keeps the runs that come out alike: their code does not depend on
+/// the sizes); null for a static step.
+thread_local const SmallVector<int64_t> *plannedSymbols = nullptr;
+
+/// The shape the planner sees: static dimensions as they are, symbolic
+/// ones at the planned symbol values; std::nullopt if a size is unknown.
+std::optional<SmallVector<int64_t>> plannedShape(Type type) {
+  auto tensor = llvm::dyn_cast<RankedTensorType>(type);
+  if (!tensor)
+    return std::nullopt;
+  if (tensor.hasStaticShape())
+    return SmallVector<int64_t>(tensor.getShape());
+  if (!plannedSymbols)
+    return std::nullopt;
+  SmallVector<int64_t> shape;
+  for (AffineExpr size : getDimSizes(tensor)) {
+    std::optional<int64_t> d = evaluateSize(size, *plannedSymbols);
+    if (!d || *d < 0)
+      return std::nullopt;
+    shape.push_back(*d);
+  }
+  return shape;
+}
+
+/// plannedShape of a type the planner has accepted (known shape).
+SmallVector<int64_t> shapeOf(Type type) { return *plannedShape(type); }
+
+int64_t elementsOf(Type type) {
+  int64_t n = 1;
+  for (int64_t d : shapeOf(type))
+    n *= d;
+  return n;
+}
+
 bool isStaticRowMajor(Type type) {
   auto tensor = llvm::dyn_cast<RankedTensorType>(type);
-  return tensor && tensor.hasStaticShape() && getEncoding(tensor).isRowMajor();
+  return tensor && plannedShape(tensor) && getEncoding(tensor).isRowMajor();
 }
 
 Type elementTypeOf(Type type) { return llvm::cast<RankedTensorType>(type).getElementType(); }
@@ -61,7 +97,7 @@ bool isF32RowMajor(Type type) {
 /// and ReLU), finishRun checking that every read is stored alike.
 bool isF32Stored(Type type) {
   auto tensor = llvm::dyn_cast<RankedTensorType>(type);
-  return tensor && tensor.hasStaticShape() && tensor.getElementType().isF32() && getEncoding(tensor);
+  return tensor && plannedShape(tensor) && tensor.getElementType().isF32() && getEncoding(tensor);
 }
 
 /// The type's memory order (empty: row-major).
@@ -235,7 +271,8 @@ bool finishRun(exec::StepOp step, CpuRun &run) {
   auto computed = computedOps(run);
   if (computed.empty())
     return false;
-  ArrayRef<int64_t> out = llvm::cast<RankedTensorType>((*computed.begin())->getResult(0).getType()).getShape();
+  SmallVector<int64_t> outShape = shapeOf((*computed.begin())->getResult(0).getType());
+  ArrayRef<int64_t> out = outShape;
   // What each view is: a value from outside the run read with a shape (a
   // broadcast's, right-aligned to it, keeps ones where it repeats).
   struct ViewOf {
@@ -246,8 +283,7 @@ bool finishRun(exec::StepOp step, CpuRun &run) {
   auto readAs = [&](Value v) -> ViewOf {
     if (auto it = views.find(v); it != views.end())
       return it->second;
-    auto shape = llvm::cast<RankedTensorType>(v.getType()).getShape();
-    return {v, SmallVector<int64_t>(shape.begin(), shape.end())};
+    return {v, shapeOf(v.getType())};
   };
   for (Operation *op : run.ops) {
     if (!isView(op))
@@ -259,9 +295,9 @@ bool finishRun(exec::StepOp step, CpuRun &run) {
     auto result = llvm::cast<RankedTensorType>(op->getResult(0).getType());
     if (llvm::isa<ReshapeOp>(op)) {
       // The same elements in another shape: only of a value read whole.
-      if (ArrayRef<int64_t>(from.shape) != llvm::cast<RankedTensorType>(input.getType()).getShape())
+      if (from.shape != shapeOf(input.getType()))
         return false;
-      views[op->getResult(0)] = {from.read, SmallVector<int64_t>(result.getShape())};
+      views[op->getResult(0)] = {from.read, shapeOf(result)};
     } else {
       views[op->getResult(0)] = {from.read, alignedTo(from.shape, result.getRank())};
     }
@@ -360,7 +396,7 @@ bool finishRun(exec::StepOp step, CpuRun &run) {
     run.broadcasts.assign(kinds.begin(), kinds.end());
     run.readElements.clear();
     for (Value read : reads)
-      run.readElements.push_back(llvm::cast<RankedTensorType>(read.getType()).getNumElements());
+      run.readElements.push_back(elementsOf(read.getType()));
     run.elements = 1;
     for (int64_t d : out)
       run.elements *= d;
@@ -514,12 +550,9 @@ Value emitScalarOp(OpBuilder &b, Location loc, Operation *op, ArrayRef<Value> x)
 
 } // namespace
 
-std::vector<CpuRun> planCpuRuns(exec::StepOp step) {
+/// The runs of a step whose shapes plannedShape gives.
+std::vector<CpuRun> planRuns(exec::StepOp step) {
   std::vector<CpuRun> runs;
-  // Compiled runs bake their sizes in; a step over symbolic sizes runs its
-  // ops one by one (the host's f32 paths and library calls take any size).
-  if (touchesSymbolicSizes(step))
-    return runs;
   std::optional<CpuRun> current;
   auto close = [&] {
     if (!current)
@@ -558,7 +591,7 @@ std::vector<CpuRun> planCpuRuns(exec::StepOp step) {
     // it (its prologue) and after it (its epilogue).
     // (The shape as stored: its dimensions, then its memory order.)
     auto resultType = llvm::cast<RankedTensorType>(op.getResult(0).getType());
-    SmallVector<int64_t> opShape(resultType.getShape());
+    SmallVector<int64_t> opShape = shapeOf(resultType);
     llvm::append_range(opShape, dimOrderOf(resultType));
     if (current && ((shape && *shape != opShape) ||
                     (reduction && current->reduction))) {
@@ -611,7 +644,9 @@ public:
     b.setInsertionPointToStart(rows.getBody());
     Value r = rows.getInductionVar();
     rowStart = b.create<arith::MulIOp>(loc, r, row);
-    int64_t rowCount = run.elements / run.row;
+    // Over symbolic sizes the row count varies: every repeating read takes
+    // its row modulo its count.
+    int64_t rowCount = run.symbolicElements ? -1 : run.elements / run.row;
     // Reads repeating over the rows: row r reads their row (or value, for a
     // column) r modulo their count.
     auto repeated = [&](int64_t count) -> Value {
@@ -848,6 +883,49 @@ void emitCpuKernel(OpBuilder &builder, Location loc, const CpuRun &run, StringRe
   builder.create<func::ReturnOp>(loc);
 }
 
+/// Whether two plans of one run agree on everything its code depends on:
+/// its ops, reads, writes, literals, broadcasts, rows and the element
+/// counts of the reads that repeat (a full read's count is the run's).
+static bool sameCode(const CpuRun &a, const CpuRun &b) {
+  if (a.ops != b.ops || a.reads != b.reads || a.writes != b.writes ||
+      a.broadcasts != b.broadcasts || a.literals != b.literals || a.row != b.row ||
+      a.reduction != b.reduction)
+    return false;
+  for (size_t k = 0; k < a.reads.size(); ++k)
+    if (a.broadcasts[k] != ReadBroadcast::Full && a.readElements[k] != b.readElements[k])
+      return false;
+  return true;
+}
+
+std::vector<CpuRun> planCpuRuns(exec::StepOp step) {
+  if (!touchesSymbolicSizes(step))
+    return planRuns(step);
+  // Over symbolic sizes: plan at two sets of sizes, distinct from each
+  // other and (almost surely) from every static size, and keep each run
+  // planned alike at both: its code is then the same at every size, and
+  // only its element count is symbolic.
+  SmallVector<int64_t> first, second;
+  for (unsigned k = 0; k < kMaxSizeSymbols; ++k) {
+    first.push_back(1009 + 2 * k);
+    second.push_back(2003 + 2 * k);
+  }
+  plannedSymbols = &first;
+  std::vector<CpuRun> runs = planRuns(step);
+  plannedSymbols = &second;
+  std::vector<CpuRun> check = planRuns(step);
+  plannedSymbols = nullptr;
+  std::vector<CpuRun> kept;
+  for (CpuRun &run : runs) {
+    auto twin = llvm::find_if(check, [&](const CpuRun &c) { return sameCode(run, c); });
+    if (twin == check.end())
+      continue;
+    auto out = llvm::cast<RankedTensorType>((*computedOps(run).begin())->getResult(0).getType());
+    run.symbolicElements = productOf(getDimSizes(out), out.getContext());
+    kept.push_back(std::move(run));
+  }
+  return kept;
+}
+
 std::string cpuRunSignature(const CpuRun &run) {
   // What the generated code depends on: shapes, broadcasts, ops and which
   // values they combine, literals; not the model's names or locations.
@@ -858,7 +936,11 @@ std::string cpuRunSignature(const CpuRun &run) {
     auto [it, inserted] = number.try_emplace(v, number.size());
     return it->second;
   };
-  os << run.row << "x" << run.elements << ";";
+  // Over symbolic sizes the code does not depend on the element count.
+  if (run.symbolicElements)
+    os << run.row << "x?;";
+  else
+    os << run.row << "x" << run.elements << ";";
   // A column's index depends on its element count (r, or r modulo it).
   for (auto [k, read] : llvm::enumerate(run.reads))
     os << "r" << id(read) << ":" << static_cast<int>(run.broadcasts[k]) << ":"

@@ -46,6 +46,9 @@ struct CpuRun {
   std::vector<std::pair<Value, double>> literals;
   std::vector<Value> writes; ///< results used after the run
   int64_t elements = 0, row = 0;
+  /// Over symbolic sizes: the element count (`elements` is then a planning
+  /// value only); null for a static run.
+  AffineExpr symbolicElements;
 };
 
 /// The runs of `step`, in op order.

@@ -58,10 +58,6 @@ struct KilnFuseAttentionPass : public ::mlir::kiln::impl::KilnFuseAttentionBase<
   using Base::Base;
 
   void runOnOperation() override {
-    // Static shapes only so far: a function with symbolic sizes passes
-    // through unchanged (docs/pass-pipeline.md).
-    if (touchesSymbolicSizes(getOperation()))
-      return;
     SmallVector<SoftmaxOp> softmaxes;
     for (Operation &op : getOperation().getBody().front())
       if (auto softmax = llvm::dyn_cast<SoftmaxOp>(op); softmax && isFusionCandidate(softmax))

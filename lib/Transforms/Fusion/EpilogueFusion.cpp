@@ -34,10 +34,6 @@ struct KilnFuseEpiloguesPass : public ::mlir::kiln::impl::KilnFuseEpiloguesBase<
   using Base::Base;
 
   void runOnOperation() override {
-    // Static shapes only so far: a function with symbolic sizes passes
-    // through unchanged (docs/pass-pipeline.md).
-    if (touchesSymbolicSizes(getOperation()))
-      return;
     Limits limits{maxOps, maxInputs, maxLive};
     SmallVector<Operation *> anchors;
     for (Operation &op : getOperation().getBody().front())
@@ -49,7 +45,8 @@ struct KilnFuseEpiloguesPass : public ::mlir::kiln::impl::KilnFuseEpiloguesBase<
 
   void fuseEpilogue(Operation *anchor, const Limits &limits) {
     std::string name = shortName(anchor);
-    auto shape = llvm::cast<RankedTensorType>(anchor->getResult(0).getType()).getShape();
+    SmallVector<AffineExpr> shape =
+        getDimSizes(llvm::cast<RankedTensorType>(anchor->getResult(0).getType()));
     Group group;
     group.moved.insert(anchor);
     // A weight kiln-quantized-weights kept quantised for this matmul: its
@@ -95,7 +92,7 @@ struct KilnFuseEpiloguesPass : public ::mlir::kiln::impl::KilnFuseEpiloguesBase<
         stop = "batch_norm fuses only as the normalisation of a convolution's output";
         break;
       }
-      if (llvm::cast<RankedTensorType>(user->getResult(0).getType()).getShape() != shape) {
+      if (getDimSizes(llvm::cast<RankedTensorType>(user->getResult(0).getType())) != shape) {
         stop = "its consumer '" + shortName(user) + "' broadcasts the result to a larger shape";
         break;
       }

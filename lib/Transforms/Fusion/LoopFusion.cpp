@@ -32,10 +32,6 @@ struct KilnFuseLoopsPass : public ::mlir::kiln::impl::KilnFuseLoopsBase<KilnFuse
   using Base::Base;
 
   void runOnOperation() override {
-    // Static shapes only so far: a function with symbolic sizes passes
-    // through unchanged (docs/pass-pipeline.md).
-    if (touchesSymbolicSizes(getOperation()))
-      return;
     Limits limits{maxOps, maxInputs, maxLive};
     SmallVector<Operation *> candidates;
     for (Operation &op : getOperation().getBody().front())

@@ -31,10 +31,6 @@ struct KilnFuseReductionsPass : public ::mlir::kiln::impl::KilnFuseReductionsBas
   using Base::Base;
 
   void runOnOperation() override {
-    // Static shapes only so far: a function with symbolic sizes passes
-    // through unchanged (docs/pass-pipeline.md).
-    if (touchesSymbolicSizes(getOperation()))
-      return;
     Limits limits{maxOps, maxInputs, maxLive};
     SmallVector<Operation *> anchors;
     for (Operation &op : getOperation().getBody().front())
@@ -60,7 +56,8 @@ struct KilnFuseReductionsPass : public ::mlir::kiln::impl::KilnFuseReductionsBas
                    name + "': " + r.reason);
 
     // Epilogue: single-user elementwise consumers at the result's shape.
-    auto shape = llvm::cast<RankedTensorType>(anchor->getResult(0).getType()).getShape();
+    SmallVector<AffineExpr> shape =
+        getDimSizes(llvm::cast<RankedTensorType>(anchor->getResult(0).getType()));
     Operation *tail = anchor;
     while (true) {
       Value current = tail->getResult(0);
@@ -68,7 +65,7 @@ struct KilnFuseReductionsPass : public ::mlir::kiln::impl::KilnFuseReductionsBas
         break;
       Operation *user = *current.getUsers().begin();
       if (!isFusionCandidate(user) || !isElementwise(user) || llvm::isa<BatchNormOp>(user) ||
-          llvm::cast<RankedTensorType>(user->getResult(0).getType()).getShape() != shape)
+          getDimSizes(llvm::cast<RankedTensorType>(user->getResult(0).getType())) != shape)
         break;
       group.moved.insert(user);
       std::string problem = checkLegality(group, limits);

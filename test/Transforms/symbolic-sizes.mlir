@@ -1,0 +1,86 @@
+// Passes over symbolic sizes. Fusion takes them: regions form over values
+// of one symbolic shape as over static ones, and stop where a consumer's
+// sizes differ. Layouts, placement, batch-norm folding, channels-last and
+// sibling fusion take static shapes only so far: a function with symbolic
+// sizes passes through each of them unchanged.
+// RUN: kiln-opt %s -split-input-file --kiln-fusion-pipeline | FileCheck %s --check-prefix=FUSE
+// RUN: kiln-opt %s -split-input-file --kiln-assign-layouts --kiln-place --kiln-fold-batch-norm --kiln-cpu-channels-last --kiln-fuse-siblings | FileCheck %s --check-prefix=STATIC
+
+!x = tensor<?x8xf32, #kiln.enc<row_major, cpu, [s0]>>
+!img = tensor<?x4x6x6xf32, #kiln.enc<row_major, cpu, [s0]>>
+!w = tensor<8x8xf32, #kiln.enc<row_major, cpu>>
+!v = tensor<8xf32, #kiln.enc<row_major, cpu>>
+!c = tensor<4xf32, #kiln.enc<row_major, cpu>>
+
+// FUSE-LABEL: func.func @epilogues
+// FUSE: kiln.fusion matmul_epilogue
+// FUSE-SAME: -> tensor<?x8xf32, #kiln.enc<row_major, cpu, [s0]>>
+// FUSE: kiln.matmul
+// FUSE: kiln.add
+// FUSE: kiln.relu
+// FUSE: kiln.fusion conv_epilogue
+// FUSE-SAME: -> tensor<?x4x6x6xf32, #kiln.enc<row_major, cpu, [s0]>>
+// FUSE: kiln.conv2d
+// FUSE: kiln.batch_norm
+// FUSE: kiln.relu
+// STATIC-LABEL: func.func @epilogues
+// STATIC-NOT: kiln.fusion
+// STATIC-NOT: kiln.transfer
+// STATIC-NOT: kiln.relayout
+// STATIC: kiln.matmul
+// STATIC: kiln.conv2d
+// STATIC: kiln.batch_norm
+// STATIC-NOT: kiln.relayout
+func.func @epilogues(%x: !x, %img: !img) -> (!x, !img)
+    attributes {kiln.symbols = [{name = "batch", min = 1, max = 8, opt = 4}]} {
+  %w = kiln.weight "w" = dense<0.5> : tensor<8x8xf32> : !w
+  %b = kiln.weight "b" = dense<0.25> : tensor<8xf32> : !v
+  %0 = kiln.matmul %x, %w : (!x, !w) -> !x
+  %1 = kiln.add %0, %b : (!x, !v) -> !x
+  %2 = kiln.relu %1 : (!x) -> !x
+  %f = kiln.weight "f" = dense<0.5> : tensor<4x4x3x3xf32> : tensor<4x4x3x3xf32, #kiln.enc<row_major, cpu>>
+  %c = kiln.weight "c" = dense<1.0> : tensor<4xf32> : !c
+  %3 = kiln.conv2d %img, %f {padding = array<i64: 1, 1, 1, 1>} : (!img, tensor<4x4x3x3xf32, #kiln.enc<row_major, cpu>>) -> !img
+  %4 = kiln.batch_norm %3, %c, %c, %c, %c {epsilon = 1.0e-5 : f64} : (!img, !c, !c, !c, !c) -> !img
+  %5 = kiln.relu %4 : (!img) -> !img
+  return %2, %5 : !x, !img
+}
+
+// -----
+
+!a = tensor<?x8xf32, #kiln.enc<row_major, cpu, [s0]>>
+!b = tensor<?x?x8xf32, #kiln.enc<row_major, cpu, [s1, s0]>>
+
+// The consumer broadcasts the matmul's [s0, 8] to [s1, s0, 8]: another
+// shape, so the epilogue stops before it.
+// FUSE-LABEL: func.func @broadcasting_consumer
+// FUSE-NOT: kiln.fusion
+// FUSE: kiln.matmul
+// FUSE-NEXT: kiln.add
+// FUSE-NEXT: return
+// STATIC-LABEL: func.func @broadcasting_consumer
+func.func @broadcasting_consumer(%x: !a, %y: !b) -> !b
+    attributes {kiln.symbols = [{name = "n", min = 1, max = 8, opt = 4}, {name = "m", min = 1, max = 4, opt = 2}]} {
+  %w = kiln.weight "w" = dense<0.5> : tensor<8x8xf32> : tensor<8x8xf32, #kiln.enc<row_major, cpu>>
+  %0 = kiln.matmul %x, %w : (!a, tensor<8x8xf32, #kiln.enc<row_major, cpu>>) -> !a
+  %1 = kiln.add %0, %y : (!a, !b) -> !b
+  return %1 : !b
+}
+
+// -----
+
+!p = tensor<?x8xf32, #kiln.enc<row_major, cpu, [s0]>>
+
+// Siblings reading one value (Q, K, V projections) stay apart over
+// symbolic sizes: the widened weight's slices would need the size.
+// STATIC-LABEL: func.func @siblings
+// STATIC-COUNT-2: kiln.matmul
+// STATIC-NOT: kiln.concat
+func.func @siblings(%x: !p) -> (!p, !p)
+    attributes {kiln.symbols = [{name = "n", min = 1, max = 8, opt = 4}]} {
+  %w1 = kiln.weight "w1" = dense<0.5> : tensor<8x8xf32> : tensor<8x8xf32, #kiln.enc<row_major, cpu>>
+  %w2 = kiln.weight "w2" = dense<0.25> : tensor<8x8xf32> : tensor<8x8xf32, #kiln.enc<row_major, cpu>>
+  %0 = kiln.matmul %x, %w1 : (!p, tensor<8x8xf32, #kiln.enc<row_major, cpu>>) -> !p
+  %1 = kiln.matmul %x, %w2 : (!p, tensor<8x8xf32, #kiln.enc<row_major, cpu>>) -> !p
+  return %0, %1 : !p, !p
+}
