@@ -572,6 +572,10 @@ void runCpuKernel(const CpuKernelDesc &kernel, CpuKernelFn fn, std::vector<StepV
     reads.push_back(local[r].bytes());
     readBytes.push_back(local[r].type().byteSize());
   }
+  // The counts the code reads at run time follow the read pointers.
+  std::vector<const void *> readsAndCounts = reads;
+  if (!kernel.counts.empty())
+    readsAndCounts.push_back(kernel.counts.data());
   size_t firstLocal = local.size();
   std::vector<F32Result> results;
   results.reserve(kernel.writes.size());
@@ -589,7 +593,8 @@ void runCpuKernel(const CpuKernelDesc &kernel, CpuKernelFn fn, std::vector<StepV
                         if (standIn)
                           runCpuKernelStandIn(reads, readBytes, writes, begin * row, end * row);
                         else
-                          callCpuKernel(fn, reads.data(), writes.data(), begin * row, end * row);
+                          callCpuKernel(fn, readsAndCounts.data(), writes.data(), begin * row,
+                                        end * row);
                       });
   // Every result of the run gets a slot; those kept in registers stay empty.
   for (uint32_t o = kernel.firstOp; o < kernel.firstOp + kernel.opCount; ++o) {

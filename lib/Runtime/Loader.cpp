@@ -568,6 +568,24 @@ Status ProgramBuilder::cpuKernels(const kx::Step *s, const std::string &what, co
       }
     if (desc.writes.empty() || desc.elements < 1)
       return Status::error(kw + " writes nothing");
+    // Counts the code reads at run time: a read's elements over a divisor
+    // dividing them, at least one.
+    size_t counts = k->count_reads() ? k->count_reads()->size() : 0;
+    if (counts != (k->count_divisors() ? k->count_divisors()->size() : 0) ||
+        !isAligned(k->count_divisors()))
+      return Status::error(kw + " has malformed counts");
+    for (size_t c = 0; c < counts; ++c) {
+      uint32_t read = k->count_reads()->Get(c);
+      int64_t divisor = k->count_divisors()->Get(c);
+      if (read >= desc.reads.size() || divisor < 1)
+        return Status::error(kw + " has malformed counts");
+      int64_t n = local[desc.reads[read]]->numElements();
+      if (n % divisor != 0 || n / divisor < 1)
+        return Status::error(kw + " counts read #" + std::to_string(read) + "'s " +
+                             std::to_string(n) + " elements in " + std::to_string(divisor) +
+                             "s");
+      desc.counts.push_back(n / divisor);
+    }
     if (desc.row < 1 || desc.elements % desc.row != 0)
       return Status::error(kw + " has rows of " + std::to_string(desc.row) +
                            " elements, which do not divide its " +

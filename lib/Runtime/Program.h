@@ -65,6 +65,8 @@ struct CpuKernelDesc {
   std::vector<uint32_t> reads, writes; ///< step-local values, row-major (writes f32)
   int64_t elements = 0;                ///< of each written value
   int64_t row = 1; ///< ranges start and end at multiples of this (a reduction's rows)
+  /// Counts the code reads at run time, passed after the read pointers.
+  std::vector<int64_t> counts;
 };
 
 struct StepDesc {

@@ -408,9 +408,11 @@ FailureOr<flatbuffers::Offset<kx::Step>> Writer::step(exec::StepOp s, unsigned s
       for (Value v : c.writes)
         writes.push_back(local.lookup(v));
       auto elementsSize = c.elementsSize ? sizeExpr(c.elementsSize) : 0;
-      cpuKernels.push_back(kx::CreateCpuKernelDirect(fbb, c.symbol.c_str(), opIndex.lookup(c.firstOp),
-                                                     c.opCount, &reads, &writes, c.elements, c.row,
-                                                     &readTypes, elementsSize));
+      std::vector<uint32_t> countReads(c.countReads.begin(), c.countReads.end());
+      cpuKernels.push_back(kx::CreateCpuKernelDirect(
+          fbb, c.symbol.c_str(), opIndex.lookup(c.firstOp), c.opCount, &reads, &writes,
+          c.elements, c.row, &readTypes, elementsSize, countReads.empty() ? nullptr : &countReads,
+          countReads.empty() ? nullptr : &c.countDivisors));
     }
   auto kernel = code.kernels.find(stepIndex);
   StepKernel none;

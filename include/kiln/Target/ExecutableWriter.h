@@ -39,6 +39,10 @@ struct CpuKernel {
   int64_t row = 1;
   /// Over symbolic sizes, the element count (then `elements` is ignored).
   AffineExpr elementsSize;
+  /// Counts the kernel reads at run time: reads[countReads[c]]'s elements
+  /// divided by countDivisors[c], passed after the read pointers.
+  std::vector<size_t> countReads;
+  std::vector<int64_t> countDivisors;
 };
 
 /// A blob of compiled kernels ("sm_90"/"cubin", "cuda-emu"/"elf-so",

@@ -263,7 +263,7 @@ PlannedKernels planKernels(func::FuncOp plan, DeviceCode *code) {
         code->cpuKernels[stepIndex].push_back(
             {it->second, run.ops.front(), static_cast<unsigned>(run.ops.size()), run.reads,
              run.writes, run.symbolicElements ? 0 : run.elements, run.reduction ? run.row : 1,
-             run.symbolicElements});
+             run.symbolicElements, run.countReads, run.countDivisors});
     }
   return planned;
 }

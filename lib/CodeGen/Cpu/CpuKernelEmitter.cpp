@@ -234,9 +234,14 @@ std::optional<ReadBroadcast> classify(ArrayRef<int64_t> read, ArrayRef<int64_t> 
   return std::nullopt;
 }
 
+/// Whether `op`, in a planned run, is one of its views: the planner takes
+/// reshapes and broadcasts into runs only as views (after planning, the
+/// planned sizes that isView reads are gone).
+bool isRunView(Operation *op) { return llvm::isa<ReshapeOp, BroadcastOp>(op); }
+
 /// The ops of `run` that compute (not views).
 auto computedOps(const CpuRun &run) {
-  return llvm::make_filter_range(run.ops, [](Operation *op) { return !isView(op); });
+  return llvm::make_filter_range(run.ops, [](Operation *op) { return !isRunView(op); });
 }
 
 /// A step input the compiler knows is one value everywhere, as a literal:
@@ -382,6 +387,23 @@ bool finishRun(exec::StepOp step, CpuRun &run) {
   size_t firstSplit = 0, lastSplit = out.size();
   if (run.reduction)
     firstSplit = lastSplit = out.size() - *reducedTrailingDims(run.reduction);
+  if (plannedSymbols) {
+    // Over symbolic sizes a row is static dimensions only (the code loops
+    // over rows of a size it knows): rows start after the last symbolic one
+    // as stored.
+    auto type = llvm::cast<RankedTensorType>((*computed.begin())->getResult(0).getType());
+    SmallVector<AffineExpr> sizes = getDimSizes(type);
+    ArrayRef<int64_t> order = dimOrderOf(type);
+    size_t staticTail = 0;
+    for (size_t k = sizes.size(); k-- > 0;) {
+      if (!llvm::isa<AffineConstantExpr>(sizes[order.empty() ? k : order[k]]))
+        break;
+      ++staticTail;
+    }
+    firstSplit = std::max(firstSplit, out.size() - staticTail);
+    if (firstSplit > lastSplit)
+      return false;
+  }
   for (size_t split = firstSplit; split <= lastSplit; ++split) {
     SmallVector<ReadBroadcast> kinds;
     for (Value read : reads) {
@@ -403,6 +425,14 @@ bool finishRun(exec::StepOp step, CpuRun &run) {
     run.row = 1;
     for (int64_t d : out.drop_front(split))
       run.row *= d;
+    // Which repeating reads hold one row (a column: one value) per row.
+    run.perRow.clear();
+    for (auto [k, kind] : llvm::enumerate(kinds)) {
+      int64_t rows = run.elements / run.row;
+      run.perRow.push_back(
+          (kind == ReadBroadcast::Column && run.readElements[k] == rows) ||
+          (kind == ReadBroadcast::Row && run.readElements[k] == run.elements && rows > 1));
+    }
     return true;
   }
   return false;
@@ -630,6 +660,7 @@ public:
 
   void emit() {
     Value begin = args[args.size() - 2], end = args[args.size() - 1];
+    // Counts are positive (the loader checks): r % n is defined.
     Value row = i64(run.row), zero = i64(0), one = i64(1);
     // Scalars once, for the whole range.
     for (auto [k, read] : llvm::enumerate(run.reads))
@@ -644,20 +675,28 @@ public:
     b.setInsertionPointToStart(rows.getBody());
     Value r = rows.getInductionVar();
     rowStart = b.create<arith::MulIOp>(loc, r, row);
-    // Over symbolic sizes the row count varies: every repeating read takes
-    // its row modulo its count.
-    int64_t rowCount = run.symbolicElements ? -1 : run.elements / run.row;
     // Reads repeating over the rows: row r reads their row (or value, for a
-    // column) r modulo their count.
-    auto repeated = [&](int64_t count) -> Value {
-      return count == rowCount ? r : b.create<arith::RemSIOp>(loc, r, i64(count));
+    // column) r modulo their count; one with a row (value) per row, row r.
+    auto repeated = [&](size_t k, int64_t count) -> Value {
+      if (run.perRow[k])
+        return r;
+      Value n = i64(count);
+      if (!run.countOf.empty() && run.countOf[k] >= 0) {
+        // A count known per run: the caller's counts array, after the
+        // reads and writes.
+        Value counts = args[run.reads.size() + run.writes.size()];
+        Value at = b.create<LLVM::GEPOp>(loc, ptr, b.getI64Type(), counts,
+                                         ArrayRef<LLVM::GEPArg>{run.countOf[k]});
+        n = b.create<LLVM::LoadOp>(loc, b.getI64Type(), at);
+      }
+      return b.create<arith::RemSIOp>(loc, r, n);
     };
     for (auto [k, read] : llvm::enumerate(run.reads)) {
       if (run.broadcasts[k] == ReadBroadcast::Column)
-        outer[read] = load(b, args[k], repeated(run.readElements[k]), read);
-      if (run.broadcasts[k] == ReadBroadcast::Row && run.readElements[k] > run.row)
+        outer[read] = load(b, args[k], repeated(k, run.readElements[k]), read);
+      if (run.broadcasts[k] == ReadBroadcast::Row && (run.perRow[k] || run.readElements[k] > run.row))
         rowOffsets[read] =
-            b.create<arith::MulIOp>(loc, repeated(run.readElements[k] / run.row), row);
+            b.create<arith::MulIOp>(loc, repeated(k, run.readElements[k] / run.row), row);
     }
     if (run.reduction) {
       emitRowReduction();
@@ -737,7 +776,7 @@ private:
     for (Operation *op : llvm::ArrayRef(run.ops).take_front(count)) {
       if (values.count(op->getResult(0)))
         continue; // the reduction's result, computed by the caller
-      if (isView(op)) { // the value it views, as read
+      if (isRunView(op)) { // the value it views, as read
         values[op->getResult(0)] = values.lookup(op->getOperand(0));
         continue;
       }
@@ -849,8 +888,10 @@ void emitCpuKernel(OpBuilder &builder, Location loc, const CpuRun &run, StringRe
   Type ptr = LLVM::LLVMPointerType::get(context);
   Type i64 = builder.getI64Type();
 
-  // The body: one pointer per read and write (noalias once in LLVM IR).
-  SmallVector<Type> bodyArgs(run.reads.size() + run.writes.size(), ptr);
+  // The body: one pointer per read and write (noalias once in LLVM IR),
+  // then the counts array when some are read at run time.
+  bool counted = !run.countReads.empty();
+  SmallVector<Type> bodyArgs(run.reads.size() + run.writes.size() + counted, ptr);
   bodyArgs.append({i64, i64});
   std::string bodyName = (symbol + kCpuKernelBodySuffix).str();
   auto body = builder.create<func::FuncOp>(loc, bodyName, builder.getFunctionType(bodyArgs, {}));
@@ -878,22 +919,44 @@ void emitCpuKernel(OpBuilder &builder, Location loc, const CpuRun &run, StringRe
   };
   unpack(entry->getArgument(0), run.reads.size());
   unpack(entry->getArgument(1), run.writes.size());
+  if (counted) { // the counts array follows the reads' pointers
+    Value at = builder.create<LLVM::GEPOp>(loc, ptr, ptr, entry->getArgument(0),
+                                           ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(run.reads.size())});
+    callArgs.push_back(builder.create<LLVM::LoadOp>(loc, ptr, at));
+  }
   callArgs.append({entry->getArgument(2), entry->getArgument(3)});
   builder.create<func::CallOp>(loc, body, callArgs);
   builder.create<func::ReturnOp>(loc);
 }
 
-/// Whether two plans of one run agree on everything its code depends on:
-/// its ops, reads, writes, literals, broadcasts, rows and the element
-/// counts of the reads that repeat (a full read's count is the run's).
+/// Whether two plans of one run agree on everything its code depends on
+/// but the repeating reads' counts: its ops, reads, writes, literals,
+/// broadcasts and rows.
 static bool sameCode(const CpuRun &a, const CpuRun &b) {
-  if (a.ops != b.ops || a.reads != b.reads || a.writes != b.writes ||
-      a.broadcasts != b.broadcasts || a.literals != b.literals || a.row != b.row ||
-      a.reduction != b.reduction)
-    return false;
-  for (size_t k = 0; k < a.reads.size(); ++k)
-    if (a.broadcasts[k] != ReadBroadcast::Full && a.readElements[k] != b.readElements[k])
+  return a.ops == b.ops && a.reads == b.reads && a.writes == b.writes &&
+         a.broadcasts == b.broadcasts && a.literals == b.literals && a.row == b.row &&
+         a.reduction == b.reduction && a.perRow == b.perRow;
+}
+
+/// Over symbolic sizes: each repeating read whose count (of rows, for a
+/// row read; of values, for a column) differs between the two plans is
+/// read at run time, as its elements over a static divisor; false when
+/// such a count does not divide.
+static bool countRepeats(CpuRun &run, const CpuRun &twin) {
+  run.countOf.assign(run.reads.size(), -1);
+  for (size_t k = 0; k < run.reads.size(); ++k) {
+    if (run.broadcasts[k] == ReadBroadcast::Full || run.perRow[k] ||
+        run.readElements[k] == twin.readElements[k])
+      continue;
+    if (run.broadcasts[k] == ReadBroadcast::Scalar)
       return false;
+    int64_t divisor = run.broadcasts[k] == ReadBroadcast::Row ? run.row : 1;
+    if (run.readElements[k] % divisor != 0 || twin.readElements[k] % divisor != 0)
+      return false;
+    run.countOf[k] = run.countReads.size();
+    run.countReads.push_back(k);
+    run.countDivisors.push_back(divisor);
+  }
   return true;
 }
 
@@ -917,7 +980,7 @@ std::vector<CpuRun> planCpuRuns(exec::StepOp step) {
   std::vector<CpuRun> kept;
   for (CpuRun &run : runs) {
     auto twin = llvm::find_if(check, [&](const CpuRun &c) { return sameCode(run, c); });
-    if (twin == check.end())
+    if (twin == check.end() || !countRepeats(run, *twin))
       continue;
     auto out = llvm::cast<RankedTensorType>((*computedOps(run).begin())->getResult(0).getType());
     run.symbolicElements = productOf(getDimSizes(out), out.getContext());
@@ -942,9 +1005,16 @@ std::string cpuRunSignature(const CpuRun &run) {
   else
     os << run.row << "x" << run.elements << ";";
   // A column's index depends on its element count (r, or r modulo it).
-  for (auto [k, read] : llvm::enumerate(run.reads))
-    os << "r" << id(read) << ":" << static_cast<int>(run.broadcasts[k]) << ":"
-       << run.readElements[k] << ":" << elementTypeOf(read.getType()) << ";";
+  for (auto [k, read] : llvm::enumerate(run.reads)) {
+    os << "r" << id(read) << ":" << static_cast<int>(run.broadcasts[k]) << ":";
+    if (run.perRow[k] || (run.symbolicElements && run.broadcasts[k] == ReadBroadcast::Full))
+      os << "row";
+    else if (!run.countOf.empty() && run.countOf[k] >= 0)
+      os << "count" << run.countOf[k] << "/" << run.countDivisors[run.countOf[k]];
+    else
+      os << run.readElements[k];
+    os << ":" << elementTypeOf(read.getType()) << ";";
+  }
   for (auto [value, literal] : run.literals)
     os << "l" << id(value) << "=" << llvm::format("%a", literal) << ":"
        << elementTypeOf(value.getType()) << ";";

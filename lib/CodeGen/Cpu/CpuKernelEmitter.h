@@ -42,6 +42,9 @@ struct CpuRun {
   std::vector<Value> reads; ///< from outside the run, in first-use order
   std::vector<ReadBroadcast> broadcasts; ///< one per read
   std::vector<int64_t> readElements;     ///< one per read (a column repeats past them)
+  /// One per read: a repeating read (row or column) holding one row (one
+  /// value) per row of the run, read at the row's index.
+  std::vector<bool> perRow;
   /// Step inputs whose elements the compiler knows are all equal: literals.
   std::vector<std::pair<Value, double>> literals;
   std::vector<Value> writes; ///< results used after the run
@@ -49,6 +52,13 @@ struct CpuRun {
   /// Over symbolic sizes: the element count (`elements` is then a planning
   /// value only); null for a static run.
   AffineExpr symbolicElements;
+  /// Over symbolic sizes, repeating reads whose count varies: the kernel
+  /// reads count c as reads[countReads[c]]'s elements / countDivisors[c],
+  /// from an array the caller passes after the read pointers; countOf
+  /// gives each read's count (-1: static).
+  std::vector<int> countOf;
+  std::vector<size_t> countReads;
+  std::vector<int64_t> countDivisors;
 };
 
 /// The runs of `step`, in op order.

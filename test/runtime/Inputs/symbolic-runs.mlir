@@ -1,0 +1,31 @@
+// Compiled CPU runs over symbolic sizes (test/runtime/cpu-symbolic-runs.test).
+!x = tensor<?x?x64xf32, #kiln.enc<row_major, cpu, [s0, s1]>>
+!h = tensor<?x?x128xf32, #kiln.enc<row_major, cpu, [s0, s1]>>
+!m = tensor<?x?xi64, #kiln.enc<row_major, cpu, [s0, s1]>>
+!pos = tensor<1x?x64xf32, #kiln.enc<row_major, cpu, [s1]>>
+!s = tensor<?x?xf32, #kiln.enc<row_major, cpu, [s0, s1]>>
+func.func @runs(%x: !x {kiln.name = "x"}, %h: !h {kiln.name = "h"}, %mask: !m {kiln.name = "mask"},
+                %table: tensor<64x64xf32, #kiln.enc<row_major, cpu>> {kiln.name = "table"})
+    -> (!h {kiln.name = "gelu"}, !x {kiln.name = "pooled"}, !x {kiln.name = "embedded"}, !s {kiln.name = "probs"})
+    attributes {kiln.symbols = [{name = "batch", min = 1, max = 4, opt = 2}, {name = "seq", min = 1, max = 64, opt = 16}]} {
+  // Every read full or a scalar: rows of 128, the element count symbolic.
+  %c = kiln.constant dense<1.41421> : tensor<f32> : tensor<f32, #kiln.enc<row_major, cpu>>
+  %0 = kiln.div %h, %c : (!h, tensor<f32, #kiln.enc<row_major, cpu>>) -> !h
+  %1 = kiln.erf %0 : (!h) -> !h
+  %gelu = kiln.mul %h, %1 : (!h, !h) -> !h
+  // The mask, one value per row of 64: read at the row's index.
+  %2 = kiln.reshape %mask {shape = array<i64>, sizes = affine_map<()[s0, s1] -> (s0, s1, 1)>} : (!m) -> tensor<?x?x1xi64, #kiln.enc<row_major, cpu, [s0, s1]>>
+  %3 = kiln.broadcast %2 {shape = array<i64>, sizes = affine_map<()[s0, s1] -> (s0, s1, 64)>} : (tensor<?x?x1xi64, #kiln.enc<row_major, cpu, [s0, s1]>>) -> tensor<?x?x64xi64, #kiln.enc<row_major, cpu, [s0, s1]>>
+  %4 = kiln.cast %3 {to = f32} : (tensor<?x?x64xi64, #kiln.enc<row_major, cpu, [s0, s1]>>) -> !x
+  %pooled = kiln.mul %x, %4 : (!x, !x) -> !x
+  // Positions [1, seq, 64] repeating over the batch: seq rows, a count the
+  // kernel reads at run time.
+  %pos = kiln.slice %table {starts = array<i64: 0, 0>, ends = array<i64: 0, 64>, steps = array<i64: 1, 1>, end_sizes = affine_map<()[s0, s1] -> (s1, 64)>} : (tensor<64x64xf32, #kiln.enc<row_major, cpu>>) -> tensor<?x64xf32, #kiln.enc<row_major, cpu, [s1]>>
+  %5 = kiln.reshape %pos {shape = array<i64>, sizes = affine_map<()[s0, s1] -> (1, s1, 64)>} : (tensor<?x64xf32, #kiln.enc<row_major, cpu, [s1]>>) -> !pos
+  %embedded = kiln.add %x, %5 : (!x, !pos) -> !x
+  // A softmax over the dynamic axis: its row is symbolic, so it is not
+  // compiled (the host's f32 softmax computes it).
+  %6 = kiln.reduce_sum %x {axes = array<i64: 2>, keepdims = false} : (!x) -> !s
+  %probs = kiln.softmax %6 {axis = 1 : i64} : (!s) -> !s
+  return %gelu, %pooled, %embedded, %probs : !h, !x, !x, !s
+}
