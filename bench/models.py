@@ -279,7 +279,7 @@ def small_cnn_onnx(path, batch=8):
     _save(b.graph("small_cnn", [("x", [batch, 3, 32, 32])], "y", [batch, 10]), path)
 
 
-def resnet50_nhwc_onnx(path):
+def resnet50_nhwc_onnx(path, batch=1):
     """ResNet-50 v1.5 at 224x224 as tf2onnx writes a Keras model: an NHWC
     input transposed to NCHW, then the stem (7x7/2 conv, 3x3/2 max pool),
     bottleneck blocks [3, 4, 6, 3] with BN after every conv and projection
@@ -308,7 +308,37 @@ def resnet50_nhwc_onnx(path):
             cin = width * 4
     x = b.op("Flatten", [b.op("GlobalAveragePool", [x])])
     b.op("Gemm", [x, b.weight([1000, cin], 0.02), b.weight([1000], 0.01)], transB=1)
-    _save(b.graph("resnet50", [("x", [1, 224, 224, 3])], "y", [1, 1000]), path)
+    _save(b.graph("resnet50", [("x", [batch, 224, 224, 3])], "y", [batch, 1000]), path)
+
+
+def encoder_inputs(batch, seq, vocab=30522, seed=7):
+    """Token ids and an attention mask of [batch, seq], the last quarter of
+    each row padding."""
+    rng = np.random.default_rng(seed)
+    mask = np.ones((batch, seq), np.int64)
+    mask[:, seq - seq // 4:] = 0
+    return {"input_ids": rng.integers(0, vocab, (batch, seq)).astype(np.int64),
+            "attention_mask": mask}
+
+
+# Models over ranges of input sizes: name -> (writer with dynamic
+# dimensions, kilnc range flags, static flags at the OPT point, inputs at
+# OPT, inputs at the other sizes checked against ONNX Runtime).
+DYNAMIC_MODELS = {
+    "minilm_encoder 1..8x1..128": (
+        minilm_encoder_onnx, ["--input-shape", "input_ids=1..8:1x1..128:128"], _sequence(128),
+        lambda: encoder_inputs(1, 128), [lambda: encoder_inputs(1, 16), lambda: encoder_inputs(3, 77),
+                                         lambda: encoder_inputs(8, 128)]),
+    "small_cnn 1..16": (
+        lambda p: small_cnn_onnx(p, batch="N"), ["--input-shape", "x=1..16:8x3x32x32"],
+        ["--input-shape", "x=8x3x32x32"], lambda: _uniform_input("x", [8, 3, 32, 32]),
+        [lambda: _uniform_input("x", [1, 3, 32, 32]), lambda: _uniform_input("x", [5, 3, 32, 32]),
+         lambda: _uniform_input("x", [16, 3, 32, 32])]),
+    "resnet50_nhwc 1..4": (
+        lambda p: resnet50_nhwc_onnx(p, batch="N"), ["--input-shape", "x=1..4:1x224x224x3"],
+        ["--input-shape", "x=1x224x224x3"], lambda: _uniform_input("x", [1, 224, 224, 3]),
+        [lambda: _uniform_input("x", [3, 224, 224, 3])]),
+}
 
 
 def _uniform_input(name, shape, seed=1):

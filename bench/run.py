@@ -14,6 +14,9 @@ Sections:
             seq 16 and 128 with its attention mask, also int8 weight-only;
             a small CNN; ResNet-50 with an NHWC input), fed the same token
             ids, masks and images;
+  dynamic   models compiled once over ranges of input sizes: compile time
+            and run time at the OPT point against a static compile of that
+            size, and the outputs against ONNX Runtime at other sizes;
   fusion    kernels launched and bytes moved per model, unfused vs fused;
   placement per model compiled for the GPU (cuda-emu makes the same
             choices): steps on the host, and bytes crossing between host
@@ -208,6 +211,74 @@ class Bench:
                  peer=f"{times['f32']:.1f} us f32", ratio=f"{ratio:.2f}x", target="<= 3x",
                  status="met" if ratio <= 3.0 else "MISSED")
 
+    # -------------------------------------------------------------- dynamic
+
+    def bench_dynamic(self, quick, peer):
+        print("dynamic: one executable over ranges of sizes", flush=True)
+        import numpy as np
+        try:
+            import onnxruntime as ort
+        except ImportError:
+            ort = None
+        names = ["small_cnn 1..16"] if quick else list(models.DYNAMIC_MODELS)
+        for name in names:
+            write, ranges, static_flags, opt_inputs, others = models.DYNAMIC_MODELS[name]
+            stem = os.path.join(self.work, name.split()[0] + "_dynamic")
+            path = stem + ".onnx"
+            write(path)
+
+            def specs(feeds, tag):
+                out = []
+                for key, array in feeds.items():
+                    np.save(f"{stem}.{tag}.{key}.npy", array)
+                    out.append(f"{key}={stem}.{tag}.{key}.npy")
+                return out
+
+            dynamic_s = min(self.compile(path, stem + ".kx", *ranges)[0] for _ in range(2))
+            static_s = min(self.compile(path, stem + ".static.kx", *static_flags)[0]
+                           for _ in range(2))
+            ratio = dynamic_s / static_s
+            self.row("dynamic", name, "compile (one exe)", f"{dynamic_s:.2f}", "s",
+                     peer=f"{static_s:.2f} s static", ratio=f"{ratio:.2f}x", target="<= 1.5x",
+                     status="met" if ratio <= 1.5 else "MISSED")
+            runs = 5 if quick else 20
+            opt = specs(opt_inputs(), "opt")
+            # Interleaved, so that the machine's drift hits both alike.
+            dyn, sta = [], []
+            for _ in range(3):
+                dyn.append(self.run_median_us(stem + ".kx", runs=runs, inputs=opt))
+                sta.append(self.run_median_us(stem + ".static.kx", runs=runs, inputs=opt))
+            ratio = min(dyn) / min(sta)
+            self.row("dynamic", name, "run at OPT", f"{min(dyn):.1f}", "us",
+                     peer=f"{min(sta):.1f} us static", ratio=f"{ratio:.2f}x", target="<= 1.05x",
+                     status="met" if ratio <= 1.05 else "MISSED")
+            if not peer or ort is None:
+                continue
+            options = ort.SessionOptions()
+            options.intra_op_num_threads = self.threads
+            session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+            for make in others:
+                feeds = make()
+                tag = "x".join(str(d) for d in next(iter(feeds.values())).shape)
+                out_dir = f"{stem}.{tag}.out"
+                p = subprocess.run([self.run, stem + ".kx", "--threads", str(self.threads),
+                                    "--output-dir", out_dir,
+                                    *[a for s in specs(feeds, tag) for a in ("--input", s)]],
+                                   capture_output=True, text=True, env=self.env)
+                if p.returncode != 0:
+                    raise RuntimeError(f"kiln-run {name} at {tag} failed:\n{p.stderr[-2000:]}")
+                expected = session.run(None, feeds)
+                worst = 0.0
+                for out, want in zip(session.get_outputs(), expected):
+                    got = np.load(os.path.join(out_dir, out.name + ".npy"))
+                    if got.shape != want.shape:
+                        raise RuntimeError(f"{name} at {tag}: {out.name} is {got.shape}, "
+                                           f"ONNX Runtime's {want.shape}")
+                    scale = max(float(np.abs(want).max()), 1e-30)
+                    worst = max(worst, float(np.abs(got - want).max()) / scale)
+                self.row("dynamic", name, f"vs ORT at {tag}", f"{worst:.1e}", "rel",
+                         target="<= 1e-4", status="met" if worst <= 1e-4 else "MISSED")
+
     # --------------------------------------------------------------- fusion
 
     def bench_fusion(self, quick):
@@ -337,17 +408,20 @@ def main():
     parser.add_argument("--quick", action="store_true",
                         help="small sizes only (a smoke test of the benchmark itself)")
     parser.add_argument("--no-peer", action="store_true", help="skip ONNX Runtime")
-    parser.add_argument("--only", choices=["compile", "runtime", "fusion", "placement", "emulator",
-                                           "kernels"],
+    parser.add_argument("--only", choices=["compile", "runtime", "dynamic", "fusion", "placement",
+                                           "emulator", "kernels"],
                         action="append")
     args = parser.parse_args()
     bench = Bench(args.build, args.out, args.threads)
-    sections = args.only or ["compile", "runtime", "fusion", "placement", "emulator", "kernels"]
+    sections = args.only or ["compile", "runtime", "dynamic", "fusion", "placement", "emulator",
+                             "kernels"]
     try:
         if "compile" in sections:
             bench.bench_compile(args.quick)
         if "runtime" in sections:
             bench.bench_runtime(args.quick, not args.no_peer)
+        if "dynamic" in sections:
+            bench.bench_dynamic(args.quick, not args.no_peer)
         if "fusion" in sections:
             bench.bench_fusion(args.quick)
         if "placement" in sections:

@@ -428,7 +428,7 @@ bool finishRun(exec::StepOp step, CpuRun &run) {
     // Which repeating reads hold one row (a column: one value) per row.
     run.perRow.clear();
     for (auto [k, kind] : llvm::enumerate(kinds)) {
-      int64_t rows = run.elements / run.row;
+      int64_t rows = run.row > 0 ? run.elements / run.row : 0; // empty: no run
       run.perRow.push_back(
           (kind == ReadBroadcast::Column && run.readElements[k] == rows) ||
           (kind == ReadBroadcast::Row && run.readElements[k] == run.elements && rows > 1));
