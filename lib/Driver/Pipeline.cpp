@@ -31,9 +31,10 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options, bool s
     place.noHostFallback = options.noHostFallback;
     place.hostOps = options.hostOps;
     pm.nest<func::FuncOp>().addPass(mlir::kiln::createKilnPlace(place));
-  } else if (staticShapes) {
+  } else {
     // Batch norm into the convolutions' filters; then, as oneDNN's
-    // convolutions read and write NHWC, chains of them stay so.
+    // convolutions read and write NHWC, chains of them stay so (over a
+    // static image; the batch may be dynamic).
     pm.nest<func::FuncOp>().addPass(mlir::kiln::createKilnFoldBatchNorm());
     pm.nest<func::FuncOp>().addPass(mlir::kiln::createKilnCpuChannelsLast());
   }

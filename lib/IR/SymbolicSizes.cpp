@@ -37,6 +37,14 @@ bool mlir::kiln::hasSymbolicSizes(Type type) {
   return enc && !enc.getSizes().empty();
 }
 
+bool mlir::kiln::isStaticButBatch(Type type) {
+  auto tensor = llvm::dyn_cast<RankedTensorType>(type);
+  return tensor && getEncoding(tensor) &&
+         llvm::all_of(llvm::enumerate(tensor.getShape()), [](auto d) {
+           return d.index() == 0 || !ShapedType::isDynamic(d.value());
+         });
+}
+
 SmallVector<AffineExpr> mlir::kiln::getDimSizes(RankedTensorType type) {
   ArrayRef<AffineExpr> symbolic;
   if (TensorEncodingAttr enc = getEncoding(type))

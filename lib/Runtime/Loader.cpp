@@ -531,6 +531,13 @@ Status ProgramBuilder::cpuKernels(const kx::Step *s, const std::string &what, co
       if (!es)
         return Status::error(kw + ": " + es.message());
     }
+    if ((k->row_size() || k->count_sizes()) && !symbols)
+      return Status::error(kw + " has symbolic counts in an executable of static shapes");
+    if (k->row_size()) {
+      Status es = evaluateSizeCode(k->row_size(), *symbols, nullptr, desc.row);
+      if (!es)
+        return Status::error(kw + ": " + es.message());
+    }
     if (desc.symbol.empty() || desc.opCount == 0 || desc.firstOp < nextOp ||
         desc.firstOp > step.ops.size() || desc.opCount > step.ops.size() - desc.firstOp)
       return Status::error(kw + " covers ops that are not a run after the step's earlier runs");
@@ -586,6 +593,22 @@ Status ProgramBuilder::cpuKernels(const kx::Step *s, const std::string &what, co
                              "s");
       desc.counts.push_back(n / divisor);
     }
+    if (k->count_sizes())
+      for (const kx::SizeExpr *size : *k->count_sizes()) {
+        int64_t n = 0;
+        Status es = evaluateSizeCode(size, *symbols, nullptr, n);
+        if (!es)
+          return Status::error(kw + ": " + es.message());
+        if (n < 1)
+          return Status::error(kw + " has a count of " + std::to_string(n));
+        desc.counts.push_back(n);
+      }
+    // A symbolic row is one of the counts the code reads: the row the
+    // runtime splits by must be it.
+    if (k->row_size() && std::find(desc.counts.begin(), desc.counts.end(), desc.row) ==
+                             desc.counts.end())
+      return Status::error(kw + " reads no count equal to its row of " +
+                           std::to_string(desc.row));
     if (desc.row < 1 || desc.elements % desc.row != 0)
       return Status::error(kw + " has rows of " + std::to_string(desc.row) +
                            " elements, which do not divide its " +

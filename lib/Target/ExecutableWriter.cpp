@@ -409,10 +409,14 @@ FailureOr<flatbuffers::Offset<kx::Step>> Writer::step(exec::StepOp s, unsigned s
         writes.push_back(local.lookup(v));
       auto elementsSize = c.elementsSize ? sizeExpr(c.elementsSize) : 0;
       std::vector<uint32_t> countReads(c.countReads.begin(), c.countReads.end());
+      std::vector<flatbuffers::Offset<kx::SizeExpr>> countSizes;
+      for (AffineExpr size : c.countSizes)
+        countSizes.push_back(sizeExpr(size));
       cpuKernels.push_back(kx::CreateCpuKernelDirect(
           fbb, c.symbol.c_str(), opIndex.lookup(c.firstOp), c.opCount, &reads, &writes,
           c.elements, c.row, &readTypes, elementsSize, countReads.empty() ? nullptr : &countReads,
-          countReads.empty() ? nullptr : &c.countDivisors));
+          countReads.empty() ? nullptr : &c.countDivisors,
+          countSizes.empty() ? nullptr : &countSizes, c.rowSize ? sizeExpr(c.rowSize) : 0));
     }
   auto kernel = code.kernels.find(stepIndex);
   StepKernel none;

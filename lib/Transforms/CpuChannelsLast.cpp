@@ -36,7 +36,7 @@ namespace {
 bool isRowMajorF32(Type type, int64_t rank) {
   auto tensor = llvm::dyn_cast<RankedTensorType>(type);
   return tensor && tensor.getElementType().isF32() && tensor.getRank() == rank &&
-         tensor.hasStaticShape() && getEncoding(tensor) && getEncoding(tensor).isRowMajor();
+         isStaticButBatch(tensor) && getEncoding(tensor) && getEncoding(tensor).isRowMajor();
 }
 
 bool isChannelsLast(Value value) { return mlir::kiln::isChannelsLast(value.getType()); }
@@ -72,10 +72,6 @@ struct KilnCpuChannelsLastPass
   using Base::Base;
 
   void runOnOperation() override {
-    // Static shapes only so far: a function with symbolic sizes passes
-    // through unchanged (docs/pass-pipeline.md).
-    if (touchesSymbolicSizes(getOperation()))
-      return;
     func::FuncOp func = getOperation();
     if (func.isExternal())
       return;
@@ -132,7 +128,8 @@ private:
       return isChannelsLast(pool.getInput()) && isRowMajorF32(pool.getType(), 4);
     if (!isElementwiseOp(op) || !isRowMajorF32(op->getResult(0).getType(), 4))
       return false;
-    auto shape = llvm::cast<RankedTensorType>(op->getResult(0).getType()).getShape();
+    auto resultType = llvm::cast<RankedTensorType>(op->getResult(0).getType());
+    ArrayRef<int64_t> shape = resultType.getShape();
     if (llvm::isa<BatchNormOp>(op)) // its other operands are per channel by definition
       return isChannelsLast(op->getOperand(0)) &&
              llvm::all_of(op->getOperands().drop_front(), [](Value v) {
@@ -142,7 +139,7 @@ private:
       auto type = llvm::cast<RankedTensorType>(operand.getType());
       if (!type.getElementType().isF32())
         return false;
-      if (type.getShape() == shape)
+      if (getDimSizes(type) == getDimSizes(resultType))
         return isChannelsLast(operand) || getEncoding(type).isRowMajor();
       return broadcastsPerChannel(operand, shape);
     });

@@ -53,7 +53,7 @@ std::optional<std::vector<double>> literalValues(Value value) {
 
 bool isRowMajorF32(Value value) {
   auto type = llvm::dyn_cast<RankedTensorType>(value.getType());
-  return type && type.getElementType().isF32() && type.hasStaticShape() && getEncoding(type) &&
+  return type && type.getElementType().isF32() && isStaticButBatch(type) && getEncoding(type) &&
          getEncoding(type).isRowMajor();
 }
 
@@ -70,10 +70,6 @@ struct KilnFoldBatchNormPass
   using Base::Base;
 
   void runOnOperation() override {
-    // Static shapes only so far: a function with symbolic sizes passes
-    // through unchanged (docs/pass-pipeline.md).
-    if (touchesSymbolicSizes(getOperation()))
-      return;
     SmallVector<BatchNormOp> norms;
     getOperation().walk([&](BatchNormOp norm) { norms.push_back(norm); });
     for (BatchNormOp norm : norms)

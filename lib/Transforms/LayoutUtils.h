@@ -22,9 +22,11 @@ inline constexpr int64_t kChannelsLast[] = {0, 2, 3, 1};
 inline RankedTensorType withDimOrder(Type type, ArrayRef<int64_t> dimOrder) {
   auto tensor = llvm::cast<RankedTensorType>(type);
   TensorEncodingAttr e = getEncoding(tensor);
+  // Symbolic sizes follow the logical dimensions: the layout keeps them.
   return RankedTensorType::get(tensor.getShape(), tensor.getElementType(),
                                TensorEncodingAttr::get(type.getContext(), dimOrder,
-                                                       e.getDeviceKind(), e.getDeviceOrdinal()));
+                                                       e.getDeviceKind(), e.getDeviceOrdinal(),
+                                                       e.getSizes()));
 }
 
 inline RankedTensorType channelsLast(Type type) { return withDimOrder(type, kChannelsLast); }

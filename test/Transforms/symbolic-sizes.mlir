@@ -1,10 +1,12 @@
 // Passes over symbolic sizes. Fusion takes them: regions form over values
 // of one symbolic shape as over static ones, and stop where a consumer's
-// sizes differ. Layouts, placement, batch-norm folding, channels-last and
+// sizes differ. The CPU's batch-norm folding and channels-last chains take
+// a dynamic batch over static images. The GPU layouts, placement and
 // sibling fusion take static shapes only so far: a function with symbolic
 // sizes passes through each of them unchanged.
 // RUN: kiln-opt %s -split-input-file --kiln-fusion-pipeline | FileCheck %s --check-prefix=FUSE
-// RUN: kiln-opt %s -split-input-file --kiln-assign-layouts --kiln-place --kiln-fold-batch-norm --kiln-cpu-channels-last --kiln-fuse-siblings | FileCheck %s --check-prefix=STATIC
+// RUN: kiln-opt %s -split-input-file --kiln-assign-layouts --kiln-place --kiln-fuse-siblings | FileCheck %s --check-prefix=STATIC
+// RUN: kiln-opt %s -split-input-file --kiln-fold-batch-norm --kiln-cpu-channels-last | FileCheck %s --check-prefix=CPU
 
 !x = tensor<?x8xf32, #kiln.enc<row_major, cpu, [s0]>>
 !img = tensor<?x4x6x6xf32, #kiln.enc<row_major, cpu, [s0]>>
@@ -23,6 +25,13 @@
 // FUSE: kiln.conv2d
 // FUSE: kiln.batch_norm
 // FUSE: kiln.relu
+// CPU-LABEL: func.func @epilogues
+// CPU: %[[IN:.*]] = kiln.relayout %arg1 {dim_order = array<i64: 0, 2, 3, 1>} {{.*}} -> tensor<?x4x6x6xf32, #kiln.enc<nhwc, cpu, [s0]>>
+// CPU: kiln.matmul
+// CPU-NOT: kiln.batch_norm
+// CPU: %[[C:.*]] = kiln.conv2d %[[IN]], {{.*}} -> tensor<?x4x6x6xf32, #kiln.enc<nhwc, cpu, [s0]>>
+// CPU: %[[R:.*]] = kiln.relu %[[C]] {{.*}} -> tensor<?x4x6x6xf32, #kiln.enc<nhwc, cpu, [s0]>>
+// CPU: kiln.relayout %[[R]] {{.*}} -> tensor<?x4x6x6xf32, #kiln.enc<row_major, cpu, [s0]>>
 // STATIC-LABEL: func.func @epilogues
 // STATIC-NOT: kiln.fusion
 // STATIC-NOT: kiln.transfer

@@ -48,6 +48,11 @@ LogicalResult verifySymbolicSize(AffineExpr size,
 /// True for a kiln tensor type with at least one dynamic dimension.
 bool hasSymbolicSizes(Type type);
 
+/// True for a kiln tensor type whose dimensions are static but for the
+/// first (a batch), which may be symbolic: what the CPU's convolution
+/// passes take (oneDNN primitives are made per size at run time).
+bool isStaticButBatch(Type type);
+
 /// The size of every dimension of a kiln tensor: constants for static
 /// dimensions, the encoding's expressions for dynamic ones.
 SmallVector<AffineExpr> getDimSizes(RankedTensorType type);

@@ -43,6 +43,10 @@ struct CpuKernel {
   /// divided by countDivisors[c], passed after the read pointers.
   std::vector<size_t> countReads;
   std::vector<int64_t> countDivisors;
+  /// Counts evaluated from sizes, after those: a reduction's symbolic row.
+  std::vector<AffineExpr> countSizes;
+  /// A reduction's row over symbolic sizes (then `row` is ignored).
+  AffineExpr rowSize;
 };
 
 /// A blob of compiled kernels ("sm_90"/"cubin", "cuda-emu"/"elf-so",

@@ -262,8 +262,9 @@ PlannedKernels planKernels(func::FuncOp plan, DeviceCode *code) {
       if (code)
         code->cpuKernels[stepIndex].push_back(
             {it->second, run.ops.front(), static_cast<unsigned>(run.ops.size()), run.reads,
-             run.writes, run.symbolicElements ? 0 : run.elements, run.reduction ? run.row : 1,
-             run.symbolicElements, run.countReads, run.countDivisors});
+             run.writes, run.symbolicElements ? 0 : run.elements,
+             run.reduction && !run.symbolicRow ? run.row : 1, run.symbolicElements,
+             run.countReads, run.countDivisors, run.countSizes, run.symbolicRow});
     }
   return planned;
 }

@@ -385,8 +385,10 @@ bool finishRun(exec::StepOp step, CpuRun &run) {
   out = storedOut;
   // A reduction fixes the rows: its reduced dimensions.
   size_t firstSplit = 0, lastSplit = out.size();
-  if (run.reduction)
-    firstSplit = lastSplit = out.size() - *reducedTrailingDims(run.reduction);
+  if (run.reduction) {
+    run.reducedDims = *reducedTrailingDims(run.reduction);
+    firstSplit = lastSplit = out.size() - run.reducedDims;
+  }
   if (plannedSymbols) {
     // Over symbolic sizes a row is static dimensions only (the code loops
     // over rows of a size it knows): rows start after the last symbolic one
@@ -400,7 +402,10 @@ bool finishRun(exec::StepOp step, CpuRun &run) {
         break;
       ++staticTail;
     }
-    firstSplit = std::max(firstSplit, out.size() - staticTail);
+    // A reduction's row may be symbolic: the code then reads its length
+    // per run (symbolicRow).
+    if (!run.reduction)
+      firstSplit = std::max(firstSplit, out.size() - staticTail);
     if (firstSplit > lastSplit)
       return false;
   }
@@ -661,7 +666,8 @@ public:
   void emit() {
     Value begin = args[args.size() - 2], end = args[args.size() - 1];
     // Counts are positive (the loader checks): r % n is defined.
-    Value row = i64(run.row), zero = i64(0), one = i64(1);
+    rowLength = run.symbolicRow ? count(run.rowCount) : i64(run.row);
+    Value row = rowLength, zero = i64(0), one = i64(1);
     // Scalars once, for the whole range.
     for (auto [k, read] : llvm::enumerate(run.reads))
       if (run.broadcasts[k] == ReadBroadcast::Scalar)
@@ -670,7 +676,7 @@ public:
     // to [begin, end), a reduction's ranges are whole rows.
     Value firstRow = b.create<arith::DivSIOp>(loc, begin, row);
     Value endRows = b.create<arith::DivSIOp>(
-        loc, b.create<arith::AddIOp>(loc, end, i64(run.row - 1)), row);
+        loc, b.create<arith::AddIOp>(loc, end, b.create<arith::SubIOp>(loc, row, i64(1))), row);
     auto rows = b.create<scf::ForOp>(loc, firstRow, endRows, one);
     b.setInsertionPointToStart(rows.getBody());
     Value r = rows.getInductionVar();
@@ -680,15 +686,8 @@ public:
     auto repeated = [&](size_t k, int64_t count) -> Value {
       if (run.perRow[k])
         return r;
-      Value n = i64(count);
-      if (!run.countOf.empty() && run.countOf[k] >= 0) {
-        // A count known per run: the caller's counts array, after the
-        // reads and writes.
-        Value counts = args[run.reads.size() + run.writes.size()];
-        Value at = b.create<LLVM::GEPOp>(loc, ptr, b.getI64Type(), counts,
-                                         ArrayRef<LLVM::GEPArg>{run.countOf[k]});
-        n = b.create<LLVM::LoadOp>(loc, b.getI64Type(), at);
-      }
+      Value n = !run.countOf.empty() && run.countOf[k] >= 0 ? this->count(run.countOf[k])
+                                                             : i64(count);
       return b.create<arith::RemSIOp>(loc, r, n);
     };
     for (auto [k, read] : llvm::enumerate(run.reads)) {
@@ -800,7 +799,7 @@ private:
   /// A pass over the row accumulating `init` through `step(accumulator,
   /// element's values)`.
   Value accumulate(Value init, const std::function<Value(Value, const Values &)> &step) {
-    auto loop = b.create<scf::ForOp>(loc, i64(0), i64(run.row), i64(1), ValueRange{init});
+    auto loop = b.create<scf::ForOp>(loc, i64(0), rowLength, i64(1), ValueRange{init});
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Values values = computeElement(loop.getInductionVar(), prologueSize());
@@ -818,7 +817,9 @@ private:
   void emitRowReduction() {
     Operation *op = run.reduction;
     Value input = op->getOperand(0);
-    double n = static_cast<double>(run.row);
+    // The row's length as f32 (exact below 2^24, as the reference's
+    // division by it rounds).
+    Value n = b.create<arith::SIToFPOp>(loc, f32, rowLength);
     std::function<Value(const Values &)> element;
     if (llvm::isa<SoftmaxOp, LogSoftmaxOp>(op)) {
       // The row's maximum (NaN propagating: a row with NaN is NaN, as the
@@ -841,13 +842,13 @@ private:
       // Layer norm: the mean, then the variance in a second pass.
       Value mean = b.create<arith::DivFOp>(
           loc, accumulate(constant(0.0), [&](Value t, const Values &v) { return sum(t, v.lookup(input)); }),
-          constant(n));
+          n);
       Value squares = accumulate(constant(0.0), [&](Value t, const Values &v) -> Value {
         Value d = b.create<arith::SubFOp>(loc, v.lookup(input), mean);
         return sum(t, b.create<arith::MulFOp>(loc, d, d));
       });
       double epsilon = op->getAttrOfType<FloatAttr>("epsilon").getValueAsDouble();
-      Value variance = b.create<arith::DivFOp>(loc, squares, constant(n));
+      Value variance = b.create<arith::DivFOp>(loc, squares, n);
       Value invStd = b.create<arith::DivFOp>(
           loc, constant(1.0),
           b.create<math::SqrtOp>(loc, b.create<arith::AddFOp>(loc, variance, constant(epsilon))));
@@ -860,7 +861,7 @@ private:
         return b.create<arith::AddFOp>(loc, scaled, v.lookup(op->getOperand(2)));
       };
     }
-    auto last = b.create<scf::ForOp>(loc, i64(0), i64(run.row), i64(1));
+    auto last = b.create<scf::ForOp>(loc, i64(0), rowLength, i64(1));
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(last.getBody());
     Value j = last.getInductionVar();
@@ -879,6 +880,14 @@ private:
   Value element; ///< the index of the element computeElement computed last
   Values outer;  ///< scalars and the row's column values
   Values rowOffsets; ///< where the row's values start in reads repeating a block of rows
+  Value rowLength;   ///< the row's length: a constant, or a count read per run
+
+  /// Count `c` of the caller's counts array (after the reads and writes).
+  Value count(int c) {
+    Value counts = args[run.reads.size() + run.writes.size()];
+    Value at = b.create<LLVM::GEPOp>(loc, ptr, b.getI64Type(), counts, ArrayRef<LLVM::GEPArg>{c});
+    return b.create<LLVM::LoadOp>(loc, b.getI64Type(), at);
+  }
 };
 
 } // namespace
@@ -890,7 +899,7 @@ void emitCpuKernel(OpBuilder &builder, Location loc, const CpuRun &run, StringRe
 
   // The body: one pointer per read and write (noalias once in LLVM IR),
   // then the counts array when some are read at run time.
-  bool counted = !run.countReads.empty();
+  bool counted = !run.countReads.empty() || !run.countSizes.empty();
   SmallVector<Type> bodyArgs(run.reads.size() + run.writes.size() + counted, ptr);
   bodyArgs.append({i64, i64});
   std::string bodyName = (symbol + kCpuKernelBodySuffix).str();
@@ -934,8 +943,8 @@ void emitCpuKernel(OpBuilder &builder, Location loc, const CpuRun &run, StringRe
 /// broadcasts and rows.
 static bool sameCode(const CpuRun &a, const CpuRun &b) {
   return a.ops == b.ops && a.reads == b.reads && a.writes == b.writes &&
-         a.broadcasts == b.broadcasts && a.literals == b.literals && a.row == b.row &&
-         a.reduction == b.reduction && a.perRow == b.perRow;
+         a.broadcasts == b.broadcasts && a.literals == b.literals &&
+         (a.row == b.row || a.reduction) && a.reduction == b.reduction && a.perRow == b.perRow;
 }
 
 /// Over symbolic sizes: each repeating read whose count (of rows, for a
@@ -947,6 +956,11 @@ static bool countRepeats(CpuRun &run, const CpuRun &twin) {
   for (size_t k = 0; k < run.reads.size(); ++k) {
     if (run.broadcasts[k] == ReadBroadcast::Full || run.perRow[k] ||
         run.readElements[k] == twin.readElements[k])
+      continue;
+    // A row read of a symbolic row: a static number of rows.
+    if (run.broadcasts[k] == ReadBroadcast::Row && run.row != twin.row &&
+        run.readElements[k] % run.row == 0 && twin.readElements[k] % twin.row == 0 &&
+        run.readElements[k] / run.row == twin.readElements[k] / twin.row)
       continue;
     if (run.broadcasts[k] == ReadBroadcast::Scalar)
       return false;
@@ -982,6 +996,16 @@ std::vector<CpuRun> planCpuRuns(exec::StepOp step) {
     auto twin = llvm::find_if(check, [&](const CpuRun &c) { return sameCode(run, c); });
     if (twin == check.end() || !countRepeats(run, *twin))
       continue;
+    if (run.row != twin->row) {
+      // A reduction over symbolic sizes: the row's length is read per run,
+      // as the elements of a full read (or the run's) over its rows.
+      auto out = llvm::cast<RankedTensorType>(run.reduction->getResult(0).getType());
+      SmallVector<AffineExpr> sizes = getDimSizes(out);
+      run.symbolicRow = productOf(ArrayRef<AffineExpr>(sizes).take_back(run.reducedDims),
+                                  out.getContext());
+      run.rowCount = run.countReads.size() + run.countSizes.size();
+      run.countSizes.push_back(run.symbolicRow);
+    }
     auto out = llvm::cast<RankedTensorType>((*computedOps(run).begin())->getResult(0).getType());
     run.symbolicElements = productOf(getDimSizes(out), out.getContext());
     kept.push_back(std::move(run));
@@ -1000,15 +1024,18 @@ std::string cpuRunSignature(const CpuRun &run) {
     return it->second;
   };
   // Over symbolic sizes the code does not depend on the element count.
-  if (run.symbolicElements)
+  if (run.symbolicRow)
+    os << "?x?;";
+  else if (run.symbolicElements)
     os << run.row << "x?;";
   else
     os << run.row << "x" << run.elements << ";";
   // A column's index depends on its element count (r, or r modulo it).
   for (auto [k, read] : llvm::enumerate(run.reads)) {
     os << "r" << id(read) << ":" << static_cast<int>(run.broadcasts[k]) << ":";
-    if (run.perRow[k] || (run.symbolicElements && run.broadcasts[k] == ReadBroadcast::Full))
-      os << "row";
+    if (run.perRow[k] || (run.symbolicElements && run.broadcasts[k] == ReadBroadcast::Full) ||
+        (run.symbolicRow && run.broadcasts[k] == ReadBroadcast::Row))
+      os << "row" << (run.symbolicRow ? std::to_string(run.readElements[k] / run.row) : "");
     else if (!run.countOf.empty() && run.countOf[k] >= 0)
       os << "count" << run.countOf[k] << "/" << run.countDivisors[run.countOf[k]];
     else

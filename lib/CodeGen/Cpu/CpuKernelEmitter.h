@@ -59,6 +59,13 @@ struct CpuRun {
   std::vector<int> countOf;
   std::vector<size_t> countReads;
   std::vector<int64_t> countDivisors;
+  /// Counts evaluated from sizes per run, after those of countReads: a
+  /// reduction's symbolic row (symbolicRow, count rowCount).
+  std::vector<AffineExpr> countSizes;
+  AffineExpr symbolicRow;
+  int rowCount = -1;
+  /// A reduction's reduced trailing dimensions (its row).
+  size_t reducedDims = 0;
 };
 
 /// The runs of `step`, in op order.

@@ -4,9 +4,11 @@
 !m = tensor<?x?xi64, #kiln.enc<row_major, cpu, [s0, s1]>>
 !pos = tensor<1x?x64xf32, #kiln.enc<row_major, cpu, [s1]>>
 !s = tensor<?x?xf32, #kiln.enc<row_major, cpu, [s0, s1]>>
+!scores = tensor<?x2x?x?xf32, #kiln.enc<row_major, cpu, [s0, s1, s1]>>
 func.func @runs(%x: !x {kiln.name = "x"}, %h: !h {kiln.name = "h"}, %mask: !m {kiln.name = "mask"},
                 %table: tensor<64x64xf32, #kiln.enc<row_major, cpu>> {kiln.name = "table"})
-    -> (!h {kiln.name = "gelu"}, !x {kiln.name = "pooled"}, !x {kiln.name = "embedded"}, !s {kiln.name = "probs"})
+    -> (!h {kiln.name = "gelu"}, !x {kiln.name = "pooled"}, !x {kiln.name = "embedded"}, !s {kiln.name = "probs"},
+        !scores {kiln.name = "masked"})
     attributes {kiln.symbols = [{name = "batch", min = 1, max = 4, opt = 2}, {name = "seq", min = 1, max = 64, opt = 16}]} {
   // Every read full or a scalar: rows of 128, the element count symbolic.
   %c = kiln.constant dense<1.41421> : tensor<f32> : tensor<f32, #kiln.enc<row_major, cpu>>
@@ -23,9 +25,14 @@ func.func @runs(%x: !x {kiln.name = "x"}, %h: !h {kiln.name = "h"}, %mask: !m {k
   %pos = kiln.slice %table {starts = array<i64: 0, 0>, ends = array<i64: 0, 64>, steps = array<i64: 1, 1>, end_sizes = affine_map<()[s0, s1] -> (s1, 64)>} : (tensor<64x64xf32, #kiln.enc<row_major, cpu>>) -> tensor<?x64xf32, #kiln.enc<row_major, cpu, [s1]>>
   %5 = kiln.reshape %pos {shape = array<i64>, sizes = affine_map<()[s0, s1] -> (1, s1, 64)>} : (tensor<?x64xf32, #kiln.enc<row_major, cpu, [s1]>>) -> !pos
   %embedded = kiln.add %x, %5 : (!x, !pos) -> !x
-  // A softmax over the dynamic axis: its row is symbolic, so it is not
-  // compiled (the host's f32 softmax computes it).
+  // A softmax over the dynamic axis: its row's length is read per run.
   %6 = kiln.reduce_sum %x {axes = array<i64: 2>, keepdims = false} : (!x) -> !s
   %probs = kiln.softmax %6 {axis = 1 : i64} : (!s) -> !s
-  return %gelu, %pooled, %embedded, %probs : !h, !x, !x, !s
+  // A mask per batch row broadcast over heads and queries ([s0, 1, 1, s1]
+  // onto [s0, 2, s1, s1]): a block of rows repeated in the middle, which
+  // no read kind describes; not compiled (the host computes it).
+  %7 = kiln.reshape %6 {shape = array<i64>, sizes = affine_map<()[s0, s1] -> (s0, 1, 1, s1)>} : (!s) -> tensor<?x1x1x?xf32, #kiln.enc<row_major, cpu, [s0, s1]>>
+  %8 = kiln.broadcast %7 {shape = array<i64>, sizes = affine_map<()[s0, s1] -> (s0, 2, s1, s1)>} : (tensor<?x1x1x?xf32, #kiln.enc<row_major, cpu, [s0, s1]>>) -> !scores
+  %masked = kiln.relu %8 : (!scores) -> !scores
+  return %gelu, %pooled, %embedded, %probs, %masked : !h, !x, !x, !s, !scores
 }
