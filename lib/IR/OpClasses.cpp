@@ -102,7 +102,10 @@ bool mlir::kiln::hasRowReductionKernel(Operation *op) {
     return false;
   auto input = llvm::cast<RankedTensorType>(op->getOperand(0).getType());
   int64_t rank = input.getRank();
-  return input.getNumElements() > 0 && trailing(reducedAxes(op, rank), rank);
+  // Non-empty: no static dimension is 0 (a symbolic one is a size in its
+  // range; the plan refuses an empty range's buffers elsewhere).
+  bool empty = llvm::any_of(input.getShape(), [](int64_t d) { return d == 0; });
+  return !empty && trailing(reducedAxes(op, rank), rank);
 }
 
 std::string mlir::kiln::whyNoDeviceCode(Operation *op) {

@@ -40,6 +40,7 @@ bool mlir::kiln::hasSymbolicSizes(Type type) {
 bool mlir::kiln::isStaticButBatch(Type type) {
   auto tensor = llvm::dyn_cast<RankedTensorType>(type);
   return tensor && getEncoding(tensor) &&
+         (tensor.getRank() >= 2 || tensor.hasStaticShape()) &&
          llvm::all_of(llvm::enumerate(tensor.getShape()), [](auto d) {
            return d.index() == 0 || !ShapedType::isDynamic(d.value());
          });

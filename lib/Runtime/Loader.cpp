@@ -605,10 +605,10 @@ Status ProgramBuilder::cpuKernels(const kx::Step *s, const std::string &what, co
       }
     // A symbolic row is one of the counts the code reads: the row the
     // runtime splits by must be it.
-    if (k->row_size() && std::find(desc.counts.begin(), desc.counts.end(), desc.row) ==
-                             desc.counts.end())
-      return Status::error(kw + " reads no count equal to its row of " +
-                           std::to_string(desc.row));
+    if (k->row_size() && (!k->count_sizes() || k->count_sizes()->size() == 0 ||
+                          desc.counts[counts] != desc.row))
+      return Status::error(kw + " reads its row of " + std::to_string(desc.row) +
+                           " elements from no count (the first of its count_sizes)");
     if (desc.row < 1 || desc.elements % desc.row != 0)
       return Status::error(kw + " has rows of " + std::to_string(desc.row) +
                            " elements, which do not divide its " +

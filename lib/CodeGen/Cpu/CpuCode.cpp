@@ -13,6 +13,7 @@
 #include "CpuKernelEmitter.h"
 
 #include "kiln/Exec/ExecOps.h"
+#include "kiln/IR/SymbolicSizes.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
@@ -340,10 +341,14 @@ LogicalResult writeCpuKernels(func::FuncOp plan, llvm::raw_ostream &os) {
       reads.push_back(builder.getStringAttr(b == ReadBroadcast::Full     ? "full"
                                             : b == ReadBroadcast::Row    ? "row"
                                             : b == ReadBroadcast::Column ? "column"
+                                            : b == ReadBroadcast::RowGroup ? "row group"
                                                                          : "scalar"));
     kernel->setAttr("kiln.reads", builder.getArrayAttr(reads));
-    kernel->setAttr("kiln.rows", builder.getStringAttr(std::to_string(run->elements / run->row) +
-                                                       " x " + std::to_string(run->row)));
+    kernel->setAttr("kiln.rows",
+                    builder.getStringAttr(run->symbolicElements
+                                              ? "(" + sizeString(run->symbolicElements) + ") / row"
+                                              : std::to_string(run->elements / run->row) + " x " +
+                                                    std::to_string(run->row)));
   }
   module->print(os);
   os << "\n";

@@ -74,10 +74,12 @@ std::optional<SmallVector<int64_t>> plannedShape(Type type) {
 /// plannedShape of a type the planner has accepted (known shape).
 SmallVector<int64_t> shapeOf(Type type) { return *plannedShape(type); }
 
+/// Elements at the planned sizes; -1 when they overflow (no run then).
 int64_t elementsOf(Type type) {
   int64_t n = 1;
   for (int64_t d : shapeOf(type))
-    n *= d;
+    if (__builtin_mul_overflow(n, d, &n))
+      return -1;
   return n;
 }
 
@@ -209,6 +211,30 @@ SmallVector<int64_t> alignedTo(ArrayRef<int64_t> shape, size_t rank) {
   return aligned;
 }
 
+/// For a row group: where the group's dimensions start and end, when the
+/// read's dimensions before `split` are the run's (leading), then ones over
+/// dimensions of the run > 1 (the group), then the run's again (inner): a
+/// per-batch mask [B, 1, S, S] over [B, H, S, S] reads row
+/// (r / (H * S)) * S + r % S.
+std::optional<std::pair<size_t, size_t>> groupDims(ArrayRef<int64_t> read, ArrayRef<int64_t> out,
+                                                   size_t split) {
+  size_t e = 0;
+  while (e < split && read[e] == out[e] && read[e] != 1)
+    ++e;
+  size_t f = e;
+  int64_t rows = 1;
+  while (f < split && read[f] == 1) {
+    rows *= out[f];
+    ++f;
+  }
+  for (size_t d = f; d < split; ++d)
+    if (read[d] != out[d])
+      return std::nullopt;
+  if (e == 0 || f == e || rows <= 1)
+    return std::nullopt;
+  return std::make_pair(e, f);
+}
+
 std::optional<ReadBroadcast> classify(ArrayRef<int64_t> read, ArrayRef<int64_t> out, size_t split) {
   auto ones = [](ArrayRef<int64_t> dims) { return llvm::all_of(dims, [](int64_t d) { return d == 1; }); };
   // Leading ones, then equal: repeats along the leading dimensions.
@@ -231,6 +257,10 @@ std::optional<ReadBroadcast> classify(ArrayRef<int64_t> read, ArrayRef<int64_t> 
   // factor of NCHW: rows are (n, c), the value r % C).
   if (repeats(read.take_front(split), out.take_front(split)) && ones(read.drop_front(split)))
     return ReadBroadcast::Column;
+  // Whole rows, one per group of consecutive rows: equal leading
+  // dimensions, then ones (a per-batch mask over the heads and queries).
+  if (read.drop_front(split) == out.drop_front(split) && groupDims(read, out, split))
+    return ReadBroadcast::RowGroup;
   return std::nullopt;
 }
 
@@ -426,10 +456,32 @@ bool finishRun(exec::StepOp step, CpuRun &run) {
       run.readElements.push_back(elementsOf(read.getType()));
     run.elements = 1;
     for (int64_t d : out)
-      run.elements *= d;
+      if (__builtin_mul_overflow(run.elements, d, &run.elements))
+        return false;
+    if (llvm::is_contained(run.readElements, -1))
+      return false;
     run.row = 1;
     for (int64_t d : out.drop_front(split))
       run.row *= d;
+    // Row groups: their rows per group and where the group starts.
+    run.groupRows.assign(reads.size(), 0);
+    run.groupInner.assign(reads.size(), 0);
+    run.groupFrom.assign(reads.size(), 0);
+    run.groupTo.assign(reads.size(), 0);
+    for (auto [k, read] : llvm::enumerate(reads)) {
+      if (kinds[k] != ReadBroadcast::RowGroup)
+        continue;
+      if (!dimOrderOf((*computed.begin())->getResult(0).getType()).empty())
+        return false; // groups of rows as stored: row-major runs only
+      auto [from, to] = *groupDims(readShapes[read], out, split);
+      run.groupFrom[k] = from;
+      run.groupTo[k] = to;
+      run.groupRows[k] = run.groupInner[k] = 1;
+      for (size_t d = from; d < to; ++d)
+        run.groupRows[k] *= out[d];
+      for (size_t d = to; d < split; ++d)
+        run.groupInner[k] *= out[d];
+    }
     // Which repeating reads hold one row (a column: one value) per row.
     run.perRow.clear();
     for (auto [k, kind] : llvm::enumerate(kinds)) {
@@ -482,7 +534,9 @@ Value emitScalarOp(OpBuilder &b, Location loc, Operation *op, ArrayRef<Value> x)
     Value wide = b.create<arith::SIToFPOp>(loc, b.getF64Type(), v);
     return b.create<arith::TruncFOp>(loc, b.getF32Type(), wide);
   }
-  if (isCompiledComparison(op)) {
+  // Planning checked the operands; here (without the planned sizes) the
+  // op's kind decides.
+  if (llvm::isa<EqOp, NeOp, LtOp, LeOp, GtOp, GeOp>(op)) {
     Type element = elementTypeOf(op->getOperand(0).getType());
     if (element.isF32()) {
       // Ordered, except !=: NaN compares unequal to everything.
@@ -696,6 +750,18 @@ public:
       if (run.broadcasts[k] == ReadBroadcast::Row && (run.perRow[k] || run.readElements[k] > run.row))
         rowOffsets[read] =
             b.create<arith::MulIOp>(loc, repeated(k, run.readElements[k] / run.row), row);
+      if (run.broadcasts[k] == ReadBroadcast::RowGroup) {
+        // Row (r / (G * I)) * I + r % I of the read: G rows a group, I the
+        // rows inside (counts over symbolic sizes).
+        bool counted = !run.groupCountOf.empty() && run.groupCountOf[k] >= 0;
+        Value group = counted ? count(run.groupCountOf[k]) : i64(run.groupRows[k]);
+        Value inner = counted ? count(run.groupCountOf[k] + 1) : i64(run.groupInner[k]);
+        Value span = b.create<arith::MulIOp>(loc, group, inner);
+        Value readRow = b.create<arith::AddIOp>(
+            loc, b.create<arith::MulIOp>(loc, b.create<arith::DivSIOp>(loc, r, span), inner),
+            b.create<arith::RemSIOp>(loc, r, inner));
+        rowOffsets[read] = b.create<arith::MulIOp>(loc, readRow, row);
+      }
     }
     if (run.reduction) {
       emitRowReduction();
@@ -755,7 +821,8 @@ private:
     for (auto [k, read] : llvm::enumerate(run.reads)) {
       switch (run.broadcasts[k]) {
       case ReadBroadcast::Full: values[read] = load(b, args[k], i, read); break;
-      case ReadBroadcast::Row: {
+      case ReadBroadcast::Row:
+      case ReadBroadcast::RowGroup: {
         Value offset = rowOffsets.lookup(read);
         values[read] = load(b, args[k], offset ? b.create<arith::AddIOp>(loc, offset, j) : j, read);
         break;
@@ -944,7 +1011,8 @@ void emitCpuKernel(OpBuilder &builder, Location loc, const CpuRun &run, StringRe
 static bool sameCode(const CpuRun &a, const CpuRun &b) {
   return a.ops == b.ops && a.reads == b.reads && a.writes == b.writes &&
          a.broadcasts == b.broadcasts && a.literals == b.literals &&
-         (a.row == b.row || a.reduction) && a.reduction == b.reduction && a.perRow == b.perRow;
+         (a.row == b.row || a.reduction) && a.reduction == b.reduction && a.perRow == b.perRow &&
+         a.groupFrom == b.groupFrom && a.groupTo == b.groupTo;
 }
 
 /// Over symbolic sizes: each repeating read whose count (of rows, for a
@@ -955,6 +1023,7 @@ static bool countRepeats(CpuRun &run, const CpuRun &twin) {
   run.countOf.assign(run.reads.size(), -1);
   for (size_t k = 0; k < run.reads.size(); ++k) {
     if (run.broadcasts[k] == ReadBroadcast::Full || run.perRow[k] ||
+        run.broadcasts[k] == ReadBroadcast::RowGroup ||
         run.readElements[k] == twin.readElements[k])
       continue;
     // A row read of a symbolic row: a static number of rows.
@@ -963,6 +1032,9 @@ static bool countRepeats(CpuRun &run, const CpuRun &twin) {
         run.readElements[k] / run.row == twin.readElements[k] / twin.row)
       continue;
     if (run.broadcasts[k] == ReadBroadcast::Scalar)
+      return false;
+    // Its rows vary with a row that does too: no static divisor.
+    if (run.broadcasts[k] == ReadBroadcast::Row && run.row != twin.row)
       return false;
     int64_t divisor = run.broadcasts[k] == ReadBroadcast::Row ? run.row : 1;
     if (run.readElements[k] % divisor != 0 || twin.readElements[k] % divisor != 0)
@@ -992,6 +1064,7 @@ std::vector<CpuRun> planCpuRuns(exec::StepOp step) {
   std::vector<CpuRun> check = planRuns(step);
   plannedSymbols = nullptr;
   std::vector<CpuRun> kept;
+  SmallVector<SizeSymbol> symbols = getSizeSymbols(step->getParentOfType<func::FuncOp>());
   for (CpuRun &run : runs) {
     auto twin = llvm::find_if(check, [&](const CpuRun &c) { return sameCode(run, c); });
     if (twin == check.end() || !countRepeats(run, *twin))
@@ -1006,8 +1079,52 @@ std::vector<CpuRun> planCpuRuns(exec::StepOp step) {
       run.rowCount = run.countReads.size() + run.countSizes.size();
       run.countSizes.push_back(run.symbolicRow);
     }
+    // Row groups whose rows per group vary: a count of the run's sizes
+    // over the group's dimensions, read per run.
+    run.groupCountOf.assign(run.reads.size(), -1);
+    for (size_t k = 0; k < run.reads.size(); ++k) {
+      if (run.broadcasts[k] != ReadBroadcast::RowGroup ||
+          (run.groupRows[k] == twin->groupRows[k] && run.groupInner[k] == twin->groupInner[k]))
+        continue;
+      auto out = llvm::cast<RankedTensorType>((*computedOps(run).begin())->getResult(0).getType());
+      SmallVector<AffineExpr> sizes = getDimSizes(out);
+      size_t split = sizes.size() - (run.reduction ? run.reducedDims : 0);
+      if (!run.reduction) {
+        // An elementwise run's split: the rows of its row, from its size.
+        int64_t row = 1;
+        split = sizes.size();
+        while (split > 0 && row < run.row) {
+          auto c = llvm::dyn_cast<AffineConstantExpr>(sizes[split - 1]);
+          if (!c)
+            break;
+          row *= c.getValue();
+          --split;
+        }
+        if (row != run.row)
+          break;
+      }
+      // Two counts: the group's rows, then the rows inside.
+      run.groupCountOf[k] = run.countReads.size() + run.countSizes.size();
+      ArrayRef<AffineExpr> dims(sizes);
+      run.countSizes.push_back(productOf(
+          dims.slice(run.groupFrom[k], run.groupTo[k] - run.groupFrom[k]), out.getContext()));
+      run.countSizes.push_back(
+          productOf(dims.slice(run.groupTo[k], split - run.groupTo[k]), out.getContext()));
+    }
+    if (llvm::any_of(llvm::enumerate(run.broadcasts), [&](auto b) {
+          size_t k = b.index();
+          return b.value() == ReadBroadcast::RowGroup && run.groupCountOf[k] < 0 &&
+                 (run.groupRows[k] != twin->groupRows[k] ||
+                  run.groupInner[k] != twin->groupInner[k]);
+        }))
+      continue;
     auto out = llvm::cast<RankedTensorType>((*computedOps(run).begin())->getResult(0).getType());
     run.symbolicElements = productOf(getDimSizes(out), out.getContext());
+    // Empty at the ranges' smallest sizes: nothing to compile (the loader
+    // checks a run at them).
+    std::optional<std::pair<int64_t, int64_t>> range = sizeRange(run.symbolicElements, symbols);
+    if (!range || range->first < 1)
+      continue;
     kept.push_back(std::move(run));
   }
   return kept;
@@ -1038,6 +1155,11 @@ std::string cpuRunSignature(const CpuRun &run) {
       os << "row" << (run.symbolicRow ? std::to_string(run.readElements[k] / run.row) : "");
     else if (!run.countOf.empty() && run.countOf[k] >= 0)
       os << "count" << run.countOf[k] << "/" << run.countDivisors[run.countOf[k]];
+    else if (run.broadcasts[k] == ReadBroadcast::RowGroup)
+      os << "group" << (!run.groupCountOf.empty() && run.groupCountOf[k] >= 0
+                            ? "?" + std::to_string(run.groupCountOf[k])
+                            : std::to_string(run.groupRows[k]) + "/" +
+                                  std::to_string(run.groupInner[k]));
     else
       os << run.readElements[k];
     os << ":" << elementTypeOf(read.getType()) << ";";

@@ -27,8 +27,10 @@ namespace kiln {
 /// r * row + i (full), (r mod R) * row + i for a value of R rows (row: a
 /// bias, R = 1, or an attention mask repeating over the heads), r modulo
 /// its elements (column: a per-row factor, or NCHW's per-channel one) or 0
-/// (scalar).
-enum class ReadBroadcast { Full, Row, Column, Scalar };
+/// (scalar); row (r / (G * I)) * I + r mod I for a value holding one block
+/// of I rows per group of G blocks (row group: a per-batch attention mask
+/// over the heads, [B, 1, 1, S] or [B, 1, S, S] over [B, H, S, S]).
+enum class ReadBroadcast { Full, Row, Column, Scalar, RowGroup };
 
 /// Consecutive ops of one step with one result shape: f32 elementwise ops,
 /// casts to f32, comparisons and selects, and at most one row reduction
@@ -66,6 +68,14 @@ struct CpuRun {
   int rowCount = -1;
   /// A reduction's reduced trailing dimensions (its row).
   size_t reducedDims = 0;
+  /// One per read: for a row group, the rows of a group (G), the rows
+  /// inside it (I: read row (r / (G * I)) * I + r % I) and the run's
+  /// dimensions the group spans [groupFrom, groupTo); over symbolic sizes G
+  /// and I are two consecutive counts read per run (groupCountOf, -1:
+  /// static).
+  std::vector<int64_t> groupRows, groupInner;
+  std::vector<size_t> groupFrom, groupTo;
+  std::vector<int> groupCountOf;
 };
 
 /// The runs of `step`, in op order.
