@@ -765,7 +765,7 @@ LogicalResult ArgSortOp::inferReturnTypes(MLIRContext *context, OptLoc loc, Adap
     return failure();
   RankedTensorType type = tensorType(adaptor.getInput());
   if (failed(checkAxis(loc, adaptor.getAxis(), type.getRank())) ||
-      failed(requireStaticDims(loc, "argsort", type, {adaptor.getAxis()})))
+      failed(requireStaticDims(loc, "argsort", type, {static_cast<int64_t>(adaptor.getAxis())})))
     return failure();
   results.push_back(typeWith(getDimSizes(type), IntegerType::get(context, 64), *enc));
   return success();
