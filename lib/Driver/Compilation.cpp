@@ -78,11 +78,7 @@ LogicalResult Compilation::optimize(ModuleOp module) {
   PassManager graph(module.getContext());
   if (failed(configure(graph)))
     return failure();
-  // Over dynamic dimensions the graph-level simplifications run (their
-  // rules are written for symbolic sizes); layouts, placement and fusion
-  // still need static shapes, so the optimised IR stops there.
-  buildGraphPipeline(graph, options,
-                     /*staticShapes=*/firstDynamicValue(module).first == nullptr);
+  buildGraphPipeline(graph, options);
   if (failed(graph.run(module)))
     return failure();
   clock.mark("graph-passes");

@@ -13,7 +13,7 @@ using namespace mlir;
 namespace kiln {
 namespace driver {
 
-void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options, bool staticShapes) {
+void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
   mlir::kiln::GraphOptions graph;
   // Generated matmul kernels dequantise int8 weights in their tile loads
   // (once epilogue fusion has put the dequantisation in the matmul's region).
@@ -23,7 +23,9 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options, bool s
   graph.foldBudgetSeconds = options.foldBudgetSeconds;
   graph.foldBudgetBytes = options.foldBudgetBytes;
   mlir::kiln::buildDefaultGraphPipeline(pm, graph);
-  if (options.target != Target::CPU && staticShapes) {
+  // (Over symbolic sizes the GPU layout and placement passes leave the
+  // function as it is; the CPU's take a dynamic batch.)
+  if (options.target != Target::CPU) {
     // Row-major inside (what the kernels and cuBLASLt read and write),
     // then the GPU gets every op it has code for; the host the rest.
     pm.nest<func::FuncOp>().addPass(mlir::kiln::createKilnAssignLayouts());

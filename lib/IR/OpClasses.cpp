@@ -102,8 +102,8 @@ bool mlir::kiln::hasRowReductionKernel(Operation *op) {
     return false;
   auto input = llvm::cast<RankedTensorType>(op->getOperand(0).getType());
   int64_t rank = input.getRank();
-  // Non-empty: no static dimension is 0 (a symbolic one is a size in its
-  // range; the plan refuses an empty range's buffers elsewhere).
+  // Non-empty: no static dimension is 0 (a symbolic one may be 0 only if
+  // its range starts there; the CPU then leaves such a run to the host).
   bool empty = llvm::any_of(input.getShape(), [](int64_t d) { return d == 0; });
   return !empty && trailing(reducedAxes(op, rank), rank);
 }

@@ -195,8 +195,8 @@ Status Session::bindSymbols(std::vector<int64_t> &values) const {
 }
 
 /// Makes the program and device of this run's sizes current: one made
-/// before for the same sizes, or a new one (the oldest of kMaxSignatures
-/// dropped).
+/// before for the same sizes, or a new one (the least recently used of
+/// kMaxSignatures dropped).
 Status Session::selectSignature() {
   constexpr size_t kMaxSignatures = 8;
   std::vector<int64_t> values;

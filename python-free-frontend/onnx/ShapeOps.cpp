@@ -1,8 +1,10 @@
 //===- ShapeOps.cpp - ONNX shape and data-movement ops --------------------===//
 //
-// Shapes are static after import, so Shape, Size, ConstantOfShape and Range
-// become constants, and ops that take shapes as inputs (Reshape, Expand,
-// Slice, Tile, Pad, Unsqueeze, ...) read them by folding their producers.
+// Static shapes make Shape, Size, ConstantOfShape and Range constants, and
+// ops that take shapes as inputs (Reshape, Expand, Slice, Tile, Pad,
+// Unsqueeze, ...) read them by folding their producers; over dynamic
+// dimensions Reshape, Expand, ConstantOfShape and Slice read symbolic sizes
+// (SymbolicSizeOps.cpp).
 //
 //===----------------------------------------------------------------------===//
 

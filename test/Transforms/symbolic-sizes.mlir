@@ -28,8 +28,8 @@
 // CPU-LABEL: func.func @epilogues
 // CPU: %[[IN:.*]] = kiln.relayout %arg1 {dim_order = array<i64: 0, 2, 3, 1>} {{.*}} -> tensor<?x4x6x6xf32, #kiln.enc<nhwc, cpu, [s0]>>
 // CPU: kiln.matmul
-// CPU-NOT: kiln.batch_norm
 // CPU: %[[C:.*]] = kiln.conv2d %[[IN]], {{.*}} -> tensor<?x4x6x6xf32, #kiln.enc<nhwc, cpu, [s0]>>
+// CPU-NOT: kiln.batch_norm
 // CPU: %[[R:.*]] = kiln.relu %[[C]] {{.*}} -> tensor<?x4x6x6xf32, #kiln.enc<nhwc, cpu, [s0]>>
 // CPU: kiln.relayout %[[R]] {{.*}} -> tensor<?x4x6x6xf32, #kiln.enc<row_major, cpu, [s0]>>
 // STATIC-LABEL: func.func @epilogues

@@ -23,11 +23,7 @@ namespace driver {
 /// The graph passes: kiln's default pipeline, then for GPU targets
 /// kiln-assign-layouts and kiln-place, then (unless options.fusion is off)
 /// the fusion passes, with remarks if options.fusionReport.
-/// With `staticShapes` false (a model with dynamic dimensions) the layout,
-/// placement and batch-norm passes, which take static shapes only, are left
-/// out.
-void buildGraphPipeline(mlir::OpPassManager &pm, const CompileOptions &options,
-                        bool staticShapes = true);
+void buildGraphPipeline(mlir::OpPassManager &pm, const CompileOptions &options);
 
 /// The lowering's options: streams from the schedule, and for GPU targets
 /// the implementation choice for the first --arch.

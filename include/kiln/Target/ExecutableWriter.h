@@ -43,7 +43,8 @@ struct CpuKernel {
   /// divided by countDivisors[c], passed after the read pointers.
   std::vector<size_t> countReads;
   std::vector<int64_t> countDivisors;
-  /// Counts evaluated from sizes, after those: a reduction's symbolic row.
+  /// Counts evaluated from sizes, after those: a reduction's symbolic row
+  /// first, then row groups' rows per group and rows inside.
   std::vector<AffineExpr> countSizes;
   /// A reduction's row over symbolic sizes (then `row` is ignored).
   AffineExpr rowSize;

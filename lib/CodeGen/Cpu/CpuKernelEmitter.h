@@ -62,7 +62,8 @@ struct CpuRun {
   std::vector<size_t> countReads;
   std::vector<int64_t> countDivisors;
   /// Counts evaluated from sizes per run, after those of countReads: a
-  /// reduction's symbolic row (symbolicRow, count rowCount).
+  /// reduction's symbolic row first (symbolicRow, count rowCount), then
+  /// row groups' rows per group and rows inside (groupCountOf).
   std::vector<AffineExpr> countSizes;
   AffineExpr symbolicRow;
   int rowCount = -1;

@@ -9,7 +9,6 @@
 
 #include "FusionUtils.h"
 
-#include "kiln/IR/SymbolicSizes.h"
 #include "kiln/IR/OpClasses.h"
 #include "kiln/Transforms/Passes.h"
 

@@ -10,7 +10,6 @@
 #include "FusionUtils.h"
 #include "LoopGrowth.h"
 
-#include "kiln/IR/SymbolicSizes.h"
 #include "kiln/Transforms/Passes.h"
 
 #include "llvm/ADT/SmallPtrSet.h"
