@@ -150,6 +150,7 @@ write("dyn.onnx", model([helper.make_node("Relu", ["x"], ["y"])], [f32("x", ["ba
 subprocess.run([kilnc, path("dyn.onnx"), "--input-shape", "x=1..4x3", "-o", path("dyn.kx")],
                check=True, capture_output=True)
 size_code = "exe['values'][0]['type']['sizes'][0]['code']"
+kernel = "exe['steps'][0]['cpu_kernels'][0]"
 for name, edit in [
         ("dyn-unknown-symbol.kx", f"{size_code}[:] = [1, 5]"),
         ("dyn-divide-by-zero.kx", f"{size_code}[:] = [1, 0, 0, 0, 4]"),
@@ -157,7 +158,15 @@ for name, edit in [
         ("dyn-overflowing-size.kx", f"{size_code}[:] = [1, 0, 0, {1 << 62}, 3]"),
         ("dyn-missing-size.kx", "del exe['values'][0]['type']['sizes']"),
         ("dyn-empty-range.kx", "exe['symbols'][0]['min'] = 5"),
-        ("dyn-range-past-arena.kx", "exe['symbols'][0]['max'] = 100000")]:
+        ("dyn-range-past-arena.kx", "exe['symbols'][0]['max'] = 100000"),
+        ("dyn-duplicate-symbol.kx", "exe['symbols'].append(dict(exe['symbols'][0]))"),
+        ("dyn-long-symbol-name.kx", "exe['symbols'][0]['name'] = 'b' * 300"),
+        # The CPU kernel's counts: unpaired, not dividing its read, a
+        # symbolic row no count gives, a symbolic count in a static file.
+        ("dyn-unpaired-counts.kx", f"{kernel}['count_reads'] = [0]"),
+        ("dyn-count-not-dividing.kx",
+         f"{kernel}['count_reads'] = [0]; {kernel}['count_divisors'] = [7]"),
+        ("dyn-row-without-count.kx", f"{kernel}['row_size'] = {{'code': [0, 3]}}")]:
     subprocess.run([sys.executable, edit_kx, path("dyn.kx"), path(name), edit], check=True)
 
 # A cuDNN step's kernel may only be its epilogue (bias, ReLU): given other
