@@ -125,6 +125,16 @@ std::string mlir::kiln::sizesString(ArrayRef<AffineExpr> sizes) {
   return s;
 }
 
+AffineMap mlir::kiln::getSizesMap(ArrayRef<AffineExpr> sizes, MLIRContext *context) {
+  unsigned symbols = 0;
+  for (AffineExpr size : sizes)
+    size.walk([&](AffineExpr e) {
+      if (auto s = llvm::dyn_cast<AffineSymbolExpr>(e))
+        symbols = std::max(symbols, s.getPosition() + 1);
+    });
+  return AffineMap::get(0, symbols, sizes, context);
+}
+
 AffineExpr mlir::kiln::productOf(ArrayRef<AffineExpr> sizes,
                                  MLIRContext *context) {
   AffineExpr product = getAffineConstantExpr(1, context);

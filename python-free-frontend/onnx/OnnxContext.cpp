@@ -103,15 +103,9 @@ Value NodeContext::reshapeTo(Value v, ArrayRef<AffineExpr> sizes) {
     return reshape(v, shape);
   if (ArrayRef<AffineExpr>(getDimSizes(type(v))) == sizes)
     return v;
-  unsigned symbols = 0;
-  for (AffineExpr size : sizes)
-    size.walk([&](AffineExpr e) {
-      if (auto s = llvm::dyn_cast<AffineSymbolExpr>(e))
-        symbols = std::max(symbols, s.getPosition() + 1);
-    });
-  auto map = AffineMap::get(0, symbols, sizes, builder.getContext());
-  return build<ReshapeOp>(v, {named("shape", builder.getDenseI64ArrayAttr({})),
-                              named("sizes", AffineMapAttr::get(map))});
+  return build<ReshapeOp>(
+      v, {named("shape", builder.getDenseI64ArrayAttr({})),
+          named("sizes", AffineMapAttr::get(getSizesMap(sizes, builder.getContext())))});
 }
 
 std::optional<SmallVector<AffineExpr>> NodeContext::sizeInts(size_t k) {

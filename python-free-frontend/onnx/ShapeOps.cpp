@@ -43,15 +43,9 @@ Value broadcastTo(NodeContext &c, Value v, ArrayRef<AffineExpr> sizes) {
       shape.push_back(k.getValue());
   if (shape.size() == sizes.size())
     return c.build<BroadcastOp>(v, {c.named("shape", c.ints(shape))});
-  unsigned symbols = 0;
-  for (AffineExpr size : sizes)
-    size.walk([&](AffineExpr e) {
-      if (auto s = llvm::dyn_cast<AffineSymbolExpr>(e))
-        symbols = std::max(symbols, s.getPosition() + 1);
-    });
-  auto map = AffineMap::get(0, symbols, sizes, c.builder.getContext());
-  return c.build<BroadcastOp>(v, {c.named("shape", c.ints({})),
-                                  c.named("sizes", AffineMapAttr::get(map))});
+  return c.build<BroadcastOp>(
+      v, {c.named("shape", c.ints({})),
+          c.named("sizes", AffineMapAttr::get(getSizesMap(sizes, c.builder.getContext())))});
 }
 
 /// Reshape to sizes read from input #1 over a dynamic input or target: 0
@@ -181,12 +175,10 @@ LogicalResult sliceToSymbolicEnds(NodeContext &c) {
     fullEnds[*axis] = 0;
     endSizes[*axis] = end;
   }
-  unsigned symbols = c.sizeSymbols.size();
-  auto map = AffineMap::get(0, symbols, endSizes, context);
-  return c.finish(c.build<SliceOp>(c.input(0), {c.named("starts", c.ints(fullStarts)),
-                                                c.named("ends", c.ints(fullEnds)),
-                                                c.named("steps", c.ints(fullSteps)),
-                                                c.named("end_sizes", AffineMapAttr::get(map))}));
+  return c.finish(c.build<SliceOp>(
+      c.input(0), {c.named("starts", c.ints(fullStarts)), c.named("ends", c.ints(fullEnds)),
+                   c.named("steps", c.ints(fullSteps)),
+                   c.named("end_sizes", AffineMapAttr::get(getSizesMap(endSizes, context)))}));
 }
 
 } // namespace

@@ -18,6 +18,7 @@
 #include "kiln/IR/KilnAttrs.h"
 
 #include "mlir/IR/AffineExpr.h"
+#include "mlir/IR/AffineMap.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/SmallVector.h"
@@ -73,6 +74,10 @@ std::optional<SmallVector<AffineExpr>> broadcastSizes(ArrayRef<AffineExpr> a,
 
 /// One size as written in the IR: "s0 * 12".
 std::string sizeString(AffineExpr size);
+
+/// The affine map `()[s0, ...] -> (sizes...)` of a symbolic reshape,
+/// broadcast or slice end (as many symbols as the highest one named).
+AffineMap getSizesMap(ArrayRef<AffineExpr> sizes, MLIRContext *context);
 
 /// "[s0x128x768]": sizes as in error messages.
 std::string sizesString(ArrayRef<AffineExpr> sizes);
