@@ -325,8 +325,9 @@ Status ProgramBuilder::steps(Program &p) {
           attr.dtype = static_cast<ref::DType>(a->dtype());
           if (a->sizes()) {
             // Entries that follow the size symbols (a symbolic reshape target).
-            if (!symbols || a->sizes()->size() != attr.ints.size())
+            if (!symbols || !attr.ints.empty() || attr.kind != ref::OpAttr::Ints)
               return Status::error(opWhat + " has a malformed symbolic attribute");
+            attr.ints.resize(a->sizes()->size());
             for (size_t k = 0; k < attr.ints.size(); ++k) {
               Status es = evaluateSizeCode(a->sizes()->Get(k), *symbols, nullptr, attr.ints[k]);
               if (!es)

@@ -138,10 +138,9 @@ LogicalResult Writer::symbolicAttrs(Operation *op,
                                     std::vector<flatbuffers::Offset<kx::Attr>> &attrs,
                                     const ::kiln::ref::OpAttrs &refAttrs) {
   auto withSizes = [&](const char *name, ArrayRef<AffineExpr> sizes) {
-    std::vector<int64_t> placeholder(sizes.size(), 0);
-    auto entry = kx::CreateAttr(fbb, fbb.CreateString(name), kx::AttrKind::Ints, 0, 0.0,
-                                fbb.CreateVector(placeholder), 0, kx::DType::F32,
-                                sizeExprs(sizes));
+    // The entries are the sizes' values (the loader evaluates them): no ints.
+    auto entry = kx::CreateAttr(fbb, fbb.CreateString(name), kx::AttrKind::Ints, 0, 0.0, 0, 0,
+                                kx::DType::F32, sizeExprs(sizes));
     // Attributes are sorted by name: replace the static entry in place.
     auto it = refAttrs.find(name);
     attrs[std::distance(refAttrs.begin(), it)] = entry;
