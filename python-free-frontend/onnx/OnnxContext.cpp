@@ -133,10 +133,10 @@ Value NodeContext::symbolicResult(ArrayRef<AffineExpr> values, bool asVector, Ty
   auto type = RankedTensorType::get(
       asVector ? ArrayRef<int64_t>{static_cast<int64_t>(values.size())} : ArrayRef<int64_t>{},
       element, getDefaultEncoding(builder.getContext()));
-  Value placeholder =
+  Value sizeValue =
       builder.create<UnrealizedConversionCastOp>(loc, TypeRange{type}, ValueRange{}).getResult(0);
-  (*symbolic)[placeholder] = SmallVector<AffineExpr>(values);
-  return placeholder;
+  (*symbolic)[sizeValue] = SmallVector<AffineExpr>(values);
+  return sizeValue;
 }
 
 /// Evaluates `v` if its whole producing subgraph is constant.

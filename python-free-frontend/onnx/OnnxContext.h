@@ -40,7 +40,7 @@ mlir::FailureOr<mlir::DenseElementsAttr> tensorToAttr(mlir::MLIRContext *context
 /// Integer tensors (rank 0 or 1) whose values are sizes known only as
 /// symbolic expressions: a Shape of a dynamic tensor and what exporters
 /// compute from it (Gather, Concat, Unsqueeze, arithmetic). The importer
-/// keeps their values here and gives each a placeholder value (an operand-less
+/// keeps their values here and stands each for them with a size value (an operand-less
 /// builtin.unrealized_conversion_cast) that must be dead once the consumers
 /// (Reshape, Expand, ConstantOfShape) have read the sizes.
 using SymbolicInts = llvm::DenseMap<mlir::Value, llvm::SmallVector<mlir::AffineExpr>>;
@@ -137,7 +137,7 @@ public:
   bool isSymbolic(size_t k) const {
     return symbolic && input(k) && symbolic->count(input(k));
   }
-  /// A placeholder result holding symbolic sizes (`asVector`: shape [n],
+  /// A size value standing for symbolic sizes (`asVector`: shape [n],
   /// else a scalar) of element type `element`.
   mlir::Value symbolicResult(llvm::ArrayRef<mlir::AffineExpr> values, bool asVector,
                              mlir::Type element);

@@ -125,7 +125,7 @@ private:
   int64_t opset = 1;
   LogicalResult collectSizeSymbols(const onnx::GraphProto &graph,
                                    const std::set<std::string> &initialized);
-  LogicalResult checkSymbolicPlaceholders(Block *body);
+  LogicalResult checkSizeValuesUnused(Block *body);
 
   std::unordered_map<std::string, Value> values;
   /// Size symbols of dynamic dimensions, and which dim_param (or
@@ -235,10 +235,10 @@ LogicalResult Importer::collectSizeSymbols(const onnx::GraphProto &graph,
   return success();
 }
 
-/// The placeholders of symbolic sizes must be dead once their consumers
+/// The size values must be unused once their consumers
 /// have read them; one still used means a size became data (a Range's
 /// length, a comparison), which kiln does not compute at run time yet.
-LogicalResult Importer::checkSymbolicPlaceholders(Block *body) {
+LogicalResult Importer::checkSizeValuesUnused(Block *body) {
   // Nodes whose results nothing reads may hold the last uses (kiln ops
   // have no side effects).
   bool erased = true;
@@ -526,7 +526,7 @@ OwningOpRef<ModuleOp> Importer::run(const std::string &bytes) {
     return nullptr;
   }
   builder.create<func::ReturnOp>(base, outputs);
-  if (!symbolicInts.empty() && failed(checkSymbolicPlaceholders(body)))
+  if (!symbolicInts.empty() && failed(checkSizeValuesUnused(body)))
     return nullptr;
   SmallVector<Type> outputTypes;
   for (Value v : outputs)
