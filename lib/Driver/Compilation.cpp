@@ -101,14 +101,16 @@ LogicalResult Compilation::optimize(ModuleOp module) {
 }
 
 LogicalResult Compilation::lower(ModuleOp module) {
-  if (auto [op, type] = firstDynamicValue(module); op && options.target != Target::CPU)
-    return op->emitError()
-           << "has dynamic dimensions (" << type
-           << "); executables over ranges of sizes are built for --target=cpu so far: "
-              "compile for one size with --input-shape NAME=D0xD1x...";
-  if (auto [op, type] = firstDynamicValue(module); op && options.kernelReport)
-    return op->emitError() << "has dynamic dimensions (" << type
-                           << "); --kernel-report describes GPU kernels, which take one size";
+  if (auto [op, type] = firstDynamicValue(module); op) {
+    if (options.target != Target::CPU)
+      return op->emitError()
+             << "has dynamic dimensions (" << type
+             << "); executables over ranges of sizes are built for --target=cpu so far: "
+                "compile for one size with --input-shape NAME=D0xD1x...";
+    if (options.kernelReport)
+      return op->emitError() << "has dynamic dimensions (" << type
+                             << "); --kernel-report describes GPU kernels, which take one size";
+  }
   PassManager plan(module.getContext());
   if (failed(configure(plan)))
     return failure();
