@@ -3,6 +3,7 @@
 #include "kiln/IR/KilnDialect.h"
 #include "kiln/IR/KilnOps.h"
 #include "kiln/IR/SymbolicSizes.h"
+#include "kiln/Reference/SizeCode.h"
 
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -41,9 +42,31 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op,
                                                    NamedAttribute attr) {
   if (attr.getName() != kSizeSymbolsAttrName)
     return success();
-  if (failed(verifySizeSymbolsAttr(attr.getValue(),
+  // Symbols read at run time read the function's arguments.
+  Block *body = op->getNumRegions() && !op->getRegion(0).empty()
+                    ? &op->getRegion(0).front()
+                    : nullptr;
+  size_t numInputs = body ? body->getNumArguments() : 0;
+  if (failed(verifySizeSymbolsAttr(attr.getValue(), numInputs,
                                    [&] { return op->emitOpError(); })))
     return failure();
+  for (const SizeSymbol &symbol : getSizeSymbols(op))
+    for (size_t pc = 0; pc < symbol.code.size(); ++pc) {
+      auto code = static_cast<::kiln::ref::SizeOp>(symbol.code[pc]);
+      if (code == ::kiln::ref::SizeOp::Constant || code == ::kiln::ref::SizeOp::Symbol) {
+        ++pc;
+      } else if (code == ::kiln::ref::SizeOp::InputElement) {
+        int64_t input = symbol.code[pc + 1], element = symbol.code[pc + 2];
+        pc += 2;
+        auto type = llvm::dyn_cast<RankedTensorType>(body->getArgument(input).getType());
+        if (!type || !type.hasStaticShape() ||
+            !llvm::isa<IntegerType>(type.getElementType()) ||
+            element >= type.getNumElements())
+          return op->emitOpError() << "size symbol '" << symbol.name << "' reads element "
+                                   << element << " of argument #" << input
+                                   << ", which is not a static integer tensor that long";
+      }
+    }
   // Every symbolic size inside names a listed symbol.
   unsigned count = llvm::cast<ArrayAttr>(attr.getValue()).size();
   WalkResult walk = op->walk([&](Operation *inner) {

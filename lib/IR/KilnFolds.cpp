@@ -226,6 +226,10 @@ OpFoldResult CastOp::fold(FoldAdaptor) {
 //===----------------------------------------------------------------------===//
 
 OpFoldResult ReshapeOp::fold(FoldAdaptor) {
+  // An inner reshape checked at run time holds the only check of its
+  // sizes against its input: it stays.
+  if (auto inner = getInput().getDefiningOp<ReshapeOp>(); inner && inner.getCheckedAtRunTime())
+    return {};
   return foldIdempotentChain(*this);
 }
 

@@ -468,7 +468,7 @@ LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *context, OptLoc loc,
                              sizesString(getDimSizes(type)) + " into " +
                              sizesString(target));
       target[inferred] = *q;
-    } else if (!equalSizes(total, known)) {
+    } else if (!equalSizes(total, known) && !adaptor.getCheckedAtRunTime()) {
       return fail(loc, "reshape: " + sizesString(getDimSizes(type)) + " and " +
                            sizesString(target) +
                            " do not have the same number of elements for every size");
@@ -725,11 +725,16 @@ LogicalResult GatherElementsOp::inferReturnTypes(MLIRContext *, OptLoc loc,
     return failure();
   RankedTensorType data = tensorType(adaptor.getData());
   RankedTensorType indices = tensorType(adaptor.getIndices());
-  if (failed(rejectSymbolic(loc, "gather_elements", operands)) ||
+  // Over static data, indices may have a symbolic size along the axis
+  // (TopK's k read at run time): the other sizes are still checked.
+  bool symbolicAlongAxis = !hasSymbolicSizes(data) && hasSymbolicSizes(indices) &&
+                           adaptor.getAxis() >= 0 && adaptor.getAxis() < indices.getRank();
+  for (int64_t d = 0; d < indices.getRank() && symbolicAlongAxis; ++d)
+    symbolicAlongAxis = d == adaptor.getAxis() || !indices.isDynamicDim(d);
+  if ((!symbolicAlongAxis && failed(rejectSymbolic(loc, "gather_elements", operands))) ||
       failed(checkElementIndices(loc, "gather_elements", data, indices, adaptor.getAxis())))
     return failure();
-  results.push_back(RankedTensorType::get(indices.getShape(), data.getElementType(),
-                                          encodingWith(*enc, {})));
+  results.push_back(typeWith(getDimSizes(indices), data.getElementType(), *enc));
   return success();
 }
 

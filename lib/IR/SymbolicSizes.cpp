@@ -2,6 +2,7 @@
 
 #include "kiln/IR/SymbolicSizes.h"
 #include "kiln/IR/KilnTypes.h"
+#include "kiln/Reference/SizeCode.h"
 
 #include "mlir/IR/AffineExprVisitor.h"
 #include "mlir/IR/Builders.h"
@@ -387,6 +388,8 @@ SmallVector<SizeSymbol> mlir::kiln::getSizeSymbols(Operation *op) {
     get("min", s.min);
     get("max", s.max);
     get("opt", s.opt);
+    if (auto code = dict.getAs<DenseI64ArrayAttr>("code"))
+      s.code.assign(code.asArrayRef().begin(), code.asArrayRef().end());
     symbols.push_back(s);
   }
   return symbols;
@@ -396,18 +399,22 @@ Attribute mlir::kiln::buildSizeSymbolsAttr(MLIRContext *context,
                                            ArrayRef<SizeSymbol> symbols) {
   Builder b(context);
   SmallVector<Attribute> entries;
-  for (const SizeSymbol &s : symbols)
-    entries.push_back(b.getDictionaryAttr({
+  for (const SizeSymbol &s : symbols) {
+    SmallVector<NamedAttribute> fields = {
         b.getNamedAttr("name", b.getStringAttr(s.name)),
         b.getNamedAttr("min", b.getI64IntegerAttr(s.min)),
         b.getNamedAttr("max", b.getI64IntegerAttr(s.max)),
         b.getNamedAttr("opt", b.getI64IntegerAttr(s.opt)),
-    }));
+    };
+    if (s.isComputed())
+      fields.push_back(b.getNamedAttr("code", b.getDenseI64ArrayAttr(s.code)));
+    entries.push_back(b.getDictionaryAttr(fields));
+  }
   return b.getArrayAttr(entries);
 }
 
 LogicalResult mlir::kiln::verifySizeSymbolsAttr(
-    Attribute attr, function_ref<InFlightDiagnostic()> emitError) {
+    Attribute attr, size_t numInputs, function_ref<InFlightDiagnostic()> emitError) {
   auto list = llvm::dyn_cast<ArrayAttr>(attr);
   if (!list)
     return emitError() << "'" << kSizeSymbolsAttrName << "' must be a list";
@@ -420,11 +427,24 @@ LogicalResult mlir::kiln::verifySizeSymbolsAttr(
     auto min = dict ? dict.getAs<IntegerAttr>("min") : IntegerAttr();
     auto max = dict ? dict.getAs<IntegerAttr>("max") : IntegerAttr();
     auto opt = dict ? dict.getAs<IntegerAttr>("opt") : IntegerAttr();
-    if (!name || !min || !max || !opt || dict.size() != 4)
+    auto code = dict ? dict.getAs<DenseI64ArrayAttr>("code") : DenseI64ArrayAttr();
+    if (!name || !min || !max || !opt || dict.size() != (code ? 5u : 4u))
       return emitError() << "size symbol s" << k
-                         << " must be {name, min, max, opt}";
-    if (!(0 <= min.getInt() && min.getInt() <= opt.getInt() &&
-          opt.getInt() <= max.getInt()))
+                         << " must be {name, min, max, opt} or {name, min, max, opt, code}";
+    if (code) {
+      // Read at run time: any sign (a Reshape's -1), within the bound.
+      std::string problem = ::kiln::ref::checkSizeCode(
+          code.asArrayRef().data(), code.size(), k, numInputs);
+      if (!problem.empty())
+        return emitError() << "size symbol s" << k << " ('" << name.getValue()
+                           << "'): " << problem;
+      if (!(-kRunTimeValueBound <= min.getInt() && min.getInt() <= opt.getInt() &&
+            opt.getInt() <= max.getInt() && max.getInt() <= kRunTimeValueBound))
+        return emitError() << "size symbol s" << k << " ('" << name.getValue()
+                           << "') needs -2^31 <= min <= opt <= max <= 2^31, got "
+                           << min.getInt() << ".." << max.getInt() << ":" << opt.getInt();
+    } else if (!(0 <= min.getInt() && min.getInt() <= opt.getInt() &&
+                 opt.getInt() <= max.getInt()))
       return emitError() << "size symbol s" << k << " ('" << name.getValue()
                          << "') needs 0 <= min <= opt <= max, got "
                          << min.getInt() << ".." << max.getInt() << ":"
@@ -435,4 +455,54 @@ LogicalResult mlir::kiln::verifySizeSymbolsAttr(
     names.push_back(name.str());
   }
   return success();
+}
+
+void mlir::kiln::appendSizeCode(AffineExpr e, SmallVectorImpl<int64_t> &code) {
+  using ::kiln::ref::SizeOp;
+  auto push = [&](SizeOp op) { code.push_back(static_cast<int64_t>(op)); };
+  if (auto c = llvm::dyn_cast<AffineConstantExpr>(e)) {
+    push(SizeOp::Constant);
+    code.push_back(c.getValue());
+    return;
+  }
+  if (auto s = llvm::dyn_cast<AffineSymbolExpr>(e)) {
+    push(SizeOp::Symbol);
+    code.push_back(static_cast<int64_t>(s.getPosition()));
+    return;
+  }
+  auto binary = llvm::cast<AffineBinaryOpExpr>(e);
+  appendSizeCode(binary.getLHS(), code);
+  appendSizeCode(binary.getRHS(), code);
+  switch (e.getKind()) {
+  case AffineExprKind::Add: push(SizeOp::Add); break;
+  case AffineExprKind::Mul: push(SizeOp::Mul); break;
+  case AffineExprKind::FloorDiv: push(SizeOp::FloorDiv); break;
+  case AffineExprKind::CeilDiv: push(SizeOp::CeilDiv); break;
+  case AffineExprKind::Mod: push(SizeOp::Mod); break;
+  default: llvm_unreachable("sizes hold no dimension identifiers");
+  }
+}
+
+bool mlir::kiln::usesComputedSymbols(Type t, ArrayRef<SizeSymbol> symbols) {
+  auto type = llvm::dyn_cast<RankedTensorType>(t);
+  if (!type || !hasSymbolicSizes(type))
+    return false;
+  bool found = false;
+  for (AffineExpr size : getDimSizes(type))
+    size.walk([&](AffineExpr e) {
+      if (auto s = llvm::dyn_cast<AffineSymbolExpr>(e))
+        found |= s.getPosition() < symbols.size() && symbols[s.getPosition()].isComputed();
+    });
+  return found;
+}
+
+bool mlir::kiln::usesComputedSymbols(Operation *op, ArrayRef<SizeSymbol> symbols) {
+  auto computed = [&](Type t) { return usesComputedSymbols(t, symbols); };
+  bool found = false;
+  op->walk([&](Operation *inner) {
+    found |= llvm::any_of(inner->getOperandTypes(), computed) ||
+             llvm::any_of(inner->getResultTypes(), computed);
+    return found ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  return found;
 }

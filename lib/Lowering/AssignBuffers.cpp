@@ -56,6 +56,12 @@ struct KilnAssignBuffersPass
         FailureOr<int64_t> bytes = bufferBytes(step, result);
         if (failed(bytes))
           return signalPassFailure();
+        if (*bytes < 0) {
+          // Sized by values read at run time: no bound to plan it at; the
+          // loader places it after the arena per run (-1), unshared.
+          offsets.push_back(-1);
+          continue;
+        }
         int64_t align = usedByLibrary(step, result)
                             ? std::max<int64_t>(alignment, kLibraryAlignment)
                             : alignment;
@@ -137,9 +143,12 @@ struct KilnAssignBuffersPass
     if (!dtype)
       return step.emitOpError("result of unsupported element type ") << type.getElementType();
     // A buffer of symbolic size is planned at the symbols' largest values,
-    // so one plan holds every size in the ranges.
-    std::optional<int64_t> elements =
-        maxElements(type, getSizeSymbols(step->getParentOfType<func::FuncOp>()));
+    // so one plan holds every size in the ranges; -1 for one sized by
+    // values read at run time.
+    SmallVector<SizeSymbol> symbols = getSizeSymbols(step->getParentOfType<func::FuncOp>());
+    if (usesComputedSymbols(type, symbols))
+      return -1; // their ranges are loose bounds, far past what runs use
+    std::optional<int64_t> elements = maxElements(type, symbols);
     if (!elements || *elements > ::kiln::ref::kMaxElements)
       return step.emitOpError("result ")
              << type << " has no bounded, non-negative size over the ranges of '"

@@ -12,7 +12,9 @@
 #include "ElfCheck.h"
 #include "Program.h"
 
+#include "kiln/Reference/SizeCode.h"
 #include "kiln/Runtime/DeviceLimits.h"
+#include "kiln/Runtime/LibraryAlignment.h"
 #include "kiln/Runtime/ExecutableFile.h"
 #include "kiln/Runtime/ExecutableFormat_generated.h"
 
@@ -45,6 +47,8 @@ namespace {
 
 constexpr int64_t kMaxElements = ref::kMaxElements;
 constexpr uint64_t kMaxArenaBytes = uint64_t(1) << 40;
+/// Value.index of a buffer placed after the planned arena per run.
+constexpr uint64_t kPlacedPerRun = ~uint64_t(0);
 constexpr uint32_t kMaxStreams = 256;
 
 std::string typeText(const TensorSpec &t) { return t.typeString(); }
@@ -62,78 +66,25 @@ bool isAligned(const flatbuffers::Vector<T> *v) {
 }
 
 /// Evaluates a symbolic size (ExecutableFormat.fbs, SizeExpr) for the
-/// symbol values `symbols`; with `names`, renders it as text instead
-/// ("batch", "(seq + 1)") into `text`. Any malformed code is an error.
+/// symbol values `symbols`. Any malformed code is an error.
 Status evaluateSizeCode(const kx::SizeExpr *expr, const std::vector<int64_t> &symbols,
-                        const std::vector<std::string> *names, int64_t &value,
-                        std::string *text = nullptr) {
-  if (!expr || !expr->code() || !isAligned(expr->code()) || expr->code()->size() > 256)
+                        int64_t &value) {
+  if (!expr || !expr->code() || !isAligned(expr->code()))
     return Status::error("a symbolic size is malformed");
-  const auto &code = *expr->code();
-  std::vector<int64_t> stack;
-  std::vector<std::string> texts;
-  for (size_t pc = 0; pc < code.size(); ++pc) {
-    int64_t op = code[pc];
-    if (op == 0 || op == 1) {
-      if (pc + 1 >= code.size())
-        return Status::error("a symbolic size is malformed");
-      int64_t arg = code[++pc];
-      if (op == 1 && (arg < 0 || arg >= static_cast<int64_t>(symbols.size())))
-        return Status::error("a symbolic size names symbol #" + std::to_string(arg) + " of " +
-                             std::to_string(symbols.size()));
-      stack.push_back(op == 0 ? arg : symbols[arg]);
-      if (names)
-        texts.push_back(op == 0 ? std::to_string(arg) : (*names)[arg]);
-      continue;
-    }
-    if (op < 2 || op > 6 || stack.size() < 2)
-      return Status::error("a symbolic size is malformed");
-    int64_t b = stack.back();
-    stack.pop_back();
-    int64_t a = stack.back(), r = 0;
-    bool overflow = false;
-    switch (op) {
-    case 2: overflow = __builtin_add_overflow(a, b, &r); break;
-    case 3: overflow = __builtin_mul_overflow(a, b, &r); break;
-    default: {
-      if (b <= 0)
-        return Status::error("a symbolic size divides by " + std::to_string(b));
-      int64_t q = a / b, m = a % b;
-      if (m < 0) {
-        m += b;
-        --q;
-      }
-      r = op == 6 ? m : (op == 5 && m != 0) ? q + 1 : q;
-    }
-    }
-    if (overflow)
-      return Status::error("a symbolic size overflows");
-    stack.back() = r;
-    if (names) {
-      static const char *symbolsOf[] = {"", "", " + ", " * ", " floordiv ", " ceildiv ", " mod "};
-      std::string rhs = texts.back();
-      texts.pop_back();
-      texts.back() = "(" + texts.back() + symbolsOf[op] + rhs + ")";
-    }
-  }
-  if (stack.size() != 1)
-    return Status::error("a symbolic size is malformed");
-  value = stack.back();
-  if (text) {
-    *text = texts.back();
-    if (text->size() > 1 && text->front() == '(')
-      *text = text->substr(1, text->size() - 2);
-  }
-  return Status::ok();
+  std::string problem = ref::evaluateSizeCode(expr->code()->data(), expr->code()->size(), symbols,
+                                              nullptr, value);
+  return problem.empty() ? Status::ok() : Status::error(problem);
 }
 
 class ProgramBuilder {
 public:
   /// `symbols`: the size symbols' values, for an executable over ranges of
   /// sizes (null for one of static shapes).
+  /// `checkOps` false skips the ops' shape checks (not the structure's):
+  /// for a program at sizes no run may have.
   explicit ProgramBuilder(const kx::Executable &exe,
-                          const std::vector<int64_t> *symbols = nullptr)
-      : exe(exe), symbols(symbols) {}
+                          const std::vector<int64_t> *symbols = nullptr, bool checkOps = true)
+      : exe(exe), symbols(symbols), checkOps(checkOps) {}
   Status build(Program &program);
 
 private:
@@ -146,6 +97,7 @@ private:
 
   const kx::Executable &exe;
   const std::vector<int64_t> *symbols;
+  bool checkOps;
 };
 
 Status ProgramBuilder::tensorSpec(const kx::TensorType *type, const std::string &what,
@@ -171,7 +123,7 @@ Status ProgramBuilder::tensorSpec(const kx::TensorType *type, const std::string 
     for (int64_t d : *type->shape()) {
       // A dynamic dimension (-1) takes the next symbolic size's value.
       if (d == -1 && symbols && dynamic < sizes) {
-        Status s = evaluateSizeCode(type->sizes()->Get(dynamic++), *symbols, nullptr, d);
+        Status s = evaluateSizeCode(type->sizes()->Get(dynamic++), *symbols, d);
         if (!s)
           return Status::error(what + ": " + s.message());
       }
@@ -244,6 +196,16 @@ Status ProgramBuilder::values(Program &p) {
                              std::to_string(width) + "-byte elements");
       break;
     case ValueKind::Buffer:
+      if (desc.index == kPlacedPerRun) {
+        // After the planned arena, at this run's size (no reuse).
+        if (!symbols)
+          return Status::error(what + " is placed per run in an executable of static shapes");
+        desc.index = (p.arenaBytes + kLibraryAlignment - 1) / kLibraryAlignment * kLibraryAlignment;
+        if (bytes > kMaxArenaBytes || desc.index > kMaxArenaBytes - bytes)
+          return Status::error(what + " makes the arena larger than " +
+                               std::to_string(kMaxArenaBytes) + " bytes");
+        p.arenaBytes = desc.index + bytes;
+      }
       if (desc.index > p.arenaBytes || bytes > p.arenaBytes - desc.index)
         return Status::error(what + " at offset " + std::to_string(desc.index) + " with " +
                              std::to_string(bytes) + " bytes lies outside the " +
@@ -329,7 +291,7 @@ Status ProgramBuilder::steps(Program &p) {
               return Status::error(opWhat + " has a malformed symbolic attribute");
             attr.ints.resize(a->sizes()->size());
             for (size_t k = 0; k < attr.ints.size(); ++k) {
-              Status es = evaluateSizeCode(a->sizes()->Get(k), *symbols, nullptr, attr.ints[k]);
+              Status es = evaluateSizeCode(a->sizes()->Get(k), *symbols, attr.ints[k]);
               if (!es)
                 return Status::error(opWhat + ": " + es.message());
             }
@@ -353,7 +315,7 @@ Status ProgramBuilder::steps(Program &p) {
           results.push_back({spec.dtype, spec.shape});
           op.results.push_back(spec);
         }
-      std::string problem = ref::checkOp(op.name, op.attrs, operands, results);
+      std::string problem = checkOps ? ref::checkOp(op.name, op.attrs, operands, results) : "";
       if (!problem.empty())
         return Status::error(opWhat + ": " + problem);
       local.insert(local.end(), results.begin(), results.end());
@@ -528,14 +490,14 @@ Status ProgramBuilder::cpuKernels(const kx::Step *s, const std::string &what, co
       if (!symbols)
         return Status::error(kw + " has a symbolic element count in an executable of static "
                                   "shapes");
-      Status es = evaluateSizeCode(k->elements_size(), *symbols, nullptr, desc.elements);
+      Status es = evaluateSizeCode(k->elements_size(), *symbols, desc.elements);
       if (!es)
         return Status::error(kw + ": " + es.message());
     }
     if ((k->row_size() || k->count_sizes()) && !symbols)
       return Status::error(kw + " has symbolic counts in an executable of static shapes");
     if (k->row_size()) {
-      Status es = evaluateSizeCode(k->row_size(), *symbols, nullptr, desc.row);
+      Status es = evaluateSizeCode(k->row_size(), *symbols, desc.row);
       if (!es)
         return Status::error(kw + ": " + es.message());
     }
@@ -597,7 +559,7 @@ Status ProgramBuilder::cpuKernels(const kx::Step *s, const std::string &what, co
     if (k->count_sizes())
       for (const kx::SizeExpr *size : *k->count_sizes()) {
         int64_t n = 0;
-        Status es = evaluateSizeCode(size, *symbols, nullptr, n);
+        Status es = evaluateSizeCode(size, *symbols, n);
         if (!es)
           return Status::error(kw + ": " + es.message());
         if (n < 1)
@@ -819,20 +781,27 @@ struct Loader {
     // Over ranges of sizes: the whole program is validated at the largest
     // sizes (every buffer within the arena) and the smallest, and kept at
     // the OPT point; each run's sizes are validated again when first seen.
+    // Sizes read from input values are consistent only with the values a
+    // run gives (a Reshape's target with its input's size): such a program
+    // is checked structurally here, at OPT, and validated per run.
     std::vector<int64_t> low, high, opt;
+    bool computed = false;
     for (const SizeSymbolSpec &sym : exe->symbols_) {
       low.push_back(sym.min);
       high.push_back(sym.max);
       opt.push_back(sym.opt);
+      computed |= sym.isComputed();
     }
     for (const auto *values : {&high, &low}) {
+      if (computed)
+        break;
       Program check;
       s = ProgramBuilder(file, values).build(check);
       if (!s)
         return fail(s.message() + " (at the " + (values == &high ? "largest" : "smallest") +
                     " sizes)");
     }
-    s = ProgramBuilder(file, &opt).build(*exe->program_);
+    s = ProgramBuilder(file, &opt, /*checkOps=*/!computed).build(*exe->program_);
     if (!s)
       return fail(s.message());
     s = genericSignature(file, *exe);
@@ -853,10 +822,22 @@ struct Loader {
       spec.min = s->min();
       spec.max = s->max();
       spec.opt = s->opt();
+      if (s->code()) {
+        if (!isAligned(s->code()))
+          return Status::error("size symbol '" + spec.name + "' has a malformed code");
+        spec.code.assign(s->code()->begin(), s->code()->end());
+        std::string problem = ref::checkSizeCode(spec.code.data(), spec.code.size(),
+                                                 exe.symbols_.size(), sizeOf(file.inputs()));
+        if (!problem.empty())
+          return Status::error("size symbol '" + spec.name + "': " + problem);
+      }
       if (spec.name.empty() || spec.name.size() > 256)
         return Status::error("a size symbol's name is empty or longer than 256 bytes");
-      if (!(0 <= spec.min && spec.min <= spec.opt && spec.opt <= spec.max) ||
-          spec.max > kMaxElements)
+      // A value read at run time may be negative (a Reshape's -1); a
+      // dimension may not.
+      if (!((spec.isComputed() || 0 <= spec.min) && spec.min <= spec.opt &&
+            spec.opt <= spec.max) ||
+          spec.max > kMaxElements || spec.min < -kMaxElements)
         return Status::error("size symbol '" + spec.name + "' has an invalid range " +
                              std::to_string(spec.min) + ".." + std::to_string(spec.max) + ":" +
                              std::to_string(spec.opt));
@@ -871,15 +852,14 @@ struct Loader {
   /// The inputs and outputs as declared: each dynamic dimension -1 with
   /// its size's name ("batch", "seq + 1").
   static Status genericSignature(const kx::Executable &file, Executable &exe) {
-    std::vector<std::string> names;
-    std::vector<int64_t> values; // the OPT point, validated already
-    for (const SizeSymbolSpec &s : exe.symbols_) {
+    std::vector<std::string> names, inputNames;
+    for (const SizeSymbolSpec &s : exe.symbols_)
       names.push_back(s.name);
-      values.push_back(s.opt);
-    }
+    for (const TensorSpec &t : exe.program_->inputs)
+      inputNames.push_back(t.name);
     auto generic = [&](const std::vector<TensorSpec> &concrete,
                        const std::vector<uint32_t> &valueIndices,
-                       std::vector<TensorSpec> &out) -> Status {
+                       std::vector<TensorSpec> &out, bool isInput) -> Status {
       for (size_t k = 0; k < concrete.size(); ++k) {
         TensorSpec spec = concrete[k];
         const kx::TensorType *type = file.values()->Get(valueIndices[k])->type();
@@ -887,11 +867,17 @@ struct Loader {
         for (size_t d = 0; d < spec.shape.size(); ++d) {
           if (type->shape()->Get(d) != -1)
             continue;
-          std::string text;
-          int64_t ignored;
-          Status s = evaluateSizeCode(type->sizes()->Get(next++), values, &names, ignored, &text);
-          if (!s)
-            return s;
+          // Malformed codes were refused building the program.
+          const flatbuffers::Vector<int64_t> &code = *type->sizes()->Get(next++)->code();
+          // A run's input sizes bind the dimension symbols; a value read
+          // from an input cannot size one.
+          for (size_t pc = 0; isInput && pc + 1 < code.size(); ++pc)
+            if (code[pc] == static_cast<int64_t>(ref::SizeOp::Symbol) &&
+                exe.symbols_[code[pc + 1]].isComputed())
+              return Status::error("input '" + spec.name + "' is sized by '" +
+                                   exe.symbols_[code[pc + 1]].name +
+                                   "', which is read at run time");
+          std::string text = ref::sizeCodeText(code.data(), code.size(), names, inputNames);
           if (text.size() > 256) // a hostile file's expression: shown, not spelled out
             text = "?";
           spec.dimNames.resize(spec.shape.size());
@@ -902,10 +888,10 @@ struct Loader {
       }
       return Status::ok();
     };
-    Status s = generic(exe.program_->inputs, exe.program_->inputValues, exe.genericInputs_);
+    Status s = generic(exe.program_->inputs, exe.program_->inputValues, exe.genericInputs_, true);
     if (!s)
       return s;
-    return generic(exe.program_->outputs, exe.program_->outputValues, exe.genericOutputs_);
+    return generic(exe.program_->outputs, exe.program_->outputValues, exe.genericOutputs_, false);
   }
 };
 

@@ -2,6 +2,8 @@
 
 #include "Device.h"
 
+#include "kiln/Reference/SizeCode.h"
+
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -189,8 +191,44 @@ Status Session::bindSymbols(std::vector<int64_t> &values) const {
       }
   }
   for (size_t s = 0; s < symbols.size(); ++s)
-    if (values[s] < 0)
+    if (values[s] < 0 && !symbols[s].isComputed())
       return Status::error("no input gives the size '" + symbols[s].name + "'");
+  // Then the values read at run time, in order (each may use the earlier
+  // ones), from the integer inputs' elements.
+  ref::InputElementReader read = [&](int64_t input, int64_t element, int64_t &value,
+                                     std::string &error) {
+    const TensorSpec &spec = exe_->inputs()[input];
+    int64_t count = 1;
+    for (int64_t d : inputShapes_[input])
+      count *= d;
+    if (element >= count) {
+      error = "input '" + spec.name + "' has " + std::to_string(count) +
+              " elements; its element " + std::to_string(element) + " gives a size";
+      return false;
+    }
+    const uint8_t *data = inputStorage_[input].data();
+    switch (spec.dtype) {
+    case ref::DType::I64: std::memcpy(&value, data + 8 * element, 8); return true;
+    case ref::DType::I32: {
+      int32_t v;
+      std::memcpy(&v, data + 4 * element, 4);
+      value = v;
+      return true;
+    }
+    default:
+      error = "input '" + spec.name + "' gives sizes but holds " + ref::dtypeName(spec.dtype);
+      return false;
+    }
+  };
+  for (size_t s = 0; s < symbols.size(); ++s) {
+    if (!symbols[s].isComputed())
+      continue;
+    std::vector<int64_t> earlier(values.begin(), values.begin() + s);
+    std::string problem = ref::evaluateSizeCode(symbols[s].code.data(), symbols[s].code.size(),
+                                                earlier, &read, values[s]);
+    if (!problem.empty())
+      return Status::error("size '" + symbols[s].name + "': " + problem);
+  }
   return Status::ok();
 }
 
@@ -296,10 +334,29 @@ std::string Executable::describe() const {
   if (isDynamic()) {
     // The plan below is the one at the OPT sizes.
     s += "  sizes:";
-    for (const SizeSymbolSpec &sym : symbols_)
+    bool computed = false;
+    for (const SizeSymbolSpec &sym : symbols_) {
+      computed |= sym.isComputed();
       s += " " + sym.name + " in " + std::to_string(sym.min) + ".." + std::to_string(sym.max) +
-           " (opt " + std::to_string(sym.opt) + ")" + (&sym == &symbols_.back() ? "" : ",");
+           (sym.isComputed() ? "" : " (opt " + std::to_string(sym.opt) + ")") +
+           (&sym == &symbols_.back() ? "" : ",");
+    }
     s += "; the steps below at the opt sizes\n";
+    if (computed) {
+      // Which input values each run reads, as expressions.
+      std::vector<std::string> names, inputNames;
+      for (const SizeSymbolSpec &sym : symbols_)
+        names.push_back(sym.name);
+      for (const TensorSpec &t : inputs())
+        inputNames.push_back(t.name);
+      for (const SizeSymbolSpec &sym : symbols_) {
+        if (!sym.isComputed())
+          continue;
+        std::string text = ref::sizeCodeText(sym.code.data(), sym.code.size(), names, inputNames);
+        s += "  read at run time: " + sym.name + " = " +
+             (text.size() > 200 ? text.substr(0, 200) + "..." : text) + "\n";
+      }
+    }
   }
   uint64_t weightBytes = 0;
   for (const WeightDesc &w : p.weights)

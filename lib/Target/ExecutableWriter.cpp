@@ -94,33 +94,10 @@ FailureOr<flatbuffers::Offset<kx::TensorType>> Writer::tensorType(Operation *at,
                               static_cast<int32_t>(enc.getDeviceOrdinal()), sizes);
 }
 
-/// Postfix code of a size (ExecutableFormat.fbs, SizeExpr).
-static void appendSizeCode(AffineExpr e, std::vector<int64_t> &code) {
-  if (auto c = llvm::dyn_cast<AffineConstantExpr>(e)) {
-    code.insert(code.end(), {0, c.getValue()});
-    return;
-  }
-  if (auto s = llvm::dyn_cast<AffineSymbolExpr>(e)) {
-    code.insert(code.end(), {1, static_cast<int64_t>(s.getPosition())});
-    return;
-  }
-  auto binary = llvm::cast<AffineBinaryOpExpr>(e);
-  appendSizeCode(binary.getLHS(), code);
-  appendSizeCode(binary.getRHS(), code);
-  switch (e.getKind()) {
-  case AffineExprKind::Add: code.push_back(2); break;
-  case AffineExprKind::Mul: code.push_back(3); break;
-  case AffineExprKind::FloorDiv: code.push_back(4); break;
-  case AffineExprKind::CeilDiv: code.push_back(5); break;
-  case AffineExprKind::Mod: code.push_back(6); break;
-  default: llvm_unreachable("sizes hold no dimension identifiers");
-  }
-}
-
 flatbuffers::Offset<kx::SizeExpr> Writer::sizeExpr(AffineExpr size) {
-  std::vector<int64_t> code;
+  SmallVector<int64_t> code;
   appendSizeCode(size, code);
-  return kx::CreateSizeExprDirect(fbb, &code);
+  return kx::CreateSizeExpr(fbb, fbb.CreateVector(code.data(), code.size()));
 }
 
 flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<kx::SizeExpr>>>
@@ -243,7 +220,9 @@ FailureOr<uint32_t> Writer::valueIndex(Value value) {
     if (!offsets)
       return s.emitOpError("has no buffer offsets; run kiln-assign-buffers first");
     kind = kx::ValueKind::Buffer;
-    index = (*offsets)[llvm::cast<OpResult>(value).getResultNumber()];
+    // -1: placed per run (kiln-assign-buffers), 2^64 - 1 in the file.
+    int64_t offset = (*offsets)[llvm::cast<OpResult>(value).getResultNumber()];
+    index = offset < 0 ? ~uint64_t(0) : static_cast<uint64_t>(offset);
   } else {
     return value.getDefiningOp()->emitOpError("is not part of an execution plan");
   }
@@ -474,7 +453,9 @@ LogicalResult Writer::write(llvm::raw_ostream &os) {
   }
   std::vector<flatbuffers::Offset<kx::SizeSymbol>> symbols;
   for (const SizeSymbol &s : getSizeSymbols(func))
-    symbols.push_back(kx::CreateSizeSymbolDirect(fbb, s.name.c_str(), s.min, s.max, s.opt));
+    symbols.push_back(kx::CreateSizeSymbol(
+        fbb, fbb.CreateString(s.name), s.min, s.max, s.opt,
+        s.isComputed() ? fbb.CreateVector(s.code.data(), s.code.size()) : 0));
   auto root = kx::CreateExecutableDirect(
       fbb, func.getName().str().c_str(), &inputs, &outputs, &values, &weights,
       arena.getInt(), streams ? streams.getInt() : 1, numEvents, &steps, &deviceCode,

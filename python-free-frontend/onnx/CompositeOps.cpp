@@ -259,8 +259,26 @@ void registerCompositeConverters(ConverterMap &m) {
     if (rank < 2)
       return c.unsupportedBecause("input of rank < 2");
     ArrayRef<int64_t> s = c.type(x).getShape();
+    bool upper = c.attrInt("upper", 1) != 0;
+    Value k1 = c.input(1);
+    std::string saved = c.unsupported;
+    bool kAtRunTime = k1 && failed(c.constantOf(k1, 1));
+    c.unsupported = saved;
+    if (kAtRunTime) {
+      // k known only at run time (a model input): compare a constant table
+      // of diagonals (column - row) with it.
+      RankedTensorType kType = c.type(k1);
+      if (!kType.getElementType().isInteger(64) || kType.getNumElements() != 1 ||
+          hasSymbolicSizes(kType))
+        return c.unsupportedBecause("k must be one int64");
+      Value diagonal = generated(c, {s[rank - 2], s[rank - 1]}, c.builder.getI64Type(),
+                                 [](ArrayRef<int64_t> i) { return double(i[1] - i[0]); });
+      Value k = c.reshape(k1, {1, 1});
+      Value mask = upper ? c.build<GeOp>({diagonal, k}) : c.build<LeOp>({diagonal, k});
+      return c.finish(c.build<SelectOp>({mask, x, c.scalarLike(x, 0)}));
+    }
     int64_t k = 0;
-    if (c.input(1)) {
+    if (k1) {
       FailureOr<double> kk = c.constantScalar(1);
       if (failed(kk))
         return failure();
@@ -271,7 +289,6 @@ void registerCompositeConverters(ConverterMap &m) {
       double reach = static_cast<double>(s[rank - 2] + s[rank - 1]);
       k = static_cast<int64_t>(std::clamp(*kk, -reach, reach));
     }
-    bool upper = c.attrInt("upper", 1) != 0;
     Value mask = generated(c, {s[rank - 2], s[rank - 1]}, c.builder.getI1Type(), [&](ArrayRef<int64_t> i) {
       int64_t diagonal = i[1] - i[0];
       return upper ? diagonal >= k : diagonal <= k;
@@ -692,6 +709,39 @@ void registerGatherBasedConverters(ConverterMap &m) {
   m["TopK"] = [](NodeContext &c) -> LogicalResult {
     Value x = c.input(0);
     int64_t k;
+    std::optional<SmallVector<AffineExpr>> kAtRunTime =
+        c.opset < 10 ? std::nullopt : c.runTimeInts(1);
+    if (kAtRunTime) {
+      // k read at run time: the sorted order sliced to it.
+      FailureOr<int64_t> axis = c.axis(c.attrInt("axis", -1), c.rank(x));
+      if (failed(axis))
+        return failure();
+      if (kAtRunTime->size() != 1 || hasSymbolicSizes(x.getType()))
+        return c.unsupportedBecause("k read at run time must be one value, over static shapes");
+      RankedTensorType type = c.type(x);
+      AffineExpr kk = sizeAtRunTime(c, (*kAtRunTime)[0], c.node.output(0) + ".dim" +
+                                    std::to_string(*axis), 0, type.getDimSize(*axis));
+      if (!kk)
+        return failure();
+      MLIRContext *context = c.builder.getContext();
+      bool largest = c.attrInt("largest", 1) != 0;
+      Value order = c.build<ArgSortOp>(x, {c.named("axis", c.builder.getI64IntegerAttr(*axis)),
+                                           c.named("descending", c.builder.getBoolAttr(largest))});
+      SmallVector<int64_t> starts(c.rank(x), 0), ends(type.getShape()), steps(c.rank(x), 1);
+      SmallVector<AffineExpr> endSizes;
+      for (int64_t e : ends)
+        endSizes.push_back(getAffineConstantExpr(e, context));
+      ends[*axis] = 0;
+      endSizes[*axis] = kk;
+      Value indices = c.build<SliceOp>(
+          order, {c.named("starts", c.ints(starts)), c.named("ends", c.ints(ends)),
+                  c.named("steps", c.ints(steps)),
+                  c.named("end_sizes", AffineMapAttr::get(getSizesMap(endSizes, context)))});
+      Value values = c.build<GatherElementsOp>({x, indices}, {c.named("axis", c.builder.getI64IntegerAttr(*axis))});
+      if (failed(c.finish(values)))
+        return failure();
+      return c.finish(indices);
+    }
     if (c.opset < 10) {
       k = c.attrInt("k", 0);
     } else {

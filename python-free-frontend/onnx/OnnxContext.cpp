@@ -2,6 +2,8 @@
 
 #include "OnnxContext.h"
 
+#include "kiln/Reference/SizeCode.h"
+
 #include "kiln/IR/SymbolicSizes.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -127,6 +129,55 @@ std::optional<SmallVector<AffineExpr>> NodeContext::sizeInts(size_t k) {
   for (int64_t x : *values)
     out.push_back(getAffineConstantExpr(x, builder.getContext()));
   return out;
+}
+
+std::optional<SmallVector<AffineExpr>> NodeContext::runTimeInts(size_t k) {
+  auto argument = llvm::dyn_cast_or_null<BlockArgument>(input(k));
+  if (!runTime || !argument)
+    return std::nullopt;
+  if (auto it = runTime->elements.find(argument); it != runTime->elements.end())
+    return it->second;
+  RankedTensorType t = type(argument);
+  constexpr int64_t kMostElements = 16;
+  if (!llvm::isa<IntegerType>(t.getElementType()) || !t.hasStaticShape() || t.getRank() > 1 ||
+      t.getNumElements() > kMostElements)
+    return std::nullopt;
+  std::string name = node.input(k);
+  SmallVector<AffineExpr> elements;
+  for (int64_t j = 0; j < t.getNumElements(); ++j) {
+    int64_t code[] = {static_cast<int64_t>(::kiln::ref::SizeOp::InputElement),
+                      static_cast<int64_t>(argument.getArgNumber()), j};
+    AffineExpr e = computedSize(t.getRank() ? name + "[" + std::to_string(j) + "]" : name, code,
+                                -kRunTimeValueBound, kRunTimeValueBound);
+    if (!e)
+      return std::nullopt;
+    elements.push_back(e);
+  }
+  runTime->elements[argument] = elements;
+  return elements;
+}
+
+AffineExpr NodeContext::computedSize(const std::string &name, ArrayRef<int64_t> code, int64_t min,
+                                     int64_t max) {
+  SmallVector<SizeSymbol> &symbols = *runTime->symbols;
+  if (symbols.size() >= kMaxSizeSymbols) {
+    unsupported = "needs more than " + std::to_string(kMaxSizeSymbols) +
+                  " sizes (dimensions and values read at run time)";
+    return AffineExpr();
+  }
+  SizeSymbol s;
+  s.name = name;
+  // Two symbols of one name: the later one is told apart.
+  for (const SizeSymbol &other : symbols)
+    if (other.name == s.name)
+      s.name = name + "#" + std::to_string(symbols.size());
+  s.min = min;
+  s.max = max;
+  s.opt = std::clamp<int64_t>(1, min, max);
+  s.code.assign(code.begin(), code.end());
+  symbols.push_back(s);
+  sizeSymbols = symbols;
+  return getAffineSymbolExpr(symbols.size() - 1, builder.getContext());
 }
 
 Value NodeContext::symbolicResult(ArrayRef<AffineExpr> values, bool asVector, Type element) {

@@ -133,6 +133,25 @@ public:
   /// Input #k's values as sizes: a constant's values, or the symbolic
   /// expressions of a shape computation; std::nullopt for anything else.
   std::optional<llvm::SmallVector<mlir::AffineExpr>> sizeInts(size_t k);
+  /// Size symbols read at run time from integer model inputs: the
+  /// importer's list of symbols (appended to), and the symbols already
+  /// standing for each input's elements. Null for importers without them.
+  struct RunTimeSizes {
+    llvm::SmallVector<mlir::kiln::SizeSymbol> *symbols;
+    llvm::DenseMap<mlir::Value, llvm::SmallVector<mlir::AffineExpr>> elements;
+  };
+  RunTimeSizes *runTime = nullptr;
+  /// Input #k's elements as size symbols read at run time, when input #k is
+  /// an integer model input of static shape with at most 16 elements (a
+  /// shape, repeats); std::nullopt otherwise. Each may be any int32 value:
+  /// the converter gives it its meaning (computedSize).
+  std::optional<llvm::SmallVector<mlir::AffineExpr>> runTimeInts(size_t k);
+  /// A new size symbol computed at run time by `code` (over the symbols
+  /// and input elements) and refused outside [min, max]; null (and the node
+  /// unsupported) past the 64 symbols a model may have.
+  mlir::AffineExpr computedSize(const std::string &name, llvm::ArrayRef<int64_t> code,
+                                int64_t min, int64_t max);
+
   /// True if input #k holds symbolic sizes.
   bool isSymbolic(size_t k) const {
     return symbolic && input(k) && symbolic->count(input(k));
@@ -167,6 +186,17 @@ void registerCompositeConverters(ConverterMap &map);
 void registerGatherBasedConverters(ConverterMap &map);
 void registerResizeConverters(ConverterMap &map);
 void registerRecurrentConverters(ConverterMap &map);
+
+/// Shapes given as model inputs, read at run time (RunTimeSizeOps.cpp):
+/// Reshape, Expand and Tile to the run-time values `shape` / `repeats`
+/// (NodeContext::runTimeInts of input #1).
+mlir::LogicalResult reshapeAtRunTime(NodeContext &c, llvm::ArrayRef<mlir::AffineExpr> shape);
+mlir::LogicalResult expandAtRunTime(NodeContext &c, llvm::ArrayRef<mlir::AffineExpr> shape);
+mlir::LogicalResult tileAtRunTime(NodeContext &c, llvm::ArrayRef<mlir::AffineExpr> repeats);
+/// A size symbol `name` equal to `value` (an element read at run time),
+/// refused outside [min, max]; null when the node has too many sizes.
+mlir::AffineExpr sizeAtRunTime(NodeContext &c, mlir::AffineExpr value, const std::string &name,
+                               int64_t min, int64_t max);
 
 /// Converts a node computing on symbolic sizes (Shape or Size of a dynamic
 /// tensor, Gather, Concat, Unsqueeze, Squeeze, Cast, Slice, Add, Sub, Mul,

@@ -133,6 +133,7 @@ private:
   SmallVector<SizeSymbol> symbols;
   std::map<std::string, unsigned> symbolOf;
   SymbolicInts symbolicInts;
+  NodeContext::RunTimeSizes runTimeSizes{&symbols, {}};
   std::set<std::string> poisoned;
   std::vector<Unsupported> unsupported;
 };
@@ -368,6 +369,7 @@ LogicalResult Importer::convertNode(const onnx::NodeProto &node, size_t index) {
   NodeContext ctx(builder, node, opset, loc, inputs);
   ctx.symbolic = &symbolicInts;
   ctx.sizeSymbols = symbols;
+  ctx.runTime = &runTimeSizes;
   std::optional<LogicalResult> symbolicConversion = convertSymbolicSizes(ctx);
   LogicalResult converted =
       symbolicConversion ? *symbolicConversion : converter->second(ctx);
@@ -528,6 +530,9 @@ OwningOpRef<ModuleOp> Importer::run(const std::string &bytes) {
   builder.create<func::ReturnOp>(base, outputs);
   if (!symbolicInts.empty() && failed(checkSizeValuesUnused(body)))
     return nullptr;
+  // With the sizes the nodes read at run time.
+  if (!symbols.empty())
+    func->setAttr(kSizeSymbolsAttrName, buildSizeSymbolsAttr(context, symbols));
   SmallVector<Type> outputTypes;
   for (Value v : outputs)
     outputTypes.push_back(v.getType());

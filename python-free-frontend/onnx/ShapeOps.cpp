@@ -226,6 +226,8 @@ void registerShapeConverters(ConverterMap &m) {
       if (!attr)
         return c.unsupportedBecause("no shape");
       shape.assign(attr->begin(), attr->end());
+    } else if (std::optional<SmallVector<AffineExpr>> values = c.runTimeInts(1)) {
+      return reshapeAtRunTime(c, *values);
     } else if (c.isSymbolic(1) || hasSymbolicSizes(c.input(0).getType())) {
       return reshapeSymbolic(c);
     } else {
@@ -420,6 +422,8 @@ void registerShapeConverters(ConverterMap &m) {
                                                    c.named("steps", c.builder.getDenseI64ArrayAttr(fullSteps))}));
   };
   m["Expand"] = [](NodeContext &c) -> LogicalResult {
+    if (std::optional<SmallVector<AffineExpr>> values = c.runTimeInts(1))
+      return expandAtRunTime(c, *values);
     if (c.isSymbolic(1) || hasSymbolicSizes(c.input(0).getType())) {
       std::optional<SmallVector<AffineExpr>> shape = c.sizeInts(1);
       if (!shape)
@@ -441,6 +445,8 @@ void registerShapeConverters(ConverterMap &m) {
     return c.finish(c.build<BroadcastOp>(c.input(0), {c.named("shape", c.builder.getDenseI64ArrayAttr(*target))}));
   };
   m["Tile"] = [](NodeContext &c) -> LogicalResult {
+    if (std::optional<SmallVector<AffineExpr>> values = c.runTimeInts(1))
+      return tileAtRunTime(c, *values);
     FailureOr<SmallVector<int64_t>> repeats = c.constantInts(1);
     if (failed(repeats))
       return failure();
@@ -465,8 +471,18 @@ void registerShapeConverters(ConverterMap &m) {
   };
   m["ConstantOfShape"] = [](NodeContext &c) -> LogicalResult {
     std::optional<SmallVector<AffineExpr>> sizes;
-    if (c.isSymbolic(0))
+    if (c.isSymbolic(0)) {
       sizes = c.sizeInts(0);
+    } else if (std::optional<SmallVector<AffineExpr>> values = c.runTimeInts(0)) {
+      sizes.emplace();
+      for (auto [d, v] : llvm::enumerate(*values)) {
+        AffineExpr size = sizeAtRunTime(c, v, c.node.output(0) + ".dim" + std::to_string(d), 0,
+                                        kRunTimeValueBound);
+        if (!size)
+          return failure();
+        sizes->push_back(size);
+      }
+    }
     FailureOr<SmallVector<int64_t>> shape =
         sizes ? FailureOr<SmallVector<int64_t>>(SmallVector<int64_t>{}) : c.constantInts(0);
     if (failed(shape))

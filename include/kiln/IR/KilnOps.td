@@ -165,10 +165,14 @@ def Kiln_ReshapeOp : Kiln_InferredOp<"reshape", [Kiln_DataMovementFamily]> {
   let description = [{
     With dynamic dimensions the target may be symbolic: `sizes` is then an
     affine map `()[s0, ...] -> (size, ...)` giving every target size and
-    `shape` is empty.
+    `shape` is empty. A target of sizes read from input values at run time
+    (a Reshape's shape given as a model input) cannot be proved to hold the
+    input's elements: `checked_at_run_time` leaves that to each run (the
+    loader validates every op at a run's sizes before it runs).
   }];
   let arguments = (ins Kiln_Tensor:$input, DenseI64ArrayAttr:$shape,
-                       OptionalAttr<AffineMapAttr>:$sizes);
+                       OptionalAttr<AffineMapAttr>:$sizes,
+                       UnitAttr:$checked_at_run_time);
   let results = (outs Kiln_Tensor:$result);
   let hasFolder = 1;
 }

@@ -35,11 +35,30 @@ constexpr unsigned kMaxSizeSymbols = 64;
 /// The name of the function attribute listing the size symbols.
 constexpr const char *kSizeSymbolsAttrName = "kiln.symbols";
 
-/// One size symbol: a named dimension valid over [min, max], tuned for opt.
+/// One size symbol: a named dimension valid over [min, max], tuned for opt;
+/// or, with `code`, a value read at run time (computed from integer model
+/// inputs' elements and earlier symbols: a Reshape's shape, Tile's
+/// repeats) and refused outside [min, max].
 struct SizeSymbol {
   std::string name;
   int64_t min = 1, max = 1, opt = 1;
+  /// Postfix code (include/kiln/Reference/SizeCode.h); empty for a
+  /// dimension, whose size the run's input shapes give.
+  SmallVector<int64_t> code;
+  bool isComputed() const { return !code.empty(); }
 };
+
+/// The widest range of a value read at run time (a size symbol's code):
+/// products of two such values stay within int64.
+constexpr int64_t kRunTimeValueBound = int64_t(1) << 31;
+
+/// Appends the postfix code of `size` (include/kiln/Reference/SizeCode.h).
+void appendSizeCode(AffineExpr size, SmallVectorImpl<int64_t> &code);
+
+/// True when `type` has a size that uses a symbol read at run time.
+bool usesComputedSymbols(Type type, ArrayRef<SizeSymbol> symbols);
+/// The same for any type of `op` or of an op inside it.
+bool usesComputedSymbols(Operation *op, ArrayRef<SizeSymbol> symbols);
 
 /// Checks that `size` is a symbolic size: built from symbols s0..s63 and
 /// constants only (no dimension identifiers) and not itself a constant.
@@ -119,8 +138,10 @@ SmallVector<SizeSymbol> getSizeSymbols(Operation *op);
 /// The attribute value describing `symbols`.
 Attribute buildSizeSymbolsAttr(MLIRContext *context, ArrayRef<SizeSymbol> symbols);
 /// Checks a `kiln.symbols` attribute: a list of {name, min, max, opt} with
-/// distinct names and 0 <= min <= opt <= max.
-LogicalResult verifySizeSymbolsAttr(Attribute attr,
+/// distinct names and 0 <= min <= opt <= max, or {name, min, max, opt,
+/// code} for a value read at run time, its code reading earlier symbols
+/// and the elements of the function's `numInputs` arguments.
+LogicalResult verifySizeSymbolsAttr(Attribute attr, size_t numInputs,
                                     function_ref<InFlightDiagnostic()> emitError);
 
 } // namespace kiln

@@ -98,6 +98,10 @@ class Device;
 struct SizeSymbolSpec {
   std::string name;
   int64_t min = 0, max = 0, opt = 0;
+  /// For a symbol read at run time: its SizeExpr code over the inputs'
+  /// values and earlier symbols (include/kiln/Reference/SizeCode.h).
+  std::vector<int64_t> code;
+  bool isComputed() const { return !code.empty(); }
 };
 
 /// A loaded, validated executable. Immutable and shareable between sessions.

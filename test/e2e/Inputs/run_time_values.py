@@ -1,0 +1,94 @@
+"""ONNX models whose shape-like operands arrive as model inputs, with inputs
+and NumPy's expected outputs for several values of them.
+
+    run_time_values.py OUT_DIR
+
+writes OUT_DIR/MODEL.onnx and, per case, OUT_DIR/MODEL-CASE/ holding the
+inputs (NAME.npy) and OUT_DIR/MODEL-CASE/expected/ the outputs. Cases whose
+values the op does not accept have inputs only (the test expects a refusal).
+"""
+
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto as T
+from onnx import helper
+
+OUT = sys.argv[1]
+rng = np.random.default_rng(7)
+
+
+def model(name, node, inputs, outputs, opset=18):
+    graph = helper.make_graph([node], name, inputs, outputs)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]),
+              os.path.join(OUT, name + ".onnx"))
+
+
+def case(name, label, inputs, expected=None):
+    d = os.path.join(OUT, f"{name}-{label}")
+    os.makedirs(os.path.join(d, "expected"), exist_ok=True)
+    for k, v in inputs.items():
+        np.save(os.path.join(d, k + ".npy"), v)
+    for k, v in (expected or {}).items():
+        np.save(os.path.join(d, "expected", k + ".npy"), v)
+
+
+def vi(name, dtype, shape):
+    return helper.make_tensor_value_info(name, dtype, shape)
+
+
+# Reshape: 0 copies a dimension, -1 is inferred.
+model("reshape", helper.make_node("Reshape", ["x", "shape"], ["y"]),
+      [vi("x", T.FLOAT, [2, 3, 4]), vi("shape", T.INT64, [3])], [vi("y", T.FLOAT, None)])
+x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+for label, shape in [("4x-1x2", [4, -1, 2]), ("0x4x-1", [0, 4, -1]), ("1x1x24", [1, 1, 24])]:
+    s = np.array(shape, np.int64)
+    target = [x.shape[d] if v == 0 else v for d, v in enumerate(shape)]
+    case("reshape", label, {"x": x, "shape": s}, {"y": x.reshape(target)})
+case("reshape", "two-inferred", {"x": x, "shape": np.array([-1, -1, 2], np.int64)})
+case("reshape", "wrong-count", {"x": x, "shape": np.array([5, 1, 5], np.int64)})
+
+# Expand: bidirectional broadcasting, to a higher rank.
+model("expand", helper.make_node("Expand", ["x", "shape"], ["y"]),
+      [vi("x", T.FLOAT, [3, 1]), vi("shape", T.INT64, [3])], [vi("y", T.FLOAT, None)])
+x = rng.standard_normal((3, 1)).astype(np.float32)
+for label, shape in [("2x3x4", [2, 3, 4]), ("1x1x1", [1, 1, 1]), ("5x1x6", [5, 1, 6])]:
+    s = np.array(shape, np.int64)
+    case("expand", label, {"x": x, "shape": s}, {"y": x * np.ones(shape, np.float32)})
+case("expand", "incompatible", {"x": x, "shape": np.array([1, 2, 4], np.int64)})
+
+# Tile.
+model("tile", helper.make_node("Tile", ["x", "repeats"], ["y"]),
+      [vi("x", T.FLOAT, [2, 3]), vi("repeats", T.INT64, [2])], [vi("y", T.FLOAT, None)])
+x = rng.standard_normal((2, 3)).astype(np.float32)
+for label, reps in [("3x2", [3, 2]), ("1x1", [1, 1]), ("0x4", [0, 4])]:
+    case("tile", label, {"x": x, "repeats": np.array(reps, np.int64)}, {"y": np.tile(x, reps)})
+case("tile", "negative", {"x": x, "repeats": np.array([2, -1], np.int64)})
+
+# ConstantOfShape.
+model("fill", helper.make_node("ConstantOfShape", ["shape"], ["y"],
+                               value=helper.make_tensor("v", T.FLOAT, [1], [1.5])),
+      [vi("shape", T.INT64, [2])], [vi("y", T.FLOAT, None)])
+for label, shape in [("3x5", [3, 5]), ("7x1", [7, 1])]:
+    case("fill", label, {"shape": np.array(shape, np.int64)}, {"y": np.full(shape, 1.5, np.float32)})
+
+# TopK's k.
+model("topk", helper.make_node("TopK", ["x", "k"], ["values", "indices"], axis=1),
+      [vi("x", T.FLOAT, [3, 6]), vi("k", T.INT64, [1])],
+      [vi("values", T.FLOAT, None), vi("indices", T.INT64, None)])
+x = rng.permutation(18).reshape(3, 6).astype(np.float32)  # distinct: one order
+for k in (1, 4, 6):
+    order = np.argsort(-x, axis=1, kind="stable")[:, :k]
+    case("topk", f"k{k}", {"x": x, "k": np.array([k], np.int64)},
+         {"values": np.take_along_axis(x, order, 1), "indices": order.astype(np.int64)})
+case("topk", "k7", {"x": x, "k": np.array([7], np.int64)})
+
+# Trilu's k: no size depends on it; the mask is computed at run time.
+model("trilu", helper.make_node("Trilu", ["x", "k"], ["y"], upper=0),
+      [vi("x", T.FLOAT, [4, 5]), vi("k", T.INT64, [])], [vi("y", T.FLOAT, None)])
+x = rng.standard_normal((4, 5)).astype(np.float32)
+for k in (-2, 0, 3, 100):
+    case("trilu", f"k{k}".replace("-", "m"), {"x": x, "k": np.array(k, np.int64)},
+         {"y": np.tril(x, k)})
