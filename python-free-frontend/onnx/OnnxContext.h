@@ -193,6 +193,10 @@ void registerRecurrentConverters(ConverterMap &map);
 mlir::LogicalResult reshapeAtRunTime(NodeContext &c, llvm::ArrayRef<mlir::AffineExpr> shape);
 mlir::LogicalResult expandAtRunTime(NodeContext &c, llvm::ArrayRef<mlir::AffineExpr> shape);
 mlir::LogicalResult tileAtRunTime(NodeContext &c, llvm::ArrayRef<mlir::AffineExpr> repeats);
+/// Squeeze and Unsqueeze of axes read at run time: reshapes to sizes
+/// chosen by them.
+mlir::LogicalResult squeezeAtRunTime(NodeContext &c, llvm::ArrayRef<mlir::AffineExpr> axes);
+mlir::LogicalResult unsqueezeAtRunTime(NodeContext &c, llvm::ArrayRef<mlir::AffineExpr> axes);
 /// A size symbol `name` equal to `value` (an element read at run time),
 /// refused outside [min, max]; null when the node has too many sizes.
 mlir::AffineExpr sizeAtRunTime(NodeContext &c, mlir::AffineExpr value, const std::string &name,

@@ -52,8 +52,11 @@ struct Code {
 
 Code operator+(const Code &a, const Code &b) { return Code::apply(SizeOp::Add, {&a, &b}); }
 Code operator*(const Code &a, const Code &b) { return Code::apply(SizeOp::Mul, {&a, &b}); }
+Code operator-(const Code &a, const Code &b) { return a + b * Code::constant(-1); }
 Code eq(const Code &a, const Code &b) { return Code::apply(SizeOp::Eq, {&a, &b}); }
 Code max(const Code &a, const Code &b) { return Code::apply(SizeOp::Max, {&a, &b}); }
+Code min(const Code &a, const Code &b) { return Code::apply(SizeOp::Min, {&a, &b}); }
+Code lt(const Code &a, const Code &b) { return Code::apply(SizeOp::Lt, {&a, &b}); }
 Code floorDiv(const Code &a, const Code &b) { return Code::apply(SizeOp::FloorDiv, {&a, &b}); }
 Code select(const Code &c, const Code &a, const Code &b) {
   return Code::apply(SizeOp::Select, {&c, &a, &b});
@@ -71,7 +74,113 @@ std::string dimName(NodeContext &c, size_t d) {
   return c.node.output(0) + ".dim" + std::to_string(d);
 }
 
+/// For axes read at run time of a rank-`rank` result: whether each
+/// dimension is one of them (1 or 0; an axis may be negative), and a check
+/// that holds (1) when the axes are distinct and within the rank.
+struct RunTimeAxes {
+  SmallVector<Code> isAxis;
+  Code valid;
+};
+RunTimeAxes axesAtRunTime(ArrayRef<AffineExpr> axes, int64_t rank) {
+  RunTimeAxes out;
+  SmallVector<Code> normalized;
+  for (AffineExpr a : axes) {
+    Code v = Code::of(a);
+    normalized.push_back(v + lt(v, Code::constant(0)) * Code::constant(rank));
+  }
+  Code count = Code::constant(0);
+  for (int64_t d = 0; d < rank; ++d) {
+    Code hits = Code::constant(0);
+    for (const Code &a : normalized)
+      hits = hits + eq(a, Code::constant(d));
+    out.isAxis.push_back(min(hits, Code::constant(1)));
+    count = count + out.isAxis.back();
+  }
+  // Out-of-range axes hit no dimension and repeated ones one: fewer hits.
+  out.valid = eq(count, Code::constant(static_cast<int64_t>(axes.size())));
+  return out;
+}
+
+/// sizes[index] for an index computed at run time (0 outside).
+Code pick(ArrayRef<AffineExpr> sizes, const Code &index) {
+  Code picked = Code::constant(0);
+  for (size_t m = 0; m < sizes.size(); ++m)
+    picked = picked + eq(index, Code::constant(static_cast<int64_t>(m))) * Code::of(sizes[m]);
+  return picked;
+}
+
+/// The largest of `sizes` over the symbols' ranges.
+int64_t largestOf(NodeContext &c, ArrayRef<AffineExpr> sizes) {
+  int64_t most = 1;
+  for (AffineExpr size : sizes)
+    most = std::max(most, largest(c, size));
+  return most;
+}
+
+/// x reshaped to `target`, computed at run time (the element count is
+/// validated per run).
+LogicalResult finishReshape(NodeContext &c, ArrayRef<AffineExpr> target) {
+  return c.finish(c.build<ReshapeOp>(
+      c.input(0), {c.named("shape", c.ints({})),
+                   c.named("sizes", AffineMapAttr::get(getSizesMap(target, c.builder.getContext()))),
+                   c.named("checked_at_run_time", c.builder.getUnitAttr())}));
+}
+
 } // namespace
+
+LogicalResult unsqueezeAtRunTime(NodeContext &c, ArrayRef<AffineExpr> axes) {
+  SmallVector<AffineExpr> in = getDimSizes(c.type(c.input(0)));
+  int64_t rank = in.size() + axes.size();
+  RunTimeAxes a = axesAtRunTime(axes, rank);
+  if (!c.computedSize(c.node.output(0) + ": '" + c.node.input(1) + "' are distinct axes of rank " +
+                          std::to_string(rank),
+                      a.valid.ops, 1, 1))
+    return failure();
+  // Dimension d is 1 where an axis is, else the input's next dimension.
+  SmallVector<AffineExpr> target;
+  Code inserted = Code::constant(0);
+  for (int64_t d = 0; d < rank; ++d) {
+    Code size = select(a.isAxis[d], Code::constant(1), pick(in, Code::constant(d) - inserted));
+    AffineExpr e = c.computedSize(dimName(c, d), size.ops, 0, largestOf(c, in));
+    if (!e)
+      return failure();
+    target.push_back(e);
+    inserted = inserted + a.isAxis[d];
+  }
+  return finishReshape(c, target);
+}
+
+LogicalResult squeezeAtRunTime(NodeContext &c, ArrayRef<AffineExpr> axes) {
+  SmallVector<AffineExpr> in = getDimSizes(c.type(c.input(0)));
+  int64_t rank = in.size();
+  if (axes.size() > in.size())
+    return emitError(c.loc) << "squeezes " << axes.size() << " axes of rank " << rank;
+  RunTimeAxes a = axesAtRunTime(axes, rank);
+  // Every squeezed dimension must be 1.
+  Code notOne = Code::constant(0);
+  for (int64_t d = 0; d < rank; ++d)
+    notOne = notOne + a.isAxis[d] * (Code::constant(1) - eq(Code::of(in[d]), Code::constant(1)));
+  Code valid = a.valid * eq(notOne, Code::constant(0));
+  if (!c.computedSize(c.node.output(0) + ": '" + c.node.input(1) +
+                          "' are distinct axes of size 1 of rank " + std::to_string(rank),
+                      valid.ops, 1, 1))
+    return failure();
+  // Result dimension j is the input's j-th dimension that stays.
+  SmallVector<AffineExpr> target;
+  for (size_t j = 0; j + axes.size() < in.size(); ++j) {
+    Code size = Code::constant(0), kept = Code::constant(0);
+    for (int64_t d = 0; d < rank; ++d) {
+      Code stays = Code::constant(1) - a.isAxis[d];
+      size = size + stays * eq(kept, Code::constant(static_cast<int64_t>(j))) * Code::of(in[d]);
+      kept = kept + stays;
+    }
+    AffineExpr e = c.computedSize(dimName(c, j), size.ops, 0, largestOf(c, in));
+    if (!e)
+      return failure();
+    target.push_back(e);
+  }
+  return finishReshape(c, target);
+}
 
 LogicalResult reshapeAtRunTime(NodeContext &c, ArrayRef<AffineExpr> shape) {
   Value x = c.input(0);
@@ -110,11 +219,7 @@ LogicalResult reshapeAtRunTime(NodeContext &c, ArrayRef<AffineExpr> shape) {
       return failure();
     target.push_back(e);
   }
-  // That the sizes hold the input's elements is validated per run.
-  return c.finish(c.build<ReshapeOp>(
-      x, {c.named("shape", c.ints({})),
-          c.named("sizes", AffineMapAttr::get(getSizesMap(target, context))),
-          c.named("checked_at_run_time", c.builder.getUnitAttr())}));
+  return finishReshape(c, target);
 }
 
 AffineExpr sizeAtRunTime(NodeContext &c, AffineExpr value, const std::string &name, int64_t min,

@@ -266,6 +266,9 @@ void registerShapeConverters(ConverterMap &m) {
     return c.finish(c.reshape(c.input(0), {outer, inner}));
   };
   m["Squeeze"] = [](NodeContext &c) -> LogicalResult {
+    if (c.opset >= 13)
+      if (std::optional<SmallVector<AffineExpr>> values = c.runTimeInts(1))
+        return squeezeAtRunTime(c, *values);
     FailureOr<SmallVector<int64_t>> axes = axesOf(c, 1, 13);
     if (failed(axes))
       return failure();
@@ -294,6 +297,9 @@ void registerShapeConverters(ConverterMap &m) {
     return c.finish(c.reshapeTo(c.input(0), shape));
   };
   m["Unsqueeze"] = [](NodeContext &c) -> LogicalResult {
+    if (c.opset >= 13)
+      if (std::optional<SmallVector<AffineExpr>> values = c.runTimeInts(1))
+        return unsqueezeAtRunTime(c, *values);
     FailureOr<SmallVector<int64_t>> axes = axesOf(c, 1, 13);
     if (failed(axes))
       return failure();

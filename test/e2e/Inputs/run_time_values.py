@@ -92,3 +92,21 @@ x = rng.standard_normal((4, 5)).astype(np.float32)
 for k in (-2, 0, 3, 100):
     case("trilu", f"k{k}".replace("-", "m"), {"x": x, "k": np.array(k, np.int64)},
          {"y": np.tril(x, k)})
+
+# Unsqueeze and Squeeze: axes read at run time choose the result's shape.
+model("unsqueeze", helper.make_node("Unsqueeze", ["x", "axes"], ["y"]),
+      [vi("x", T.FLOAT, [3, 4]), vi("axes", T.INT64, [2])], [vi("y", T.FLOAT, None)])
+x = rng.standard_normal((3, 4)).astype(np.float32)
+for label, axes in [("0-3", [0, 3]), ("m1-1", [-1, 1]), ("2-0", [2, 0])]:
+    y = x
+    for a in sorted(a + 4 if a < 0 else a for a in axes):
+        y = np.expand_dims(y, a)
+    case("unsqueeze", label, {"x": x, "axes": np.array(axes, np.int64)}, {"y": y})
+case("unsqueeze", "repeated", {"x": x, "axes": np.array([1, 1], np.int64)})
+model("squeeze", helper.make_node("Squeeze", ["x", "axes"], ["y"]),
+      [vi("x", T.FLOAT, [1, 3, 1, 2]), vi("axes", T.INT64, [1])], [vi("y", T.FLOAT, None)])
+x = rng.standard_normal((1, 3, 1, 2)).astype(np.float32)
+for label, axes in [("0", [0]), ("m2", [-2])]:
+    case("squeeze", label, {"x": x, "axes": np.array(axes, np.int64)},
+         {"y": np.squeeze(x, tuple(axes))})
+case("squeeze", "not-one", {"x": x, "axes": np.array([1], np.int64)})
