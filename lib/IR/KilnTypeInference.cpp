@@ -225,6 +225,26 @@ LogicalResult inferReduce(OptLoc loc, Value input, ArrayRef<int64_t> axes,
   return success();
 }
 
+/// A reduction over axes read at run time: its result's sizes are given
+/// (`resultSizes`, one per input dimension) and validated per run.
+LogicalResult inferReduceAtRunTime(OptLoc loc, Value input, ArrayRef<int64_t> axes,
+                                   bool keepdims, std::optional<AffineMap> runTimeAxes,
+                                   std::optional<AffineMap> resultSizes,
+                                   SmallVectorImpl<Type> &results) {
+  FailureOr<TensorEncodingAttr> enc = commonDevice(loc, input);
+  if (failed(enc))
+    return failure();
+  RankedTensorType type = tensorType(input);
+  if (!runTimeAxes || !resultSizes || !axes.empty() || !keepdims ||
+      runTimeAxes->getNumDims() || resultSizes->getNumDims() ||
+      resultSizes->getNumResults() != type.getRank())
+    return fail(loc, "a reduction over axes read at run time takes empty `axes`, keepdims, "
+                     "`run_time_axes` and `result_sizes` of the input's rank");
+  results.push_back(typeWith(SmallVector<AffineExpr>(resultSizes->getResults()),
+                             type.getElementType(), *enc, enc->getDimOrder()));
+  return success();
+}
+
 LogicalResult checkWindowAttrs(OptLoc loc, ArrayRef<int64_t> strides,
                                ArrayRef<int64_t> padding,
                                ArrayRef<int64_t> dilations) {
@@ -822,6 +842,11 @@ LogicalResult RelayoutOp::inferReturnTypes(MLIRContext *, OptLoc loc,
                                      SmallVectorImpl<Type> &results) {         \
     if (failed(requireAttr(loc, adaptor.getAxesAttr(), "axes")))               \
       return failure();                                                        \
+    if (adaptor.getRunTimeAxes() || adaptor.getResultSizes())                  \
+      return inferReduceAtRunTime(loc, adaptor.getInput(), adaptor.getAxes(),  \
+                                  adaptor.getKeepdims(),                       \
+                                  adaptor.getRunTimeAxes(),                    \
+                                  adaptor.getResultSizes(), results);          \
     return inferReduce(loc, adaptor.getInput(), adaptor.getAxes(),             \
                        adaptor.getKeepdims(), Type(), results);                \
   }

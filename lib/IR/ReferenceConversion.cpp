@@ -131,9 +131,12 @@ FailureOr<ref::OpAttrs> mlir::kiln::toReferenceAttrs(Operation *op) {
       a.kind = ref::OpAttr::Type;
       a.dtype = *toReferenceDType(type.getValue());
     } else if (llvm::isa<AffineMapAttr>(value) &&
-               (named.getName() == "sizes" || named.getName() == "end_sizes")) {
-      // A symbolic reshape or broadcast target: its values exist per size
-      // signature (the executable writes them as the `shape` entries' sizes).
+               (named.getName() == "sizes" || named.getName() == "end_sizes" ||
+                named.getName() == "run_time_axes" || named.getName() == "result_sizes")) {
+      // A symbolic reshape or broadcast target, slice end or reduction's
+      // axes: its values exist per size signature (the executable writes
+      // them as the `shape`, `ends` or `axes` entries' sizes); a
+      // reduction's result sizes are its type's.
       continue;
     } else {
       return op->emitOpError("attribute '") << named.getName().str()

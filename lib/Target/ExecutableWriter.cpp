@@ -109,8 +109,10 @@ Writer::sizeExprs(ArrayRef<AffineExpr> sizes) {
 }
 
 /// The attributes whose values depend on the size symbols: a reshape's or
-/// broadcast's symbolic target (`sizes`, written as `shape`), and a slice's
-/// ends at the end of a dynamic dimension. They replace the static forms.
+/// broadcast's symbolic target (`sizes`, written as `shape`), a
+/// reduction's axes read at run time (`run_time_axes`, written as `axes`),
+/// and a slice's ends at the end of a dynamic dimension. They replace the
+/// static forms.
 LogicalResult Writer::symbolicAttrs(Operation *op,
                                     std::vector<flatbuffers::Offset<kx::Attr>> &attrs,
                                     const ::kiln::ref::OpAttrs &refAttrs) {
@@ -124,6 +126,8 @@ LogicalResult Writer::symbolicAttrs(Operation *op,
   };
   if (auto map = op->getAttrOfType<AffineMapAttr>("sizes"))
     withSizes("shape", map.getValue().getResults());
+  if (auto map = op->getAttrOfType<AffineMapAttr>("run_time_axes"))
+    withSizes("axes", map.getValue().getResults());
   if (auto slice = llvm::dyn_cast<SliceOp>(op)) {
     auto input = llvm::cast<RankedTensorType>(slice.getInput().getType());
     SmallVector<AffineExpr> ends, inputSizes = getDimSizes(input);

@@ -197,6 +197,12 @@ mlir::LogicalResult tileAtRunTime(NodeContext &c, llvm::ArrayRef<mlir::AffineExp
 /// chosen by them.
 mlir::LogicalResult squeezeAtRunTime(NodeContext &c, llvm::ArrayRef<mlir::AffineExpr> axes);
 mlir::LogicalResult unsqueezeAtRunTime(NodeContext &c, llvm::ArrayRef<mlir::AffineExpr> axes);
+/// A reduction of `x` over axes read at run time, built by `build` with
+/// the attributes it takes (kiln's reductions' run_time_axes and
+/// result_sizes); null on failure.
+mlir::Value reduceAtRunTime(
+    NodeContext &c, mlir::Value x, llvm::ArrayRef<mlir::AffineExpr> axes, bool keepdims,
+    llvm::function_ref<mlir::Value(llvm::ArrayRef<mlir::NamedAttribute>)> build);
 /// A size symbol `name` equal to `value` (an element read at run time),
 /// refused outside [min, max]; null when the node has too many sizes.
 mlir::AffineExpr sizeAtRunTime(NodeContext &c, mlir::AffineExpr value, const std::string &name,

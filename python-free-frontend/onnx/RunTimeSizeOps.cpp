@@ -117,13 +117,36 @@ int64_t largestOf(NodeContext &c, ArrayRef<AffineExpr> sizes) {
   return most;
 }
 
-/// x reshaped to `target`, computed at run time (the element count is
+/// `v` reshaped to `target`, computed at run time (the element count is
 /// validated per run).
+Value reshapeChecked(NodeContext &c, Value v, ArrayRef<AffineExpr> target) {
+  return c.build<ReshapeOp>(
+      v, {c.named("shape", c.ints({})),
+          c.named("sizes", AffineMapAttr::get(getSizesMap(target, c.builder.getContext()))),
+          c.named("checked_at_run_time", c.builder.getUnitAttr())});
+}
 LogicalResult finishReshape(NodeContext &c, ArrayRef<AffineExpr> target) {
-  return c.finish(c.build<ReshapeOp>(
-      c.input(0), {c.named("shape", c.ints({})),
-                   c.named("sizes", AffineMapAttr::get(getSizesMap(target, c.builder.getContext()))),
-                   c.named("checked_at_run_time", c.builder.getUnitAttr())}));
+  return c.finish(reshapeChecked(c, c.input(0), target));
+}
+
+/// The sizes of `in` but for the dimensions `isAxis` marks, computed at
+/// run time: result dimension j is the j-th that stays.
+FailureOr<SmallVector<AffineExpr>> keptSizes(NodeContext &c, ArrayRef<AffineExpr> in,
+                                             ArrayRef<Code> isAxis, size_t dropped) {
+  SmallVector<AffineExpr> target;
+  for (size_t j = 0; j + dropped < in.size(); ++j) {
+    Code size = Code::constant(0), kept = Code::constant(0);
+    for (size_t d = 0; d < in.size(); ++d) {
+      Code stays = Code::constant(1) - isAxis[d];
+      size = size + stays * eq(kept, Code::constant(static_cast<int64_t>(j))) * Code::of(in[d]);
+      kept = kept + stays;
+    }
+    AffineExpr e = c.computedSize(dimName(c, j), size.ops, 0, largestOf(c, in));
+    if (!e)
+      return failure();
+    target.push_back(e);
+  }
+  return target;
 }
 
 } // namespace
@@ -165,21 +188,46 @@ LogicalResult squeezeAtRunTime(NodeContext &c, ArrayRef<AffineExpr> axes) {
                           "' are distinct axes of size 1 of rank " + std::to_string(rank),
                       valid.ops, 1, 1))
     return failure();
-  // Result dimension j is the input's j-th dimension that stays.
-  SmallVector<AffineExpr> target;
-  for (size_t j = 0; j + axes.size() < in.size(); ++j) {
-    Code size = Code::constant(0), kept = Code::constant(0);
-    for (int64_t d = 0; d < rank; ++d) {
-      Code stays = Code::constant(1) - a.isAxis[d];
-      size = size + stays * eq(kept, Code::constant(static_cast<int64_t>(j))) * Code::of(in[d]);
-      kept = kept + stays;
-    }
-    AffineExpr e = c.computedSize(dimName(c, j), size.ops, 0, largestOf(c, in));
+  FailureOr<SmallVector<AffineExpr>> target = keptSizes(c, in, a.isAxis, axes.size());
+  return failed(target) ? failure() : finishReshape(c, *target);
+}
+
+Value reduceAtRunTime(NodeContext &c, Value x, ArrayRef<AffineExpr> axes, bool keepdims,
+                      function_ref<Value(ArrayRef<NamedAttribute>)> build) {
+  SmallVector<AffineExpr> in = getDimSizes(c.type(x));
+  int64_t rank = in.size();
+  MLIRContext *context = c.builder.getContext();
+  RunTimeAxes a = axesAtRunTime(axes, rank);
+  // The axes, normalised (repeated ones are refused with the reduction).
+  SmallVector<AffineExpr> normalized;
+  for (auto [i, axis] : llvm::enumerate(axes)) {
+    Code v = Code::of(axis);
+    AffineExpr e = c.computedSize(c.node.output(0) + ": axis #" + std::to_string(i),
+                                  (v + lt(v, Code::constant(0)) * Code::constant(rank)).ops, 0,
+                                  rank - 1);
     if (!e)
-      return failure();
-    target.push_back(e);
+      return Value();
+    normalized.push_back(e);
   }
-  return finishReshape(c, target);
+  // Reduced with keepdims: 1 where an axis is.
+  SmallVector<AffineExpr> sizes;
+  for (int64_t d = 0; d < rank; ++d) {
+    Code size = select(a.isAxis[d], Code::constant(1), Code::of(in[d]));
+    AffineExpr e = c.computedSize(keepdims ? dimName(c, d)
+                                           : c.node.output(0) + ".kept" + std::to_string(d),
+                                  size.ops, 0, largestOf(c, in));
+    if (!e)
+      return Value();
+    sizes.push_back(e);
+  }
+  Value reduced =
+      build({c.named("axes", c.ints({})), c.named("keepdims", c.builder.getBoolAttr(true)),
+             c.named("run_time_axes", AffineMapAttr::get(getSizesMap(normalized, context))),
+             c.named("result_sizes", AffineMapAttr::get(getSizesMap(sizes, context)))});
+  if (!reduced || keepdims)
+    return reduced;
+  FailureOr<SmallVector<AffineExpr>> kept = keptSizes(c, in, a.isAxis, axes.size());
+  return failed(kept) ? Value() : reshapeChecked(c, reduced, *kept);
 }
 
 LogicalResult reshapeAtRunTime(NodeContext &c, ArrayRef<AffineExpr> shape) {

@@ -302,8 +302,16 @@ def Kiln_RelayoutOp : Kiln_InferredOp<"relayout", [Kiln_DataMovementFamily]> {
 class Kiln_ReduceOp<string mnemonic, string desc>
     : Kiln_InferredOp<mnemonic, [Kiln_WindowFamily, Kiln_RowReductionFamily]> {
   let summary = desc;
+  let description = [{
+    Axes read at run time (ONNX's axes given as a model input): `axes` is
+    empty, `run_time_axes` maps the size symbols to the axes, `keepdims` is
+    true and `result_sizes` gives the result's sizes (1 where an axis is);
+    the loader validates both against the run's values before it runs.
+  }];
   let arguments = (ins Kiln_Tensor:$input, DenseI64ArrayAttr:$axes,
-                       DefaultValuedAttr<BoolAttr, "false">:$keepdims);
+                       DefaultValuedAttr<BoolAttr, "false">:$keepdims,
+                       OptionalAttr<AffineMapAttr>:$run_time_axes,
+                       OptionalAttr<AffineMapAttr>:$result_sizes);
   let results = (outs Kiln_Tensor:$result);
 }
 

@@ -110,3 +110,14 @@ for label, axes in [("0", [0]), ("m2", [-2])]:
     case("squeeze", label, {"x": x, "axes": np.array(axes, np.int64)},
          {"y": np.squeeze(x, tuple(axes))})
 case("squeeze", "not-one", {"x": x, "axes": np.array([1], np.int64)})
+
+# ReduceSum's axes read at run time, with and without keepdims.
+for keep in (0, 1):
+    name = f"reducesum{keep}"
+    model(name, helper.make_node("ReduceSum", ["x", "axes"], ["y"], keepdims=keep),
+          [vi("x", T.FLOAT, [2, 3, 4]), vi("axes", T.INT64, [2])], [vi("y", T.FLOAT, None)])
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    for label, axes in [("0-2", [0, 2]), ("m1-1", [-1, 1])]:
+        case(name, label, {"x": x, "axes": np.array(axes, np.int64)},
+             {"y": np.sum(x, axis=tuple(axes), keepdims=bool(keep)).astype(np.float32)})
+    case(name, "repeated", {"x": x, "axes": np.array([1, -2], np.int64)})
