@@ -24,10 +24,14 @@ namespace kiln {
 namespace driver {
 
 /// The first op of `module` with a result (or block argument) of symbolic
-/// size, and that type; null when every shape is static.
+/// size, and that type, or else a function with size symbols (values read
+/// at run time that size nothing, only checked) and no type; null when
+/// every shape is static and nothing is read at run time.
 static std::pair<Operation *, Type> firstDynamicValue(ModuleOp module) {
   std::pair<Operation *, Type> found{nullptr, Type()};
   module.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (op->hasAttr(mlir::kiln::kSizeSymbolsAttrName) && !found.first)
+      found = {op, Type()};
     SmallVector<Type> types(op->getResultTypes());
     for (Region &region : op->getRegions())
       for (Block &block : region)
@@ -102,14 +106,21 @@ LogicalResult Compilation::optimize(ModuleOp module) {
 
 LogicalResult Compilation::lower(ModuleOp module) {
   if (auto [op, type] = firstDynamicValue(module); op) {
+    std::string what;
+    llvm::raw_string_ostream os(what);
+    if (type)
+      os << "has dynamic dimensions ('" << type << "')";
+    else
+      os << "reads values at run time that the executable checks (sizes given as model "
+            "inputs; --input-value NAME=FILE compiles them in)";
     if (options.target != Target::CPU)
       return op->emitError()
-             << "has dynamic dimensions (" << type
-             << "); executables over ranges of sizes are built for --target=cpu so far: "
+             << what
+             << "; executables over ranges of sizes are built for --target=cpu so far: "
                 "compile for one size with --input-shape NAME=D0xD1x...";
     if (options.kernelReport)
-      return op->emitError() << "has dynamic dimensions (" << type
-                             << "); --kernel-report describes GPU kernels, which take one size";
+      return op->emitError() << what
+                             << "; --kernel-report describes GPU kernels, which take one size";
   }
   PassManager plan(module.getContext());
   if (failed(configure(plan)))

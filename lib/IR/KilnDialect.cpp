@@ -50,23 +50,25 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op,
   if (failed(verifySizeSymbolsAttr(attr.getValue(), numInputs,
                                    [&] { return op->emitOpError(); })))
     return failure();
-  for (const SizeSymbol &symbol : getSizeSymbols(op))
-    for (size_t pc = 0; pc < symbol.code.size(); ++pc) {
-      auto code = static_cast<::kiln::ref::SizeOp>(symbol.code[pc]);
-      if (code == ::kiln::ref::SizeOp::Constant || code == ::kiln::ref::SizeOp::Symbol) {
-        ++pc;
-      } else if (code == ::kiln::ref::SizeOp::InputElement) {
-        int64_t input = symbol.code[pc + 1], element = symbol.code[pc + 2];
-        pc += 2;
-        auto type = llvm::dyn_cast<RankedTensorType>(body->getArgument(input).getType());
-        if (!type || !type.hasStaticShape() ||
-            !llvm::isa<IntegerType>(type.getElementType()) ||
-            element >= type.getNumElements())
-          return op->emitOpError() << "size symbol '" << symbol.name << "' reads element "
-                                   << element << " of argument #" << input
-                                   << ", which is not a static integer tensor that long";
-      }
-    }
+  for (const SizeSymbol &symbol : getSizeSymbols(op)) {
+    LogicalResult reads = success();
+    ::kiln::ref::forEachSizeInstruction(
+        symbol.code.data(), symbol.code.size(),
+        [&](::kiln::ref::SizeOp code, const int64_t *operands) {
+          if (code != ::kiln::ref::SizeOp::InputElement || failed(reads))
+            return;
+          int64_t input = operands[0], element = operands[1];
+          auto type = llvm::dyn_cast<RankedTensorType>(body->getArgument(input).getType());
+          if (!type || !type.hasStaticShape() || !type.getElementType().isSignlessInteger() ||
+              (!type.getElementType().isInteger(64) && !type.getElementType().isInteger(32)) ||
+              element >= type.getNumElements())
+            reads = op->emitOpError() << "size symbol '" << symbol.name << "' reads element "
+                                      << element << " of argument #" << input
+                                      << ", which is not a static i64 or i32 tensor that long";
+        });
+    if (failed(reads))
+      return failure();
+  }
   // Every symbolic size inside names a listed symbol.
   unsigned count = llvm::cast<ArrayAttr>(attr.getValue()).size();
   WalkResult walk = op->walk([&](Operation *inner) {

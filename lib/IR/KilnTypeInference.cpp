@@ -488,7 +488,9 @@ LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *context, OptLoc loc,
                              sizesString(getDimSizes(type)) + " into " +
                              sizesString(target));
       target[inferred] = *q;
-    } else if (!equalSizes(total, known) && !adaptor.getCheckedAtRunTime()) {
+    } else if (!equalSizes(total, known) &&
+               // Only a target of symbols can be left to each run.
+               !(adaptor.getCheckedAtRunTime() && !llvm::isa<AffineConstantExpr>(known))) {
       return fail(loc, "reshape: " + sizesString(getDimSizes(type)) + " and " +
                            sizesString(target) +
                            " do not have the same number of elements for every size");

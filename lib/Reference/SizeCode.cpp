@@ -29,11 +29,6 @@ bool shapeOf(int64_t op, int &inline_, int &pops) {
   return false;
 }
 
-int64_t floorDiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
-}
-
 } // namespace
 
 std::string checkSizeCode(const int64_t *code, size_t size, size_t numSymbols,
@@ -61,6 +56,17 @@ std::string checkSizeCode(const int64_t *code, size_t size, size_t numSymbols,
     pc += inline_;
   }
   return depth == 1 ? "" : "a symbolic size is malformed";
+}
+
+void forEachSizeInstruction(const int64_t *code, size_t size,
+                            const std::function<void(SizeOp op, const int64_t *operands)> &visit) {
+  for (size_t pc = 0; pc < size; ++pc) {
+    int inline_ = 0, pops = 0;
+    if (!shapeOf(code[pc], inline_, pops) || size - pc - 1 < static_cast<size_t>(inline_))
+      return; // malformed: checkSizeCode says why
+    visit(static_cast<SizeOp>(code[pc]), code + pc + 1);
+    pc += inline_;
+  }
 }
 
 std::string evaluateSizeCode(const int64_t *code, size_t size, const std::vector<int64_t> &symbols,
@@ -105,7 +111,12 @@ std::string evaluateSizeCode(const int64_t *code, size_t size, const std::vector
     default: {
       if (b <= 0)
         return "a symbolic size divides by " + std::to_string(b);
-      int64_t q = floorDiv(a, b), m = a - q * b;
+      // Truncated division, then floored: no step can overflow.
+      int64_t q = a / b, m = a % b;
+      if (m < 0) {
+        m += b;
+        --q;
+      }
       r = op == SizeOp::Mod ? m : (op == SizeOp::CeilDiv && m != 0) ? q + 1 : q;
     }
     }

@@ -80,15 +80,20 @@ class ProgramBuilder {
 public:
   /// `symbols`: the size symbols' values, for an executable over ranges of
   /// sizes (null for one of static shapes).
-  /// `checkOps` false skips the ops' shape checks (not the structure's):
-  /// for a program at sizes no run may have.
+  /// `computed`: which symbols are read from input values at run time.
+  /// `checkComputedOps` false skips the shape checks of ops whose sizes use
+  /// them (not the structure's): for a program at made-up values of them.
   explicit ProgramBuilder(const kx::Executable &exe,
-                          const std::vector<int64_t> *symbols = nullptr, bool checkOps = true)
-      : exe(exe), symbols(symbols), checkOps(checkOps) {}
+                          const std::vector<int64_t> *symbols = nullptr,
+                          const std::vector<bool> *computed = nullptr,
+                          bool checkComputedOps = true)
+      : exe(exe), symbols(symbols), computed(computed), checkComputedOps(checkComputedOps) {}
   Status build(Program &program);
 
 private:
-  Status tensorSpec(const kx::TensorType *type, const std::string &what, TensorSpec &out);
+  /// Also sets `readAtRunTime` when a size uses a symbol read at run time.
+  Status tensorSpec(const kx::TensorType *type, const std::string &what, TensorSpec &out,
+                    bool *readAtRunTime = nullptr);
   Status values(Program &p);
   Status steps(Program &p);
   Status deviceCode(Program &p);
@@ -97,11 +102,16 @@ private:
 
   const kx::Executable &exe;
   const std::vector<int64_t> *symbols;
-  bool checkOps;
+  const std::vector<bool> *computed;
+  bool checkComputedOps;
+  /// Per value: whether its sizes are read at run time.
+  std::vector<bool> valueReadAtRunTime;
 };
 
 Status ProgramBuilder::tensorSpec(const kx::TensorType *type, const std::string &what,
-                                  TensorSpec &out) {
+                                  TensorSpec &out, bool *readAtRunTime) {
+  if (readAtRunTime)
+    *readAtRunTime = false;
   if (!type)
     return Status::error(what + " has no type");
   if (!isAligned(type->shape()) || !isAligned(type->dim_order()))
@@ -123,9 +133,16 @@ Status ProgramBuilder::tensorSpec(const kx::TensorType *type, const std::string 
     for (int64_t d : *type->shape()) {
       // A dynamic dimension (-1) takes the next symbolic size's value.
       if (d == -1 && symbols && dynamic < sizes) {
-        Status s = evaluateSizeCode(type->sizes()->Get(dynamic++), *symbols, d);
+        const kx::SizeExpr *size = type->sizes()->Get(dynamic++);
+        Status s = evaluateSizeCode(size, *symbols, d);
         if (!s)
           return Status::error(what + ": " + s.message());
+        if (readAtRunTime && computed)
+          ref::forEachSizeInstruction(size->code()->data(), size->code()->size(),
+                                      [&](ref::SizeOp op, const int64_t *operands) {
+                                        if (op == ref::SizeOp::Symbol && (*computed)[operands[0]])
+                                          *readAtRunTime = true;
+                                      });
       }
       if (d < 0 || __builtin_mul_overflow(elements, d, &elements) || elements > kMaxElements)
         return Status::error(what + " has an invalid shape");
@@ -169,9 +186,11 @@ Status ProgramBuilder::values(Program &p) {
     const kx::Value *v = exe.values()->Get(i);
     std::string what = "value #" + std::to_string(i);
     ValueDesc desc;
-    Status s = tensorSpec(v->type(), what, desc.type);
+    bool readAtRunTime = false;
+    Status s = tensorSpec(v->type(), what, desc.type, &readAtRunTime);
     if (!s)
       return s;
+    valueReadAtRunTime.push_back(readAtRunTime);
     if (static_cast<uint8_t>(v->kind()) > static_cast<uint8_t>(kx::ValueKind::Buffer))
       return Status::error(what + " has an unknown kind");
     desc.kind = static_cast<ValueKind>(v->kind());
@@ -197,14 +216,10 @@ Status ProgramBuilder::values(Program &p) {
       break;
     case ValueKind::Buffer:
       if (desc.index == kPlacedPerRun) {
-        // After the planned arena, at this run's size (no reuse).
-        if (!symbols)
-          return Status::error(what + " is placed per run in an executable of static shapes");
-        desc.index = (p.arenaBytes + kLibraryAlignment - 1) / kLibraryAlignment * kLibraryAlignment;
-        if (bytes > kMaxArenaBytes || desc.index > kMaxArenaBytes - bytes)
-          return Status::error(what + " makes the arena larger than " +
-                               std::to_string(kMaxArenaBytes) + " bytes");
-        p.arenaBytes = desc.index + bytes;
+        // Placed below, after the planned arena.
+        if (!readAtRunTime)
+          return Status::error(what + " is placed per run, but its size is not read at run time");
+        break;
       }
       if (desc.index > p.arenaBytes || bytes > p.arenaBytes - desc.index)
         return Status::error(what + " at offset " + std::to_string(desc.index) + " with " +
@@ -219,6 +234,19 @@ Status ProgramBuilder::values(Program &p) {
       break;
     }
     p.values.push_back(desc);
+  }
+  // Buffers sized by values read at run time: after the planned arena, at
+  // this run's sizes (no reuse).
+  for (size_t i = 0; i < p.values.size(); ++i) {
+    ValueDesc &desc = p.values[i];
+    if (desc.kind != ValueKind::Buffer || desc.index != kPlacedPerRun)
+      continue;
+    uint64_t bytes = desc.type.byteSize();
+    desc.index = (p.arenaBytes + kLibraryAlignment - 1) / kLibraryAlignment * kLibraryAlignment;
+    if (bytes > kMaxArenaBytes || desc.index > kMaxArenaBytes - bytes)
+      return Status::error("value #" + std::to_string(i) + " makes the arena larger than " +
+                           std::to_string(kMaxArenaBytes) + " bytes");
+    p.arenaBytes = desc.index + bytes;
   }
   return Status::ok();
 }
@@ -260,10 +288,23 @@ Status ProgramBuilder::steps(Program &p) {
       if (p.values[out].kind != ValueKind::Buffer)
         return Status::error(what + " writes to a value that is not an arena buffer");
 
-    // Local values: the inputs, then each op's results.
+    // Local values: the inputs, then each op's results; and whether their
+    // sizes are read at run time.
     std::vector<ref::TensorInfo> local;
-    for (uint32_t in : step.inputs)
+    std::vector<bool> localReadAtRunTime;
+    for (uint32_t in : step.inputs) {
       local.push_back({p.values[in].type.dtype, p.values[in].type.shape});
+      localReadAtRunTime.push_back(valueReadAtRunTime[in]);
+    }
+    auto usesComputed = [&](const kx::SizeExpr *size) {
+      bool uses = false;
+      if (computed)
+        ref::forEachSizeInstruction(size->code()->data(), size->code()->size(),
+                                    [&](ref::SizeOp op, const int64_t *operands) {
+                                      uses |= op == ref::SizeOp::Symbol && (*computed)[operands[0]];
+                                    });
+      return uses;
+    };
     if (!s->ops() || s->ops()->size() == 0)
       return Status::error(what + " has no ops");
     for (const kx::Op *o : *s->ops()) {
@@ -271,6 +312,7 @@ Status ProgramBuilder::steps(Program &p) {
       op.name = o->name() ? o->name()->str() : "";
       op.location = o->location() ? o->location()->str() : "";
       std::string opWhat = what + " op " + op.name + (op.location.empty() ? "" : " (" + op.location + ")");
+      bool readAtRunTime = false;
       if (o->attrs())
         for (const kx::Attr *a : *o->attrs()) {
           if (static_cast<uint8_t>(a->kind()) > static_cast<uint8_t>(kx::AttrKind::Type) ||
@@ -294,6 +336,7 @@ Status ProgramBuilder::steps(Program &p) {
               Status es = evaluateSizeCode(a->sizes()->Get(k), *symbols, attr.ints[k]);
               if (!es)
                 return Status::error(opWhat + ": " + es.message());
+              readAtRunTime |= usesComputed(a->sizes()->Get(k));
             }
           }
           op.attrs[a->name() ? a->name()->str() : ""] = attr;
@@ -305,20 +348,32 @@ Status ProgramBuilder::steps(Program &p) {
             return Status::error(opWhat + " uses an undefined value");
           op.operands.push_back(x);
           operands.push_back(local[x]);
+          readAtRunTime |= localReadAtRunTime[x];
         }
+      std::vector<bool> resultsReadAtRunTime;
       if (o->results())
         for (size_t r = 0; r < o->results()->size(); ++r) {
           TensorSpec spec;
-          Status rs = tensorSpec(o->results()->Get(r), opWhat + " result", spec);
+          bool resultReadAtRunTime = false;
+          Status rs =
+              tensorSpec(o->results()->Get(r), opWhat + " result", spec, &resultReadAtRunTime);
           if (!rs)
             return rs;
           results.push_back({spec.dtype, spec.shape});
           op.results.push_back(spec);
+          resultsReadAtRunTime.push_back(resultReadAtRunTime);
+          readAtRunTime |= resultReadAtRunTime;
         }
-      std::string problem = checkOps ? ref::checkOp(op.name, op.attrs, operands, results) : "";
+      // At made-up values of sizes read at run time, only ops using none of
+      // them are checked (every op is at each run's values).
+      std::string problem = checkComputedOps || !readAtRunTime
+                                ? ref::checkOp(op.name, op.attrs, operands, results)
+                                : "";
       if (!problem.empty())
         return Status::error(opWhat + ": " + problem);
       local.insert(local.end(), results.begin(), results.end());
+      localReadAtRunTime.insert(localReadAtRunTime.end(), resultsReadAtRunTime.begin(),
+                                resultsReadAtRunTime.end());
       step.ops.push_back(std::move(op));
     }
     st = indices(s->yields(), step.yields, local.size(), "yield");
@@ -801,11 +856,15 @@ struct Loader {
         return fail(s.message() + " (at the " + (values == &high ? "largest" : "smallest") +
                     " sizes)");
     }
-    s = ProgramBuilder(file, &opt, /*checkOps=*/!computed).build(*exe->program_);
+    std::vector<bool> readAtRunTime;
+    for (const SizeSymbolSpec &sym : exe->symbols_)
+      readAtRunTime.push_back(sym.isComputed());
+    s = ProgramBuilder(file, &opt, &readAtRunTime, /*checkComputedOps=*/false)
+            .build(*exe->program_);
     if (!s)
       return fail(s.message());
     s = genericSignature(file, *exe);
-    if (!s)
+    if (!s || !(s = inputReads(*exe)))
       return fail(s.message());
     return std::shared_ptr<const Executable>(std::move(exe));
   }
@@ -849,6 +908,28 @@ struct Loader {
     return Status::ok();
   }
 
+  /// Each input element a size symbol reads: of a static i64 or i32 input
+  /// that holds it.
+  static Status inputReads(const Executable &exe) {
+    Status status = Status::ok();
+    for (const SizeSymbolSpec &sym : exe.symbols_)
+      ref::forEachSizeInstruction(
+          sym.code.data(), sym.code.size(), [&](ref::SizeOp op, const int64_t *operands) {
+            if (op != ref::SizeOp::InputElement || !status)
+              return;
+            // checkSizeCode bounded the input index.
+            const TensorSpec &input = exe.inputs()[operands[0]];
+            int64_t element = operands[1];
+            if ((input.dtype != ref::DType::I64 && input.dtype != ref::DType::I32) ||
+                input.isDynamic() || element >= ref::numElements(input.shape))
+              status = Status::error("size symbol '" + sym.name + "' reads element " +
+                                     std::to_string(element) + " of input '" + input.name +
+                                     "' (" + input.typeString() +
+                                     "), which is not a static i64 or i32 input that long");
+          });
+    return status;
+  }
+
   /// The inputs and outputs as declared: each dynamic dimension -1 with
   /// its size's name ("batch", "seq + 1").
   static Status genericSignature(const kx::Executable &file, Executable &exe) {
@@ -871,12 +952,16 @@ struct Loader {
           const flatbuffers::Vector<int64_t> &code = *type->sizes()->Get(next++)->code();
           // A run's input sizes bind the dimension symbols; a value read
           // from an input cannot size one.
-          for (size_t pc = 0; isInput && pc + 1 < code.size(); ++pc)
-            if (code[pc] == static_cast<int64_t>(ref::SizeOp::Symbol) &&
-                exe.symbols_[code[pc + 1]].isComputed())
-              return Status::error("input '" + spec.name + "' is sized by '" +
-                                   exe.symbols_[code[pc + 1]].name +
-                                   "', which is read at run time");
+          std::string computed;
+          ref::forEachSizeInstruction(code.data(), code.size(),
+                                      [&](ref::SizeOp op, const int64_t *operands) {
+                                        if (op == ref::SizeOp::Symbol &&
+                                            exe.symbols_[operands[0]].isComputed())
+                                          computed = exe.symbols_[operands[0]].name;
+                                      });
+          if (isInput && !computed.empty())
+            return Status::error("input '" + spec.name + "' is sized by '" + computed +
+                                 "', which is read at run time");
           std::string text = ref::sizeCodeText(code.data(), code.size(), names, inputNames);
           if (text.size() > 256) // a hostile file's expression: shown, not spelled out
             text = "?";
@@ -906,7 +991,10 @@ Executable::specialise(const std::vector<int64_t> &values) const {
                            " is outside its range " + std::to_string(symbols_[k].min) + ".." +
                            std::to_string(symbols_[k].max));
   auto program = std::make_unique<Program>();
-  Status s = ProgramBuilder(*kx::GetExecutable(payload_), &values).build(*program);
+  std::vector<bool> readAtRunTime;
+  for (const SizeSymbolSpec &sym : symbols_)
+    readAtRunTime.push_back(sym.isComputed());
+  Status s = ProgramBuilder(*kx::GetExecutable(payload_), &values, &readAtRunTime).build(*program);
   if (!s)
     return s;
   return program;

@@ -228,6 +228,12 @@ Status Session::bindSymbols(std::vector<int64_t> &values) const {
                                                 earlier, &read, values[s]);
     if (!problem.empty())
       return Status::error("size '" + symbols[s].name + "': " + problem);
+    // Checked before later codes use it: an error names the first value
+    // out of its range.
+    if (values[s] < symbols[s].min || values[s] > symbols[s].max)
+      return Status::error("size '" + symbols[s].name + "' = " + std::to_string(values[s]) +
+                           " is outside its range " + std::to_string(symbols[s].min) + ".." +
+                           std::to_string(symbols[s].max));
   }
   return Status::ok();
 }

@@ -265,14 +265,18 @@ void registerCompositeConverters(ConverterMap &m) {
     bool kAtRunTime = k1 && failed(c.constantOf(k1, 1));
     c.unsupported = saved;
     if (kAtRunTime) {
-      // k known only at run time (a model input): compare a constant table
-      // of diagonals (column - row) with it.
+      // k known only at run time (a model input): compare each element's
+      // diagonal (column - row) with it.
       RankedTensorType kType = c.type(k1);
       if (!kType.getElementType().isInteger(64) || kType.getNumElements() != 1 ||
           hasSymbolicSizes(kType))
         return c.unsupportedBecause("k must be one int64");
-      Value diagonal = generated(c, {s[rank - 2], s[rank - 1]}, c.builder.getI64Type(),
-                                 [](ArrayRef<int64_t> i) { return double(i[1] - i[0]); });
+      // column - row from two index vectors, broadcast at run time.
+      Value rows = generated(c, {s[rank - 2], 1}, c.builder.getI64Type(),
+                             [](ArrayRef<int64_t> i) { return double(i[0]); });
+      Value columns = generated(c, {1, s[rank - 1]}, c.builder.getI64Type(),
+                                [](ArrayRef<int64_t> i) { return double(i[1]); });
+      Value diagonal = c.build<SubOp>({columns, rows});
       Value k = c.reshape(k1, {1, 1});
       Value mask = upper ? c.build<GeOp>({diagonal, k}) : c.build<LeOp>({diagonal, k});
       return c.finish(c.build<SelectOp>({mask, x, c.scalarLike(x, 0)}));

@@ -139,8 +139,10 @@ std::optional<SmallVector<AffineExpr>> NodeContext::runTimeInts(size_t k) {
     return it->second;
   RankedTensorType t = type(argument);
   constexpr int64_t kMostElements = 16;
-  if (!llvm::isa<IntegerType>(t.getElementType()) || !t.hasStaticShape() || t.getRank() > 1 ||
-      t.getNumElements() > kMostElements)
+  // The runtime reads i64 and i32 elements.
+  Type element = t.getElementType();
+  if (!(element.isSignlessInteger(64) || element.isSignlessInteger(32)) || !t.hasStaticShape() ||
+      t.getRank() > 1 || t.getNumElements() > kMostElements)
     return std::nullopt;
   std::string name = node.input(k);
   SmallVector<AffineExpr> elements;

@@ -161,6 +161,7 @@ for name, edit in [
         ("dyn-range-past-arena.kx", "exe['symbols'][0]['max'] = 100000"),
         ("dyn-duplicate-symbol.kx", "exe['symbols'].append(dict(exe['symbols'][0]))"),
         ("dyn-long-symbol-name.kx", "exe['symbols'][0]['name'] = 'b' * 300"),
+        ("dyn-input-plus-one.kx", f"{size_code}[:] = [1, 0, 0, 1, 2]"),
         # The CPU kernel's counts: unpaired, not dividing its read, a
         # symbolic row no count gives, a symbolic count in a static file.
         ("dyn-unpaired-counts.kx", f"{kernel}['count_reads'] = [0]"),
@@ -168,6 +169,30 @@ for name, edit in [
          f"{kernel}['count_reads'] = [0]; {kernel}['count_divisors'] = [7]"),
         ("dyn-row-without-count.kx", f"{kernel}['row_size'] = {{'code': [0, 3]}}")]:
     subprocess.run([sys.executable, edit_kx, path("dyn.kx"), path(name), edit], check=True)
+
+# An executable reading a Reshape's shape at run time (rt.kx) and hostile
+# edits of its size symbols' codes; a buffer placed per run in a file of
+# static shapes.
+write("rt.onnx", model([helper.make_node("Reshape", ["x", "shape"], ["y"])],
+                       [f32("x", [2, 3, 4]), helper.make_tensor_value_info("shape", TensorProto.INT64, [3])],
+                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)]))
+subprocess.run([kilnc, path("rt.onnx"), "-o", path("rt.kx")], check=True, capture_output=True)
+np.save(path("rt-x.npy"), np.ones((2, 3, 4), np.float32))
+np.save(path("rt-shape.npy"), np.array([4, 3, 2], np.int64))
+np.save(path("rt-two-inferred.npy"), np.array([-1, -1, 2], np.int64))
+np.save(path("rt-shape-i8.npy"), np.array([4, 3, 2], np.int8))
+for name, edit in [
+        ("rt-reads-floats.kx", "exe['symbols'][0]['code'] = [12, 0, 0]"),
+        ("rt-reads-past-input.kx", "exe['symbols'][0]['code'] = [12, 1, 9]"),
+        ("rt-later-symbol.kx", "exe['symbols'][0]['code'] = [1, 3]"),
+        ("rt-missing-input.kx", "exe['symbols'][0]['code'] = [12, 5, 0]"),
+        ("rt-input-sized-at-run-time.kx",
+         "exe['values'][0]['type']['shape'][0] = -1; "
+         "exe['values'][0]['type']['sizes'] = [{'code': [1, 4]}]")]:
+    subprocess.run([sys.executable, edit_kx, path("rt.kx"), path(name), edit], check=True)
+subprocess.run([sys.executable, edit_kx, path("tiny.kx"), path("placed-static.kx"),
+                "[v for v in exe['values'] if v.get('kind') == 'Buffer'][0]['index'] = 2**64 - 1"],
+               check=True)
 
 # A cuDNN step's kernel may only be its epilogue (bias, ReLU): given other
 # inputs, or kept when the epilogue is gone, the loader refuses the step.

@@ -48,6 +48,11 @@ constexpr size_t kMaxSizeCode = 4096;
 std::string checkSizeCode(const int64_t *code, size_t size, size_t numSymbols,
                           size_t numInputs);
 
+/// Calls `visit` with each instruction of `code` (checked by
+/// checkSizeCode) and a pointer to the operands that follow it.
+void forEachSizeInstruction(const int64_t *code, size_t size,
+                            const std::function<void(SizeOp op, const int64_t *operands)> &visit);
+
 /// Reads element `element` of input `input`; returns false with `error`
 /// set when it cannot.
 using InputElementReader =

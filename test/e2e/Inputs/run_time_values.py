@@ -121,3 +121,19 @@ for keep in (0, 1):
         case(name, label, {"x": x, "axes": np.array(axes, np.int64)},
              {"y": np.sum(x, axis=tuple(axes), keepdims=bool(keep)).astype(np.float32)})
     case(name, "repeated", {"x": x, "axes": np.array([1, -2], np.int64)})
+
+# Reshape with allowzero: a 0 is a size of 0.
+model("reshape0", helper.make_node("Reshape", ["x", "shape"], ["y"], allowzero=1),
+      [vi("x", T.FLOAT, [0, 3, 4]), vi("shape", T.INT64, [3])], [vi("y", T.FLOAT, None)], opset=14)
+x = np.zeros((0, 3, 4), np.float32)
+case("reshape0", "3x4x0", {"x": x, "shape": np.array([3, 4, 0], np.int64)},
+     {"y": x.reshape(3, 4, 0)})
+
+# TopK's k, smallest first, along the first axis.
+model("topk0", helper.make_node("TopK", ["x", "k"], ["values", "indices"], axis=0, largest=0),
+      [vi("x", T.FLOAT, [5, 3]), vi("k", T.INT64, [1])],
+      [vi("values", T.FLOAT, None), vi("indices", T.INT64, None)])
+x = rng.permutation(15).reshape(5, 3).astype(np.float32)
+order = np.argsort(x, axis=0, kind="stable")[:2]
+case("topk0", "k2", {"x": x, "k": np.array([2], np.int64)},
+     {"values": np.take_along_axis(x, order, 0), "indices": order.astype(np.int64)})
