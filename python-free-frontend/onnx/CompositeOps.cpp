@@ -432,35 +432,56 @@ void registerCompositeConverters(ConverterMap &m) {
   m["CumSum"] = [](NodeContext &c) -> LogicalResult {
     Value x = c.input(0);
     int64_t rank = c.rank(x);
+    bool exclusive = c.attrInt("exclusive", 0) != 0, reverse = c.attrInt("reverse", 0) != 0;
+    // Sums along `axis`: move it last, multiply by a triangular matrix of
+    // ones, move it back.
+    auto sumAlong = [&](int64_t axis) -> Value {
+      int64_t n = c.type(x).getDimSize(axis);
+      SmallVector<int64_t> perm;
+      for (int64_t d = 0; d < rank; ++d)
+        if (d != axis)
+          perm.push_back(d);
+      perm.push_back(axis);
+      SmallVector<int64_t> inverse(rank);
+      for (int64_t d = 0; d < rank; ++d)
+        inverse[perm[d]] = d;
+      // triangle[from, to] = 1 where element `from` adds into output `to`.
+      Value triangle = generated(c, {n, n}, c.type(x).getElementType(), [&](ArrayRef<int64_t> i) {
+        int64_t from = i[0], to = i[1];
+        return reverse ? (exclusive ? from > to : from >= to) : (exclusive ? from < to : from <= to);
+      });
+      if (rank == 1) { // matmul wants a matrix: sum the row [1, n]
+        Value summed = c.build<MatMulOp>({c.reshape(x, {1, n}), triangle});
+        return summed ? c.reshape(summed, {n}) : summed;
+      }
+      Value summed = c.build<MatMulOp>({transpose(c, x, perm), triangle});
+      return transpose(c, summed, inverse);
+    };
+    if (std::optional<SmallVector<AffineExpr>> axisAtRunTime = c.runTimeInts(1);
+        axisAtRunTime && axisAtRunTime->size() == 1 && !hasSymbolicSizes(x.getType())) {
+      // The axis read at run time: checked in range per run, and the sum
+      // along each axis computed, the run's chosen (rank times the work of
+      // one: give the axis with --input-value to compile one).
+      if (!sizeAtRunTime(c, (*axisAtRunTime)[0], c.node.output(0) + ": axis", -rank, rank - 1))
+        return failure();
+      Type i64 = c.builder.getI64Type();
+      Value axis = cast(c, c.reshape(c.input(1), {}), i64);
+      Value negative = cast(c, c.build<LtOp>({axis, c.constantI64(0, false)}), i64);
+      Value normalized =
+          c.build<AddOp>({axis, c.build<MulOp>({negative, c.constantI64(rank, false)})});
+      Value result = sumAlong(0);
+      for (int64_t d = 1; d < rank && result; ++d)
+        result = c.build<SelectOp>(
+            {c.build<EqOp>({normalized, c.constantI64(d, false)}), sumAlong(d), result});
+      return c.finish(result);
+    }
     FailureOr<int64_t> axisValue = c.constantInteger(1);
     if (failed(axisValue))
       return failure();
     FailureOr<int64_t> axis = c.axis(*axisValue, rank);
     if (failed(axis))
       return failure();
-    bool exclusive = c.attrInt("exclusive", 0) != 0, reverse = c.attrInt("reverse", 0) != 0;
-    int64_t n = c.type(x).getDimSize(*axis);
-    // Move the axis last, multiply by a triangular matrix of ones, move back.
-    SmallVector<int64_t> perm;
-    for (int64_t d = 0; d < rank; ++d)
-      if (d != *axis)
-        perm.push_back(d);
-    perm.push_back(*axis);
-    SmallVector<int64_t> inverse(rank);
-    for (int64_t d = 0; d < rank; ++d)
-      inverse[perm[d]] = d;
-    // triangle[from, to] = 1 where element `from` adds into output `to`.
-    Value triangle = generated(c, {n, n}, c.type(x).getElementType(), [&](ArrayRef<int64_t> i) {
-      int64_t from = i[0], to = i[1];
-      return reverse ? (exclusive ? from > to : from >= to) : (exclusive ? from < to : from <= to);
-    });
-    if (rank == 1) { // matmul wants a matrix: sum the row [1, n]
-      Value summed = c.build<MatMulOp>({c.reshape(x, {1, n}), triangle});
-      return c.finish(summed ? c.reshape(summed, {n}) : summed);
-    }
-    Value moved = transpose(c, x, perm);
-    Value summed = c.build<MatMulOp>({moved, triangle});
-    return c.finish(transpose(c, summed, inverse));
+    return c.finish(sumAlong(*axis));
   };
   m["LayerNormalization"] = [](NodeContext &c) -> LogicalResult {
     Value x = c.input(0);
@@ -881,14 +902,34 @@ void registerGatherBasedConverters(ConverterMap &m) {
   // ReverseSequence with constant lengths: gather_elements with constant
   // reversed positions.
   m["ReverseSequence"] = [](NodeContext &c) -> LogicalResult {
-    FailureOr<SmallVector<int64_t>> lengths = c.constantInts(1);
-    if (failed(lengths))
-      return failure();
     Value x = c.input(0);
     ArrayRef<int64_t> s = c.type(x).getShape();
     int64_t timeAxis = c.attrInt("time_axis", 0), batchAxis = c.attrInt("batch_axis", 1);
     if (s.size() < 2 || (timeAxis != 0 && timeAxis != 1) || batchAxis != 1 - timeAxis)
       return c.unsupportedBecause("axes");
+    std::optional<SmallVector<AffineExpr>> lengthsAtRunTime = c.runTimeInts(1);
+    if (lengthsAtRunTime && !hasSymbolicSizes(x.getType())) {
+      // Lengths read at run time: each checked within the time axis per
+      // run, then positions t < length reversed as for constant lengths.
+      if (static_cast<int64_t>(lengthsAtRunTime->size()) != s[batchAxis])
+        return emitError(c.loc) << "has " << lengthsAtRunTime->size()
+                                << " sequence lengths for a batch of " << s[batchAxis];
+      for (auto [b, length] : llvm::enumerate(*lengthsAtRunTime))
+        if (!sizeAtRunTime(c, length, c.node.output(0) + ": sequence length #" + std::to_string(b),
+                           0, s[timeAxis]))
+          return failure();
+      Type i64 = c.builder.getI64Type();
+      SmallVector<int64_t> lengthShape(s.size(), 1);
+      lengthShape[batchAxis] = s[batchAxis];
+      Value length = c.reshape(cast(c, c.input(1), i64), lengthShape);
+      Value t = generated(c, s, i64, [&](ArrayRef<int64_t> i) { return double(i[timeAxis]); });
+      Value reversed = c.build<SubOp>({c.build<SubOp>({length, c.constantI64(1, false)}), t});
+      Value index = c.build<SelectOp>({c.build<LtOp>({t, length}), reversed, t});
+      return c.finish(c.build<GatherElementsOp>({x, index}, {c.named("axis", c.builder.getI64IntegerAttr(timeAxis))}));
+    }
+    FailureOr<SmallVector<int64_t>> lengths = c.constantInts(1);
+    if (failed(lengths))
+      return failure();
     if (static_cast<int64_t>(lengths->size()) != s[batchAxis])
       return emitError(c.loc) << "has " << lengths->size() << " sequence lengths for a batch of "
                               << s[batchAxis];

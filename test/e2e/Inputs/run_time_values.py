@@ -137,3 +137,24 @@ x = rng.permutation(15).reshape(5, 3).astype(np.float32)
 order = np.argsort(x, axis=0, kind="stable")[:2]
 case("topk0", "k2", {"x": x, "k": np.array([2], np.int64)},
      {"values": np.take_along_axis(x, order, 0), "indices": order.astype(np.int64)})
+
+# CumSum's axis read at run time (checked in range).
+model("cumsum", helper.make_node("CumSum", ["x", "axis"], ["y"]),
+      [vi("x", T.FLOAT, [3, 4]), vi("axis", T.INT32, [])], [vi("y", T.FLOAT, None)])
+x = rng.standard_normal((3, 4)).astype(np.float32)
+for axis in (0, 1, -1):
+    case("cumsum", f"axis{axis}".replace("-", "m"), {"x": x, "axis": np.array(axis, np.int32)},
+         {"y": np.cumsum(x, axis=axis).astype(np.float32)})
+case("cumsum", "axis2", {"x": x, "axis": np.array(2, np.int32)})
+
+# ReverseSequence's lengths read at run time (checked within the time axis).
+model("reverse", helper.make_node("ReverseSequence", ["x", "lengths"], ["y"], time_axis=0,
+                                  batch_axis=1),
+      [vi("x", T.FLOAT, [4, 3]), vi("lengths", T.INT64, [3])], [vi("y", T.FLOAT, None)])
+x = rng.standard_normal((4, 3)).astype(np.float32)
+lengths = [4, 1, 2]
+y = x.copy()
+for b, n in enumerate(lengths):
+    y[:n, b] = x[:n, b][::-1]
+case("reverse", "4-1-2", {"x": x, "lengths": np.array(lengths, np.int64)}, {"y": y})
+case("reverse", "too-long", {"x": x, "lengths": np.array([5, 1, 2], np.int64)})
