@@ -580,6 +580,21 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *, OptLoc loc,
   ArrayRef<int64_t> starts = adaptor.getStarts(), ends = adaptor.getEnds(),
                     steps = adaptor.getSteps();
   size_t rank = type.getRank();
+  if (adaptor.getRunTimeBounds() || adaptor.getResultSizes()) {
+    // Bounds read at run time: the result's sizes are given, validated
+    // per run.
+    std::optional<AffineMap> bounds = adaptor.getRunTimeBounds(),
+                             sizes = adaptor.getResultSizes();
+    if (!bounds || !sizes || !starts.empty() || !ends.empty() || !steps.empty() ||
+        adaptor.getEndSizes() || bounds->getNumDims() || sizes->getNumDims() ||
+        bounds->getNumResults() != 3 * rank || sizes->getNumResults() != rank)
+      return fail(loc, "slice: bounds read at run time take empty starts, ends and steps, "
+                       "`run_time_bounds` of 3 per dimension and `result_sizes` of one");
+    results.push_back(typeWith(SmallVector<AffineExpr>(sizes->getResults()),
+                               type.getElementType(), getEncoding(type),
+                               getEncoding(type).getDimOrder()));
+    return success();
+  }
   if (starts.size() != rank || ends.size() != rank || steps.size() != rank)
     return fail(loc, "slice: starts, ends and steps need one entry per "
                      "dimension (" + Twine(rank) + ")");

@@ -132,11 +132,12 @@ FailureOr<ref::OpAttrs> mlir::kiln::toReferenceAttrs(Operation *op) {
       a.dtype = *toReferenceDType(type.getValue());
     } else if (llvm::isa<AffineMapAttr>(value) &&
                (named.getName() == "sizes" || named.getName() == "end_sizes" ||
-                named.getName() == "run_time_axes" || named.getName() == "result_sizes")) {
-      // A symbolic reshape or broadcast target, slice end or reduction's
-      // axes: its values exist per size signature (the executable writes
-      // them as the `shape`, `ends` or `axes` entries' sizes); a
-      // reduction's result sizes are its type's.
+                named.getName() == "run_time_axes" || named.getName() == "run_time_bounds" ||
+                named.getName() == "result_sizes")) {
+      // A symbolic reshape or broadcast target, slice end or bounds, or a
+      // reduction's axes: its values exist per size signature (the
+      // executable writes them as the `shape`, `ends`, `starts`, `steps` or
+      // `axes` entries' sizes); result sizes are the type's.
       continue;
     } else {
       return op->emitOpError("attribute '") << named.getName().str()

@@ -110,9 +110,9 @@ Writer::sizeExprs(ArrayRef<AffineExpr> sizes) {
 
 /// The attributes whose values depend on the size symbols: a reshape's or
 /// broadcast's symbolic target (`sizes`, written as `shape`), a
-/// reduction's axes read at run time (`run_time_axes`, written as `axes`),
-/// and a slice's ends at the end of a dynamic dimension. They replace the
-/// static forms.
+/// reduction's axes and a slice's bounds read at run time (`run_time_axes`,
+/// `run_time_bounds`), and a slice's ends at the end of a dynamic
+/// dimension. They replace the static forms.
 LogicalResult Writer::symbolicAttrs(Operation *op,
                                     std::vector<flatbuffers::Offset<kx::Attr>> &attrs,
                                     const ::kiln::ref::OpAttrs &refAttrs) {
@@ -128,6 +128,13 @@ LogicalResult Writer::symbolicAttrs(Operation *op,
     withSizes("shape", map.getValue().getResults());
   if (auto map = op->getAttrOfType<AffineMapAttr>("run_time_axes"))
     withSizes("axes", map.getValue().getResults());
+  if (auto map = op->getAttrOfType<AffineMapAttr>("run_time_bounds")) {
+    ArrayRef<AffineExpr> bounds = map.getValue().getResults();
+    size_t rank = bounds.size() / 3;
+    withSizes("starts", bounds.take_front(rank));
+    withSizes("ends", bounds.slice(rank, rank));
+    withSizes("steps", bounds.take_back(rank));
+  }
   if (auto slice = llvm::dyn_cast<SliceOp>(op)) {
     auto input = llvm::cast<RankedTensorType>(slice.getInput().getType());
     SmallVector<AffineExpr> ends, inputSizes = getDimSizes(input);

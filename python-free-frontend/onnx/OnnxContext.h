@@ -197,6 +197,11 @@ mlir::LogicalResult tileAtRunTime(NodeContext &c, llvm::ArrayRef<mlir::AffineExp
 /// chosen by them.
 mlir::LogicalResult squeezeAtRunTime(NodeContext &c, llvm::ArrayRef<mlir::AffineExpr> axes);
 mlir::LogicalResult unsqueezeAtRunTime(NodeContext &c, llvm::ArrayRef<mlir::AffineExpr> axes);
+/// Slice with any of its starts, ends, axes and steps read at run time;
+/// Split into `parts` sizes read at run time along `axis`.
+mlir::LogicalResult sliceAtRunTime(NodeContext &c);
+mlir::LogicalResult splitAtRunTime(NodeContext &c, llvm::ArrayRef<mlir::AffineExpr> parts,
+                                   int64_t axis);
 /// A reduction of `x` over axes read at run time, built by `build` with
 /// the attributes it takes (kiln's reductions' run_time_axes and
 /// result_sizes); null on failure.

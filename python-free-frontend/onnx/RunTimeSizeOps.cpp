@@ -81,13 +81,11 @@ struct RunTimeAxes {
   SmallVector<Code> isAxis;
   Code valid;
 };
-RunTimeAxes axesAtRunTime(ArrayRef<AffineExpr> axes, int64_t rank) {
+RunTimeAxes axesAtRunTime(ArrayRef<Code> axes, int64_t rank) {
   RunTimeAxes out;
   SmallVector<Code> normalized;
-  for (AffineExpr a : axes) {
-    Code v = Code::of(a);
+  for (const Code &v : axes)
     normalized.push_back(v + lt(v, Code::constant(0)) * Code::constant(rank));
-  }
   Code count = Code::constant(0);
   for (int64_t d = 0; d < rank; ++d) {
     Code hits = Code::constant(0);
@@ -99,6 +97,13 @@ RunTimeAxes axesAtRunTime(ArrayRef<AffineExpr> axes, int64_t rank) {
   // Out-of-range axes hit no dimension and repeated ones one: fewer hits.
   out.valid = eq(count, Code::constant(static_cast<int64_t>(axes.size())));
   return out;
+}
+
+RunTimeAxes axesAtRunTime(ArrayRef<AffineExpr> axes, int64_t rank) {
+  SmallVector<Code> codes;
+  for (AffineExpr a : axes)
+    codes.push_back(Code::of(a));
+  return axesAtRunTime(codes, rank);
 }
 
 /// sizes[index] for an index computed at run time (0 outside).
@@ -149,7 +154,203 @@ FailureOr<SmallVector<AffineExpr>> keptSizes(NodeContext &c, ArrayRef<AffineExpr
   return target;
 }
 
+/// The value of `code` when it reads no symbol or input.
+std::optional<int64_t> constantOf(const Code &code) {
+  int64_t value;
+  if (!::kiln::ref::evaluateSizeCode(code.ops.data(), code.ops.size(), {}, nullptr, value).empty())
+    return std::nullopt;
+  return value;
+}
+
+/// `code` as a size: a constant, or a new symbol `name` in [min, max].
+AffineExpr sizeOf(NodeContext &c, const std::string &name, const Code &code, int64_t min,
+                  int64_t max) {
+  if (std::optional<int64_t> value = constantOf(code))
+    return getAffineConstantExpr(*value, c.builder.getContext());
+  return c.computedSize(name, code.ops, min, max);
+}
+
+/// Input #k's integers as codes: read at run time, or constant.
+FailureOr<SmallVector<Code>> intsOf(NodeContext &c, size_t k) {
+  SmallVector<Code> codes;
+  if (std::optional<SmallVector<AffineExpr>> values = c.runTimeInts(k)) {
+    for (AffineExpr v : *values)
+      codes.push_back(Code::of(v));
+    return codes;
+  }
+  FailureOr<SmallVector<int64_t>> values = c.constantInts(k);
+  if (failed(values))
+    return failure();
+  for (int64_t v : *values)
+    codes.push_back(Code::constant(v));
+  return codes;
+}
+
+Code clamp(const Code &v, int64_t low, int64_t high) {
+  return max(min(v, Code::constant(high)), Code::constant(low));
+}
+
+/// `x` sliced by (start, end, step) per dimension computed at run time, as
+/// ONNX gives them (negative from the end, past the ends clamped), into
+/// the bounds kiln.slice takes; the result's sizes are their extents.
+Value sliceByBounds(NodeContext &c, Value x, ArrayRef<Code> starts, ArrayRef<Code> ends,
+                    ArrayRef<Code> steps, const std::string &name) {
+  ArrayRef<int64_t> in = c.type(x).getShape();
+  MLIRContext *context = c.builder.getContext();
+  SmallVector<AffineExpr> bounds(3 * in.size()), sizes;
+  for (size_t d = 0; d < in.size(); ++d) {
+    int64_t dim = in[d];
+    std::string at = " of dimension " + std::to_string(d);
+    if (dim == 0) { // nothing to take
+      bounds[d] = bounds[in.size() + d] = getAffineConstantExpr(0, context);
+      bounds[2 * in.size() + d] = getAffineConstantExpr(1, context);
+      sizes.push_back(getAffineConstantExpr(0, context));
+      continue;
+    }
+    // As normalizeSliceBounds: a stride past the dimension takes one
+    // element; negative bounds count from the end; then clamped.
+    Code step = max(min(steps[d], Code::constant(dim)), Code::constant(-dim));
+    Code start = starts[d] + lt(starts[d], Code::constant(0)) * Code::constant(dim);
+    Code end = ends[d] + lt(ends[d], Code::constant(0)) * Code::constant(dim);
+    Code forward = lt(Code::constant(0), step);
+    start = select(forward, clamp(start, 0, dim), clamp(start, 0, dim - 1));
+    end = select(forward, clamp(end, 0, dim), clamp(end, -1, dim - 1));
+    AffineExpr s = sizeOf(c, name + ": start" + at, start, 0, dim);
+    AffineExpr e = s ? sizeOf(c, name + ": end" + at, end, -1, dim) : AffineExpr();
+    AffineExpr st = e ? sizeOf(c, name + ": step" + at, step, -dim, dim) : AffineExpr();
+    if (!st)
+      return Value();
+    // ceil(|end - start| / |step|) elements, from the bounds' symbols (not
+    // their codes again; divisors kept positive: select computes both of
+    // its operands).
+    start = Code::of(s);
+    end = Code::of(e);
+    step = Code::of(st);
+    forward = lt(Code::constant(0), step);
+    Code one = Code::constant(1), zero = Code::constant(0);
+    Code ahead = select(lt(start, end), floorDiv(end - start - one, max(step, one)) + one, zero);
+    Code behind =
+        select(lt(end, start), floorDiv(start - end - one, max(zero - step, one)) + one, zero);
+    AffineExpr size = sizeOf(c, name + ".dim" + std::to_string(d), select(forward, ahead, behind),
+                             0, dim);
+    if (!size)
+      return Value();
+    bounds[d] = s;
+    bounds[in.size() + d] = e;
+    bounds[2 * in.size() + d] = st;
+    sizes.push_back(size);
+  }
+  return c.build<SliceOp>(
+      x, {c.named("starts", c.ints({})), c.named("ends", c.ints({})), c.named("steps", c.ints({})),
+          c.named("run_time_bounds", AffineMapAttr::get(getSizesMap(bounds, context))),
+          c.named("result_sizes", AffineMapAttr::get(getSizesMap(sizes, context)))});
+}
+
 } // namespace
+
+LogicalResult sliceAtRunTime(NodeContext &c) {
+  Value x = c.input(0);
+  if (hasSymbolicSizes(x.getType()))
+    return c.unsupportedBecause("slices a dynamic dimension by bounds read at run time");
+  ArrayRef<int64_t> in = c.type(x).getShape();
+  int64_t rank = in.size();
+  FailureOr<SmallVector<Code>> starts = intsOf(c, 1), ends = intsOf(c, 2);
+  if (failed(starts) || failed(ends))
+    return failure();
+  size_t n = starts->size();
+  if (ends->size() != n)
+    return emitError(c.loc) << "has " << n << " starts and " << ends->size() << " ends";
+  SmallVector<Code> axes, steps(n, Code::constant(1));
+  if (c.input(3)) {
+    FailureOr<SmallVector<Code>> a = intsOf(c, 3);
+    if (failed(a))
+      return failure();
+    axes = *a;
+  } else {
+    for (size_t i = 0; i < n; ++i)
+      axes.push_back(Code::constant(i));
+  }
+  if (c.input(4)) {
+    FailureOr<SmallVector<Code>> st = intsOf(c, 4);
+    if (failed(st))
+      return failure();
+    steps = *st;
+  }
+  if (axes.size() != n || steps.size() != n)
+    return emitError(c.loc) << "starts, ends, axes and steps differ in length";
+  std::string name = c.node.output(0);
+  // Checks, not sizes: the axes distinct and in range, no step 0.
+  RunTimeAxes a = axesAtRunTime(axes, rank);
+  Code zeroSteps = Code::constant(0);
+  for (const Code &step : steps)
+    zeroSteps = zeroSteps + eq(step, Code::constant(0));
+  std::optional<int64_t> axesValid = constantOf(a.valid), noZeroStep = constantOf(zeroSteps);
+  if (axesValid && *axesValid != 1)
+    return emitError(c.loc) << "slice axes must be distinct and within rank " << rank;
+  if (noZeroStep && *noZeroStep != 0)
+    return emitError(c.loc) << "slice step must not be 0";
+  if ((!axesValid && !c.computedSize(name + ": axes are distinct and within rank " +
+                                         std::to_string(rank),
+                                     a.valid.ops, 1, 1)) ||
+      (!noZeroStep && !c.computedSize(name + ": steps of 0", zeroSteps.ops, 0, 0)))
+    return failure();
+  // Each dimension's bounds: those of the axis naming it, else all of it.
+  SmallVector<Code> dimStarts, dimEnds, dimSteps;
+  for (int64_t d = 0; d < rank; ++d) {
+    Code start = Code::constant(0), end = Code::constant(0), step = Code::constant(0);
+    Code named = Code::constant(0);
+    for (size_t i = 0; i < n; ++i) {
+      Code axis = axes[i] + lt(axes[i], Code::constant(0)) * Code::constant(rank);
+      Code hit = eq(axis, Code::constant(d));
+      start = start + hit * (*starts)[i];
+      end = end + hit * (*ends)[i];
+      step = step + hit * steps[i];
+      named = named + hit;
+    }
+    dimStarts.push_back(select(named, start, Code::constant(0)));
+    dimEnds.push_back(select(named, end, Code::constant(in[d])));
+    dimSteps.push_back(select(named, step, Code::constant(1)));
+  }
+  return c.finish(sliceByBounds(c, x, dimStarts, dimEnds, dimSteps, name));
+}
+
+LogicalResult splitAtRunTime(NodeContext &c, ArrayRef<AffineExpr> parts, int64_t axis) {
+  Value x = c.input(0);
+  if (hasSymbolicSizes(x.getType()))
+    return c.unsupportedBecause("splits a dynamic tensor by sizes read at run time");
+  ArrayRef<int64_t> in = c.type(x).getShape();
+  if (static_cast<int64_t>(parts.size()) != c.node.output_size())
+    return emitError(c.loc) << "splits into " << parts.size() << " parts for "
+                            << c.node.output_size() << " outputs";
+  // Each part not negative, and all adding up to the dimension.
+  Code total = Code::constant(0);
+  SmallVector<Code> sizes;
+  for (auto [k, part] : llvm::enumerate(parts)) {
+    AffineExpr size = c.computedSize(c.node.output(k) + ": size", Code::of(part).ops, 0, in[axis]);
+    if (!size)
+      return failure();
+    sizes.push_back(Code::of(size));
+    total = total + sizes.back();
+  }
+  if (!c.computedSize(c.node.output(0) + ": '" + c.node.input(1) + "' adds up to " +
+                          std::to_string(in[axis]),
+                      eq(total, Code::constant(in[axis])).ops, 1, 1))
+    return failure();
+  Code offset = Code::constant(0);
+  for (size_t k = 0; k < parts.size(); ++k) {
+    SmallVector<Code> starts, ends, steps;
+    for (size_t d = 0; d < in.size(); ++d) {
+      bool cut = static_cast<int64_t>(d) == axis;
+      starts.push_back(cut ? offset : Code::constant(0));
+      ends.push_back(cut ? offset + sizes[k] : Code::constant(in[d]));
+      steps.push_back(Code::constant(1));
+    }
+    offset = offset + sizes[k];
+    if (failed(c.finish(sliceByBounds(c, x, starts, ends, steps, c.node.output(k)))))
+      return failure();
+  }
+  return success();
+}
 
 LogicalResult unsqueezeAtRunTime(NodeContext &c, ArrayRef<AffineExpr> axes) {
   SmallVector<AffineExpr> in = getDimSizes(c.type(c.input(0)));

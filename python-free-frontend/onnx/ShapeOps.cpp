@@ -360,6 +360,10 @@ void registerShapeConverters(ConverterMap &m) {
   m["Slice"] = [](NodeContext &c) -> LogicalResult {
     if (c.opset >= 10 && c.isSymbolic(2))
       return sliceToSymbolicEnds(c);
+    if (c.opset >= 10)
+      for (size_t k = 1; k <= 4; ++k)
+        if (c.runTimeInts(k))
+          return sliceAtRunTime(c);
     ArrayRef<int64_t> in = c.type(c.input(0)).getShape();
     int64_t rank = in.size();
     SmallVector<int64_t> starts, ends, axes, steps;
@@ -549,6 +553,8 @@ void registerShapeConverters(ConverterMap &m) {
     if (c.opset < 13) {
       if (auto s = c.attrInts("split"))
         sizes.assign(s->begin(), s->end());
+    } else if (std::optional<SmallVector<AffineExpr>> values = c.runTimeInts(1)) {
+      return splitAtRunTime(c, *values, *axis);
     } else if (c.input(1)) {
       FailureOr<SmallVector<int64_t>> s = c.constantInts(1);
       if (failed(s))

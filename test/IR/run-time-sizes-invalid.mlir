@@ -85,3 +85,18 @@ func.func @reduce_without_keepdims(%x: !x, %a: tensor<1xi64, #kiln.enc<row_major
                            result_sizes = affine_map<()[s0] -> (s0, s0, s0)>} : (!x) -> !r
   return %0 : !r
 }
+
+// -----
+
+!x = tensor<5x6xf32, #kiln.enc<row_major, cpu>>
+!r = tensor<?x6xf32, #kiln.enc<row_major, cpu, [s0]>>
+
+// Bounds read at run time replace the static ones: three per dimension.
+// CHECK: error: slice: bounds read at run time take empty starts, ends and steps, `run_time_bounds` of 3 per dimension and `result_sizes` of one
+func.func @slice_with_both(%x: !x, %b: tensor<1xi64, #kiln.enc<row_major, cpu>>) -> !r
+    attributes {kiln.symbols = [{name = "n", min = 0, max = 5, opt = 1, code = array<i64: 12, 1, 0>}]} {
+  %0 = kiln.slice %x {starts = array<i64: 0, 0>, ends = array<i64: 5, 6>, steps = array<i64: 1, 1>,
+                      run_time_bounds = affine_map<()[s0] -> (0, 0, s0, 6, 1, 1)>,
+                      result_sizes = affine_map<()[s0] -> (s0, 6)>} : (!x) -> !r
+  return %0 : !r
+}

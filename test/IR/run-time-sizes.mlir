@@ -40,3 +40,21 @@ func.func @reduce_over_axes_read_at_run_time(%x: !x, %axes: !a) -> tensor<?x?x?x
                            result_sizes = affine_map<()[s0, s1, s2, s3] -> (s1, s2, s3)>} : (!x) -> tensor<?x?x?xf32, #kiln.enc<row_major, cpu, [s1, s2, s3]>>
   return %0 : tensor<?x?x?xf32, #kiln.enc<row_major, cpu, [s1, s2, s3]>>
 }
+
+// -----
+
+!x = tensor<5x6xf32, #kiln.enc<row_major, cpu>>
+!b = tensor<1xi64, #kiln.enc<row_major, cpu>>
+
+// A slice of bounds read at run time: every start, end and step, then the
+// result's sizes.
+// CHECK-LABEL: func.func @slice_read_at_run_time
+func.func @slice_read_at_run_time(%x: !x, %start: !b) -> tensor<?x6xf32, #kiln.enc<row_major, cpu, [s1]>>
+    attributes {kiln.symbols = [{name = "y: start of dimension 0", min = 0, max = 5, opt = 1, code = array<i64: 12, 1, 0, 0, 0, 8, 0, 5, 7>},
+                                {name = "y.dim0", min = 0, max = 5, opt = 1, code = array<i64: 0, 5, 1, 0, 0, -1, 3, 2>}]} {
+  // CHECK: kiln.slice %{{.*}} {ends = array<i64>, result_sizes = #{{.*}}, run_time_bounds = #{{.*}}, starts = array<i64>, steps = array<i64>} {{.*}} -> tensor<?x6xf32, #kiln.enc<row_major, cpu, [s1]>>
+  %0 = kiln.slice %x {starts = array<i64>, ends = array<i64>, steps = array<i64>,
+                      run_time_bounds = affine_map<()[s0, s1] -> (s0, 0, 5, 6, 1, 1)>,
+                      result_sizes = affine_map<()[s0, s1] -> (s1, 6)>} : (!x) -> tensor<?x6xf32, #kiln.enc<row_major, cpu, [s1]>>
+  return %0 : tensor<?x6xf32, #kiln.enc<row_major, cpu, [s1]>>
+}

@@ -208,11 +208,18 @@ def Kiln_SliceOp : Kiln_InferredOp<"slice", [Kiln_DataMovementFamily]> {
     affine map over the size symbols (a static dimension cut to a symbolic
     size, as exporters slice a position table to the sequence length; the
     frontend checks the size stays within the dimension); `ends` then holds
-    the constant ones and 0 for the others.
+    the constant ones and 0 for the others. Bounds read at run time (ONNX
+    Slice's starts, ends, axes or steps given as model inputs, Split's
+    sizes): `starts`, `ends` and `steps` are empty, `run_time_bounds` maps
+    the size symbols to every start, then every end, then every step
+    (already clamped, as above), and `result_sizes` gives the result's
+    sizes; the loader validates both against each run's values.
   }];
   let arguments = (ins Kiln_Tensor:$input, DenseI64ArrayAttr:$starts,
                        DenseI64ArrayAttr:$ends, DenseI64ArrayAttr:$steps,
-                       OptionalAttr<AffineMapAttr>:$end_sizes);
+                       OptionalAttr<AffineMapAttr>:$end_sizes,
+                       OptionalAttr<AffineMapAttr>:$run_time_bounds,
+                       OptionalAttr<AffineMapAttr>:$result_sizes);
   let results = (outs Kiln_Tensor:$result);
   let hasFolder = 1;
 }

@@ -216,7 +216,9 @@ struct KilnFuseSiblingsPass : public ::mlir::kiln::impl::KilnFuseSiblingsBase<Ki
                                             builder.getDenseI64ArrayAttr(starts),
                                             builder.getDenseI64ArrayAttr(ends),
                                             builder.getDenseI64ArrayAttr(steps),
-                                            /*end_sizes=*/nullptr);
+                                            /*end_sizes=*/nullptr,
+                                            /*run_time_bounds=*/nullptr,
+                                            /*result_sizes=*/nullptr);
       group.moved.insert(slice.getDefiningOp());
       Operation *replaced = withBias ? biases[k].getOperation() : mm.getOperation();
       replaced->getResult(0).replaceAllUsesWith(slice);

@@ -158,3 +158,41 @@ for b, n in enumerate(lengths):
     y[:n, b] = x[:n, b][::-1]
 case("reverse", "4-1-2", {"x": x, "lengths": np.array(lengths, np.int64)}, {"y": y})
 case("reverse", "too-long", {"x": x, "lengths": np.array([5, 1, 2], np.int64)})
+
+# Slice with starts, ends, axes and steps read at run time.
+model("slice", helper.make_node("Slice", ["x", "starts", "ends", "axes", "steps"], ["y"]),
+      [vi("x", T.FLOAT, [5, 6, 4]), vi("starts", T.INT64, [2]), vi("ends", T.INT64, [2]),
+       vi("axes", T.INT64, [2]), vi("steps", T.INT64, [2])], [vi("y", T.FLOAT, None)])
+x = rng.standard_normal((5, 6, 4)).astype(np.float32)
+
+
+def onnx_slice(x, starts, ends, axes, steps):
+    index = [slice(None)] * x.ndim
+    for s, e, a, st in zip(starts, ends, axes, steps):
+        index[a] = slice(s, e, st)
+    return x[tuple(index)]
+
+
+for label, (starts, ends, axes, steps) in {
+        "forward": ([1, 0], [4, 6], [0, 1], [1, 2]),
+        "reverse": ([-1, 3], [-100, 0], [1, -1], [-2, -1]),
+        "past-the-ends": ([-1000, 2], [1000, 1000], [2, 0], [3, 1]),
+        "empty": ([3, 0], [1, 6], [0, 1], [1, 1])}.items():
+    arrays = {"starts": starts, "ends": ends, "axes": axes, "steps": steps}
+    inputs = {"x": x, **{k: np.array(v, np.int64) for k, v in arrays.items()}}
+    case("slice", label, inputs, {"y": onnx_slice(x, starts, ends, axes, steps)})
+bad = {"x": x, "starts": np.array([0, 0], np.int64), "ends": np.array([2, 2], np.int64)}
+case("slice", "zero-step", {**bad, "axes": np.array([0, 1], np.int64),
+                            "steps": np.array([1, 0], np.int64)})
+case("slice", "same-axis", {**bad, "axes": np.array([1, -2], np.int64),
+                            "steps": np.array([1, 1], np.int64)})
+
+# Split's sizes read at run time.
+model("split", helper.make_node("Split", ["x", "split"], ["a", "b"], axis=1),
+      [vi("x", T.FLOAT, [2, 5]), vi("split", T.INT64, [2])],
+      [vi("a", T.FLOAT, None), vi("b", T.FLOAT, None)])
+x = rng.standard_normal((2, 5)).astype(np.float32)
+for sizes in ([1, 4], [5, 0]):
+    case("split", "-".join(map(str, sizes)), {"x": x, "split": np.array(sizes, np.int64)},
+         {"a": x[:, :sizes[0]], "b": x[:, sizes[0]:]})
+case("split", "short", {"x": x, "split": np.array([1, 3], np.int64)})
