@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/IR/KilnOps.h"
+#include "kiln/IR/SymbolicSizes.h"
 
 #include "mlir/IR/OpImplementation.h"
 
@@ -33,6 +34,15 @@ LogicalResult ConstantOp::verify() {
 }
 
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+LogicalResult IotaOp::verify() {
+  AffineMap length = getLength();
+  auto type = llvm::cast<RankedTensorType>(getType());
+  if (length.getNumDims() || length.getNumResults() != 1 || type.getRank() != 1 ||
+      !type.getElementType().isSignlessInteger(64) || getDimSizes(type)[0] != length.getResult(0))
+    return emitOpError("takes a map to one size and gives an i64 vector of that size");
+  return success();
+}
 
 LogicalResult WeightOp::verify() {
   if (getName().empty())

@@ -130,6 +130,12 @@ FailureOr<ref::OpAttrs> mlir::kiln::toReferenceAttrs(Operation *op) {
                type && toReferenceDType(type.getValue())) {
       a.kind = ref::OpAttr::Type;
       a.dtype = *toReferenceDType(type.getValue());
+    } else if (auto map = llvm::dyn_cast<AffineMapAttr>(value); map && named.getName() == "length") {
+      // An iota's length: its value, or (a symbolic one) an entry the
+      // executable writes as the size's expression.
+      a.kind = ref::OpAttr::Ints;
+      if (auto c = llvm::dyn_cast<AffineConstantExpr>(map.getValue().getResult(0)))
+        a.ints = {c.getValue()};
     } else if (llvm::isa<AffineMapAttr>(value) &&
                (named.getName() == "sizes" || named.getName() == "end_sizes" ||
                 named.getName() == "run_time_axes" || named.getName() == "run_time_bounds" ||

@@ -143,6 +143,13 @@ const std::unordered_map<std::string, Evaluator> &evaluators() {
           d = known ? in[0]->numElements() / known : 0;
       return reshape(*in[0], shape);
     };
+    m["kiln.iota"] = [](const OpAttrs &a, const Operands &) {
+      int64_t n = intsAttr(a, "length").at(0);
+      Tensor t = Tensor::zeros(DType::I64, {n});
+      for (int64_t k = 0; k < n; ++k)
+        t.setInt(k, k);
+      return t;
+    };
     m["kiln.transpose"] = [](const OpAttrs &a, const Operands &in) {
       return transpose(*in[0], intsAttr(a, "perm"));
     };

@@ -238,6 +238,14 @@ const std::unordered_map<std::string, Rule> &rules() {
         return c.fail("reshape changes the element count"), std::nullopt;
       return TensorInfo{c.in[0].dtype, shape};
     };
+    m["kiln.iota"] = [](Checker &c) -> std::optional<TensorInfo> {
+      if (!c.arity(0, 0))
+        return std::nullopt;
+      std::vector<int64_t> length = c.ints("length", std::nullopt);
+      if (length.size() != 1 || length[0] < 0 || length[0] > kMaxElements)
+        return c.fail("iota length must be one size in [0, 2^40]"), std::nullopt;
+      return TensorInfo{DType::I64, {length[0]}};
+    };
     m["kiln.transpose"] = [](Checker &c) -> std::optional<TensorInfo> {
       if (!c.arity(1, 1))
         return std::nullopt;

@@ -128,6 +128,9 @@ LogicalResult Writer::symbolicAttrs(Operation *op,
     withSizes("shape", map.getValue().getResults());
   if (auto map = op->getAttrOfType<AffineMapAttr>("run_time_axes"))
     withSizes("axes", map.getValue().getResults());
+  if (auto iota = llvm::dyn_cast<IotaOp>(op))
+    if (!llvm::isa<AffineConstantExpr>(iota.getLength().getResult(0)))
+      withSizes("length", iota.getLength().getResults());
   if (auto map = op->getAttrOfType<AffineMapAttr>("run_time_bounds")) {
     ArrayRef<AffineExpr> bounds = map.getValue().getResults();
     size_t rank = bounds.size() / 3;

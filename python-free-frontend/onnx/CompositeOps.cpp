@@ -533,6 +533,39 @@ Value gatherConstant(NodeContext &c, Value v, int64_t axis, ArrayRef<int64_t> in
 
 } // namespace
 
+/// A window function of a size read at run time: computed from the
+/// indices 0..size-1 as the constant one is.
+LogicalResult windowAtRunTime(NodeContext &c, const std::string &kind, AffineExpr sizeValue) {
+  Type element = elementTypeOf(c.builder.getContext(), c.attrInt("output_datatype", 1));
+  if (!element || !llvm::isa<FloatType>(element))
+    return c.unsupportedBecause("output type");
+  AffineExpr size = sizeAtRunTime(c, sizeValue, c.node.output(0) + ".dim0", 0, 1 << 24);
+  if (!size)
+    return failure();
+  bool periodic = c.attrInt("periodic", 1) != 0;
+  // t = 2 pi k / n, n the size (periodic) or the size - 1, in f64.
+  Type f64 = c.builder.getF64Type();
+  Value n = cast(c, c.reshape(c.input(0), {}), f64);
+  if (!periodic)
+    n = c.build<SubOp>({n, c.scalarLike(n, 1)});
+  Value k = cast(c, iotaAtRunTime(c, size), f64);
+  Value t = c.build<DivOp>({c.build<MulOp>({k, c.scalarLike(k, 2 * M_PI)}), n});
+  Value cosT = c.build<CosOp>(t);
+  Value w;
+  if (kind == "hann") {
+    w = c.build<SubOp>({c.scalarLike(cosT, 0.5), c.build<MulOp>({cosT, c.scalarLike(cosT, 0.5)})});
+  } else if (kind == "hamming") {
+    w = c.build<SubOp>({c.scalarLike(cosT, 25.0 / 46),
+                        c.build<MulOp>({cosT, c.scalarLike(cosT, 1 - 25.0 / 46)})});
+  } else {
+    Value cos2T = c.build<CosOp>(c.build<MulOp>({t, c.scalarLike(t, 2)}));
+    w = c.build<AddOp>({c.build<SubOp>({c.scalarLike(cosT, 0.42),
+                                        c.build<MulOp>({cosT, c.scalarLike(cosT, 0.5)})}),
+                        c.build<MulOp>({cos2T, c.scalarLike(cos2T, 0.08)})});
+  }
+  return c.finish(cast(c, w, element));
+}
+
 /// Ops computed from constants built at import: window functions, and
 /// gathers with constant index vectors (Compress, reflect/edge Pad,
 /// GatherND, ReverseSequence); and LRN. Registered after the shape
@@ -541,6 +574,8 @@ void registerGatherBasedConverters(ConverterMap &m) {
   // Window functions of a constant size: constants.
   auto window = [](const char *kind) {
     return [kind](NodeContext &c) -> LogicalResult {
+      if (std::optional<SmallVector<AffineExpr>> size = c.runTimeInts(0); size && size->size() == 1)
+        return windowAtRunTime(c, kind, (*size)[0]);
       FailureOr<int64_t> sizeValue = c.constantInteger(0);
       if (failed(sizeValue))
         return failure();

@@ -132,7 +132,11 @@ std::optional<SmallVector<AffineExpr>> NodeContext::sizeInts(size_t k) {
 }
 
 std::optional<SmallVector<AffineExpr>> NodeContext::runTimeInts(size_t k) {
-  auto argument = llvm::dyn_cast_or_null<BlockArgument>(input(k));
+  return runTimeInts(input(k), static_cast<int>(k) < node.input_size() ? node.input(k) : "");
+}
+
+std::optional<SmallVector<AffineExpr>> NodeContext::runTimeInts(Value v, const std::string &name) {
+  auto argument = llvm::dyn_cast_or_null<BlockArgument>(v);
   if (!runTime || !argument)
     return std::nullopt;
   if (auto it = runTime->elements.find(argument); it != runTime->elements.end())
@@ -144,7 +148,6 @@ std::optional<SmallVector<AffineExpr>> NodeContext::runTimeInts(size_t k) {
   if (!(element.isSignlessInteger(64) || element.isSignlessInteger(32)) || !t.hasStaticShape() ||
       t.getRank() > 1 || t.getNumElements() > kMostElements)
     return std::nullopt;
-  std::string name = node.input(k);
   SmallVector<AffineExpr> elements;
   for (int64_t j = 0; j < t.getNumElements(); ++j) {
     int64_t code[] = {static_cast<int64_t>(::kiln::ref::SizeOp::InputElement),

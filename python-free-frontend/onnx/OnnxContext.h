@@ -146,6 +146,9 @@ public:
   /// shape, repeats); std::nullopt otherwise. Each may be any int32 value:
   /// the converter gives it its meaning (computedSize).
   std::optional<llvm::SmallVector<mlir::AffineExpr>> runTimeInts(size_t k);
+  /// The same for a value `v`, its symbols named after `name`.
+  std::optional<llvm::SmallVector<mlir::AffineExpr>> runTimeInts(mlir::Value v,
+                                                                const std::string &name);
   /// A new size symbol computed at run time by `code` (over the symbols
   /// and input elements) and refused outside [min, max]; null (and the node
   /// unsupported) past the 64 symbols a model may have.
@@ -197,6 +200,10 @@ mlir::LogicalResult tileAtRunTime(NodeContext &c, llvm::ArrayRef<mlir::AffineExp
 /// chosen by them.
 mlir::LogicalResult squeezeAtRunTime(NodeContext &c, llvm::ArrayRef<mlir::AffineExpr> axes);
 mlir::LogicalResult unsqueezeAtRunTime(NodeContext &c, llvm::ArrayRef<mlir::AffineExpr> axes);
+/// Range of integers with any of start, limit and delta read at run time.
+mlir::LogicalResult rangeAtRunTime(NodeContext &c);
+/// 0, 1, ..., length - 1 (i64) for a length read at run time.
+mlir::Value iotaAtRunTime(NodeContext &c, mlir::AffineExpr length);
 /// Slice with any of its starts, ends, axes and steps read at run time;
 /// Split into `parts` sizes read at run time along `axis`.
 mlir::LogicalResult sliceAtRunTime(NodeContext &c);

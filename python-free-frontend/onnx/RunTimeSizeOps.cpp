@@ -17,6 +17,8 @@
 #include "kiln/IR/SymbolicSizes.h"
 #include "kiln/Reference/SizeCode.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::kiln;
 using ::kiln::ref::SizeOp;
@@ -58,6 +60,7 @@ Code max(const Code &a, const Code &b) { return Code::apply(SizeOp::Max, {&a, &b
 Code min(const Code &a, const Code &b) { return Code::apply(SizeOp::Min, {&a, &b}); }
 Code lt(const Code &a, const Code &b) { return Code::apply(SizeOp::Lt, {&a, &b}); }
 Code floorDiv(const Code &a, const Code &b) { return Code::apply(SizeOp::FloorDiv, {&a, &b}); }
+Code ceilDiv(const Code &a, const Code &b) { return Code::apply(SizeOp::CeilDiv, {&a, &b}); }
 Code select(const Code &c, const Code &a, const Code &b) {
   return Code::apply(SizeOp::Select, {&c, &a, &b});
 }
@@ -350,6 +353,68 @@ LogicalResult splitAtRunTime(NodeContext &c, ArrayRef<AffineExpr> parts, int64_t
       return failure();
   }
   return success();
+}
+
+Value iotaAtRunTime(NodeContext &c, AffineExpr length) {
+  MLIRContext *context = c.builder.getContext();
+  auto type = getKilnTensorType({length}, c.builder.getI64Type(), {}, getDefaultEncoding(context));
+  return c.builder
+      .create<IotaOp>(c.loc, type, AffineMapAttr::get(getSizesMap({length}, context)))
+      .getResult();
+}
+
+/// Input #k of a Range as a code: an integer read at run time or constant;
+/// for a float Range, an integer read at run time cast to float (PyTorch's
+/// arange over a size) or an integral constant.
+std::optional<Code> rangeBound(NodeContext &c, size_t k) {
+  Value v = c.input(k);
+  if (!llvm::isa<FloatType>(c.type(v).getElementType())) {
+    FailureOr<SmallVector<Code>> codes = intsOf(c, k);
+    if (failed(codes) || codes->size() != 1)
+      return std::nullopt;
+    return (*codes)[0];
+  }
+  if (auto castOp = v.getDefiningOp<CastOp>())
+    if (auto ints = c.runTimeInts(castOp.getInput(), c.node.input(k)); ints && ints->size() == 1)
+      return Code::of((*ints)[0]);
+  std::string saved = c.unsupported;
+  FailureOr<double> value = c.constantScalar(k);
+  c.unsupported = saved;
+  if (failed(value) || *value != std::floor(*value) || std::abs(*value) > kRunTimeValueBound)
+    return std::nullopt;
+  return Code::constant(static_cast<int64_t>(*value));
+}
+
+LogicalResult rangeAtRunTime(NodeContext &c) {
+  Type element = c.type(c.input(0)).getElementType();
+  if (!element.isSignlessInteger(64) && !element.isSignlessInteger(32) && !element.isF32() &&
+      !element.isF64())
+    return c.unsupportedBecause("a range of this type read at run time");
+  std::optional<Code> start = rangeBound(c, 0), limit = rangeBound(c, 1), delta = rangeBound(c, 2);
+  if (!start || !limit || !delta)
+    return c.unsupportedBecause("a range read at run time takes integers, or floats that are "
+                                "integers read at run time cast or integral constants");
+  Code s = *start, l = *limit, d = *delta, one = Code::constant(1);
+  // max(ceil((limit - start) / delta), 0), divisors kept positive.
+  Code up = ceilDiv(l - s, max(d, one));
+  Code down = ceilDiv(s - l, max(Code::constant(0) - d, one));
+  Code length = max(select(lt(Code::constant(0), d), up, down), Code::constant(0));
+  if (!c.computedSize(c.node.output(0) + ": delta of 0", eq(d, Code::constant(0)).ops, 0, 0))
+    return failure();
+  AffineExpr n = sizeOf(c, c.node.output(0) + ".dim0", length, 0, kRunTimeValueBound);
+  if (!n)
+    return failure();
+  // start + k * delta: in i64 for integers (then their type), in the
+  // type of floats.
+  Type wide = llvm::isa<FloatType>(element) ? element : c.builder.getI64Type();
+  auto as = [&](Value v, Type t) {
+    return !v || c.type(v).getElementType() == t
+               ? v
+               : c.build<CastOp>(v, {c.named("to", TypeAttr::get(t))});
+  };
+  auto scalar = [&](size_t k) { return as(c.reshape(c.input(k), {}), wide); };
+  Value steps = as(iotaAtRunTime(c, n), wide);
+  return c.finish(as(c.build<AddOp>({scalar(0), c.build<MulOp>({steps, scalar(2)})}), element));
 }
 
 LogicalResult unsqueezeAtRunTime(NodeContext &c, ArrayRef<AffineExpr> axes) {

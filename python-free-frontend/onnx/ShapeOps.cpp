@@ -525,6 +525,12 @@ void registerShapeConverters(ConverterMap &m) {
     return c.finish(c.constant(DenseElementsAttr::get(type, element.getValues<Attribute>()[0])));
   };
   m["Range"] = [](NodeContext &c) -> LogicalResult {
+    // Bounds read at run time: integer inputs, or casts of them.
+    for (size_t k = 0; k < 3; ++k) {
+      auto castOp = c.input(k).getDefiningOp<CastOp>();
+      if (c.runTimeInts(k) || (castOp && c.runTimeInts(castOp.getInput(), c.node.input(k))))
+        return rangeAtRunTime(c);
+    }
     FailureOr<double> start = c.constantScalar(0), limit = c.constantScalar(1), delta = c.constantScalar(2);
     if (failed(start) || failed(limit) || failed(delta))
       return failure();

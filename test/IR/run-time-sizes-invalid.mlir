@@ -100,3 +100,13 @@ func.func @slice_with_both(%x: !x, %b: tensor<1xi64, #kiln.enc<row_major, cpu>>)
                       result_sizes = affine_map<()[s0] -> (s0, 6)>} : (!x) -> !r
   return %0 : !r
 }
+
+// -----
+
+// An iota's type is an i64 vector of its length.
+// CHECK: error: 'kiln.iota' op takes a map to one size and gives an i64 vector of that size
+func.func @iota_of_another_length(%n: tensor<i32, #kiln.enc<row_major, cpu>>) -> tensor<4xi64, #kiln.enc<row_major, cpu>>
+    attributes {kiln.symbols = [{name = "n", min = 0, max = 100, opt = 1, code = array<i64: 12, 0, 0>}]} {
+  %0 = kiln.iota {length = affine_map<()[s0] -> (s0)>} : tensor<4xi64, #kiln.enc<row_major, cpu>>
+  return %0 : tensor<4xi64, #kiln.enc<row_major, cpu>>
+}

@@ -58,3 +58,16 @@ func.func @slice_read_at_run_time(%x: !x, %start: !b) -> tensor<?x6xf32, #kiln.e
                       result_sizes = affine_map<()[s0, s1] -> (s1, 6)>} : (!x) -> tensor<?x6xf32, #kiln.enc<row_major, cpu, [s1]>>
   return %0 : tensor<?x6xf32, #kiln.enc<row_major, cpu, [s1]>>
 }
+
+// -----
+
+!n = tensor<i32, #kiln.enc<row_major, cpu>>
+
+// The indices of a length read at run time.
+// CHECK-LABEL: func.func @iota_read_at_run_time
+// CHECK: kiln.iota {length = #{{.*}}} : tensor<?xi64, #kiln.enc<row_major, cpu, [s0]>>
+func.func @iota_read_at_run_time(%n: !n) -> tensor<?xi64, #kiln.enc<row_major, cpu, [s0]>>
+    attributes {kiln.symbols = [{name = "y.dim0", min = 0, max = 100, opt = 1, code = array<i64: 12, 0, 0>}]} {
+  %0 = kiln.iota {length = affine_map<()[s0] -> (s0)>} : tensor<?xi64, #kiln.enc<row_major, cpu, [s0]>>
+  return %0 : tensor<?xi64, #kiln.enc<row_major, cpu, [s0]>>
+}

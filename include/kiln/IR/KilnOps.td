@@ -42,6 +42,20 @@ def Kiln_ConstantOp : Kiln_Op<"constant", [ConstantLike]> {
   let hasVerifier = 1;
 }
 
+def Kiln_IotaOp : Kiln_Op<"iota"> {
+  let summary = "0, 1, ..., length - 1 (i64)";
+  let description = [{
+    The indices of a length known only at run time (a Range, a window or a
+    OneHot depth given as a model input): `length` maps the size symbols to
+    it, and the result is that one dimension. Constant lengths are
+    constants.
+  }];
+  let arguments = (ins AffineMapAttr:$length);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 def Kiln_WeightOp : Kiln_Op<"weight",
     [DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
   let summary = "A named model parameter";

@@ -14,7 +14,7 @@ import sys
 import numpy as np
 import onnx
 from onnx import TensorProto as T
-from onnx import helper
+from onnx import helper, numpy_helper
 
 OUT = sys.argv[1]
 rng = np.random.default_rng(7)
@@ -196,3 +196,32 @@ for sizes in ([1, 4], [5, 0]):
     case("split", "-".join(map(str, sizes)), {"x": x, "split": np.array(sizes, np.int64)},
          {"a": x[:, :sizes[0]], "b": x[:, sizes[0]:]})
 case("split", "short", {"x": x, "split": np.array([1, 3], np.int64)})
+
+# Range of integers read at run time, and a float Range to an integer cast
+# (as PyTorch exports arange(n, dtype=float)).
+model("range", helper.make_node("Range", ["start", "limit", "delta"], ["y"]),
+      [vi("start", T.INT32, []), vi("limit", T.INT32, []), vi("delta", T.INT32, [])],
+      [vi("y", T.INT32, None)], opset=11)
+for s_, l_, d_ in [(2, 11, 3), (10, -3, -4), (5, 5, 1)]:
+    case("range", f"{s_}_{l_}_{d_}".replace("-", "m"),
+         {"start": np.array(s_, np.int32), "limit": np.array(l_, np.int32),
+          "delta": np.array(d_, np.int32)}, {"y": np.arange(s_, l_, d_, dtype=np.int32)})
+case("range", "zero-delta", {"start": np.array(0, np.int32), "limit": np.array(3, np.int32),
+                             "delta": np.array(0, np.int32)})
+graph = helper.make_graph(
+    [helper.make_node("Cast", ["n"], ["nf"], to=T.FLOAT),
+     helper.make_node("Range", ["zero", "nf", "half"], ["y"])], "arange",
+    [vi("n", T.INT64, [])], [vi("y", T.FLOAT, None)],
+    [numpy_helper.from_array(np.array(0.0, np.float32), "zero"),
+     numpy_helper.from_array(np.array(2.0, np.float32), "half")])
+onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
+          os.path.join(OUT, "arange.onnx"))
+case("arange", "7", {"n": np.array(7, np.int64)}, {"y": np.arange(0, 7, 2, dtype=np.float32)})
+
+# A window of a size read at run time.
+model("hann", helper.make_node("HannWindow", ["n"], ["y"], periodic=0),
+      [vi("n", T.INT32, [])], [vi("y", T.FLOAT, None)], opset=17)
+for n in (5, 8):
+    k = np.arange(n)
+    case("hann", str(n), {"n": np.array(n, np.int32)},
+         {"y": (0.5 - 0.5 * np.cos(2 * np.pi * k / (n - 1))).astype(np.float32)})
