@@ -55,16 +55,20 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op,
     ::kiln::ref::forEachSizeInstruction(
         symbol.code.data(), symbol.code.size(),
         [&](::kiln::ref::SizeOp code, const int64_t *operands) {
-          if (code != ::kiln::ref::SizeOp::InputElement || failed(reads))
+          bool scaled = code == ::kiln::ref::SizeOp::ScaledElement;
+          if ((code != ::kiln::ref::SizeOp::InputElement && !scaled) || failed(reads))
             return;
           int64_t input = operands[0], element = operands[1];
           auto type = llvm::dyn_cast<RankedTensorType>(body->getArgument(input).getType());
-          if (!type || !type.hasStaticShape() || !type.getElementType().isSignlessInteger() ||
-              (!type.getElementType().isInteger(64) && !type.getElementType().isInteger(32)) ||
-              element >= type.getNumElements())
+          Type e = type ? type.getElementType() : Type();
+          bool readable = scaled ? e && (e.isF32() || e.isF64())
+                                 : e && (e.isSignlessInteger(64) || e.isSignlessInteger(32));
+          if (!readable || !type.hasStaticShape() || element >= type.getNumElements())
             reads = op->emitOpError() << "size symbol '" << symbol.name << "' reads element "
                                       << element << " of argument #" << input
-                                      << ", which is not a static i64 or i32 tensor that long";
+                                      << ", which is not a static "
+                                      << (scaled ? "f32 or f64" : "i64 or i32")
+                                      << " tensor that long";
         });
     if (failed(reads))
       return failure();

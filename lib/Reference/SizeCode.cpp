@@ -3,6 +3,7 @@
 #include "kiln/Reference/SizeCode.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace kiln {
 namespace ref {
@@ -15,6 +16,7 @@ bool shapeOf(int64_t op, int &inline_, int &pops) {
   case SizeOp::Constant:
   case SizeOp::Symbol: inline_ = 1; pops = 0; return true;
   case SizeOp::InputElement: inline_ = 2; pops = 0; return true;
+  case SizeOp::ScaledElement: inline_ = 3; pops = 0; return true;
   case SizeOp::Select: inline_ = 0; pops = 3; return true;
   case SizeOp::Add:
   case SizeOp::Mul:
@@ -46,7 +48,7 @@ std::string checkSizeCode(const int64_t *code, size_t size, size_t numSymbols,
         (code[pc + 1] < 0 || static_cast<uint64_t>(code[pc + 1]) >= numSymbols))
       return "a symbolic size names symbol #" + std::to_string(code[pc + 1]) + " of " +
              std::to_string(numSymbols);
-    if (op == SizeOp::InputElement &&
+    if ((op == SizeOp::InputElement || op == SizeOp::ScaledElement) &&
         (code[pc + 1] < 0 || static_cast<uint64_t>(code[pc + 1]) >= numInputs || code[pc + 2] < 0))
       return numInputs ? "a symbolic size reads input #" + std::to_string(code[pc + 1]) +
                              " element " + std::to_string(code[pc + 2]) + " of " +
@@ -70,7 +72,8 @@ void forEachSizeInstruction(const int64_t *code, size_t size,
 }
 
 std::string evaluateSizeCode(const int64_t *code, size_t size, const std::vector<int64_t> &symbols,
-                             const InputElementReader *readInput, int64_t &value) {
+                             const InputElementReader *readInput, int64_t &value,
+                             const FloatElementReader *readFloat) {
   std::string problem =
       checkSizeCode(code, size, symbols.size(), readInput ? static_cast<size_t>(-1) : 0);
   if (!problem.empty())
@@ -89,6 +92,21 @@ std::string evaluateSizeCode(const int64_t *code, size_t size, const std::vector
       if (!(*readInput)(input, element, v, error))
         return error;
       stack.push_back(v);
+      continue;
+    }
+    if (op == SizeOp::ScaledElement) {
+      int64_t input = code[++pc], element = code[++pc], multiplier = code[++pc];
+      double v = 0;
+      std::string error;
+      if (!readFloat)
+        return "a symbolic size reads a floating-point input it cannot here";
+      if (!(*readFloat)(input, element, v, error))
+        return error;
+      // As ONNX sizes a Resize by its scales: floor(scale * size).
+      double scaled = std::floor(v * static_cast<double>(multiplier));
+      if (!(std::fabs(scaled) <= 0x1p62))
+        return "a symbolic size scales to " + std::to_string(scaled) + ", not a size";
+      stack.push_back(static_cast<int64_t>(scaled));
       continue;
     }
     int64_t b = stack.back();
@@ -147,6 +165,12 @@ std::string sizeCodeText(const int64_t *code, size_t size,
     if (op == SizeOp::InputElement) {
       int64_t input = code[++pc], element = code[++pc];
       texts.push_back(inputNames[input] + "[" + std::to_string(element) + "]");
+      continue;
+    }
+    if (op == SizeOp::ScaledElement) {
+      int64_t input = code[++pc], element = code[++pc], multiplier = code[++pc];
+      texts.push_back("floor(" + inputNames[input] + "[" + std::to_string(element) + "] * " +
+                      std::to_string(multiplier) + ")");
       continue;
     }
     std::string rhs = texts.back();

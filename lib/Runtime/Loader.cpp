@@ -915,17 +915,19 @@ struct Loader {
     for (const SizeSymbolSpec &sym : exe.symbols_)
       ref::forEachSizeInstruction(
           sym.code.data(), sym.code.size(), [&](ref::SizeOp op, const int64_t *operands) {
-            if (op != ref::SizeOp::InputElement || !status)
+            bool scaled = op == ref::SizeOp::ScaledElement;
+            if ((op != ref::SizeOp::InputElement && !scaled) || !status)
               return;
             // checkSizeCode bounded the input index.
             const TensorSpec &input = exe.inputs()[operands[0]];
             int64_t element = operands[1];
-            if ((input.dtype != ref::DType::I64 && input.dtype != ref::DType::I32) ||
-                input.isDynamic() || element >= ref::numElements(input.shape))
+            bool readable = scaled ? input.dtype == ref::DType::F32 || input.dtype == ref::DType::F64
+                                   : input.dtype == ref::DType::I64 || input.dtype == ref::DType::I32;
+            if (!readable || input.isDynamic() || element >= ref::numElements(input.shape))
               status = Status::error("size symbol '" + sym.name + "' reads element " +
                                      std::to_string(element) + " of input '" + input.name +
-                                     "' (" + input.typeString() +
-                                     "), which is not a static i64 or i32 input that long");
+                                     "' (" + input.typeString() + "), which is not a static " +
+                                     (scaled ? "f32 or f64" : "i64 or i32") + " input that long");
           });
     return status;
   }

@@ -220,12 +220,32 @@ Status Session::bindSymbols(std::vector<int64_t> &values) const {
       return false;
     }
   };
+  ref::FloatElementReader readFloat = [&](int64_t input, int64_t element, double &value,
+                                          std::string &error) {
+    const TensorSpec &spec = exe_->inputs()[input];
+    if (element >= ref::numElements(inputShapes_[input])) {
+      error = "input '" + spec.name + "' has no element " + std::to_string(element);
+      return false;
+    }
+    const uint8_t *data = inputStorage_[input].data();
+    if (spec.dtype == ref::DType::F32) {
+      float v;
+      std::memcpy(&v, data + 4 * element, 4);
+      value = v;
+    } else if (spec.dtype == ref::DType::F64) {
+      std::memcpy(&value, data + 8 * element, 8);
+    } else {
+      error = "input '" + spec.name + "' gives scales but holds " + ref::dtypeName(spec.dtype);
+      return false;
+    }
+    return true;
+  };
   for (size_t s = 0; s < symbols.size(); ++s) {
     if (!symbols[s].isComputed())
       continue;
     std::vector<int64_t> earlier(values.begin(), values.begin() + s);
     std::string problem = ref::evaluateSizeCode(symbols[s].code.data(), symbols[s].code.size(),
-                                                earlier, &read, values[s]);
+                                                earlier, &read, values[s], &readFloat);
     if (!problem.empty())
       return Status::error("size '" + symbols[s].name + "': " + problem);
     // Checked before later codes use it: an error names the first value

@@ -14,6 +14,8 @@
 #include "OnnxContext.h"
 
 #include "kiln/IR/ReferenceConversion.h"
+#include "kiln/IR/SymbolicSizes.h"
+#include "kiln/Reference/SizeCode.h"
 
 #include <cmath>
 
@@ -61,6 +63,118 @@ double cubicWeight(double t, double a) {
   return 0;
 }
 
+/// Resize with scales or sizes read at run time: the same per-axis taps as
+/// the constant tables below, computed per run from the output positions
+/// (kiln.iota) in f64. `outSizes` are the output's sizes; `scaleOf(d)` and
+/// `lengthOf(d)` the scale and the output length along d as scalar f64
+/// tensors.
+LogicalResult resizeAtRunTime(NodeContext &c, ArrayRef<AffineExpr> outSizes,
+                              function_ref<Value(int64_t)> scaleOf,
+                              function_ref<Value(int64_t)> lengthOf, const std::string &mode,
+                              const std::string &transform, const std::string &nearest, double a,
+                              bool excludeOutside) {
+  Value x = c.input(0);
+  ArrayRef<int64_t> in = c.type(x).getShape();
+  int64_t rank = in.size();
+  Type element = c.type(x).getElementType(), f64 = c.builder.getF64Type(),
+       i64 = c.builder.getI64Type();
+  auto cast = [&](Value v, Type to) {
+    return !v || c.type(v).getElementType() == to
+               ? v
+               : c.build<CastOp>(v, {c.named("to", TypeAttr::get(to))});
+  };
+  auto k = [&](Value like, double value) { return c.scalarLike(like, value); };
+  auto add = [&](Value p, Value q) { return c.build<AddOp>({p, q}); };
+  auto sub = [&](Value p, Value q) { return c.build<SubOp>({p, q}); };
+  auto mul = [&](Value p, Value q) { return c.build<MulOp>({p, q}); };
+  auto div = [&](Value p, Value q) { return c.build<DivOp>({p, q}); };
+  auto select = [&](Value cond, Value p, Value q) { return c.build<SelectOp>({cond, p, q}); };
+  auto clamp = [&](Value v, double lo, double hi) {
+    return c.build<MinOp>({c.build<MaxOp>({v, k(v, lo)}), k(v, hi)});
+  };
+  Value y = x;
+  for (int64_t d = 0; d < rank && y; ++d) {
+    int64_t n = in[d];
+    if (n == 0)
+      return c.unsupportedBecause("resizes an empty dimension by values read at run time");
+    Value scale = scaleOf(d);
+    Value o = cast(iotaAtRunTime(c, outSizes[d]), f64);
+    if (!o || !scale)
+      return failure();
+    // The input coordinate of each output position (sourceCoordinate).
+    Value half = k(o, 0.5), s;
+    if (transform == "asymmetric") {
+      s = div(o, scale);
+    } else if (transform == "align_corners") {
+      Value length = mul(scale, k(scale, n));
+      s = select(c.build<LeOp>({length, k(length, 1)}), k(o, 0.0),
+                 div(mul(o, k(o, n - 1)), sub(length, k(length, 1))));
+    } else if (transform == "pytorch_half_pixel") {
+      Value length = lengthOf(d);
+      s = select(c.build<GtOp>({length, k(length, 1)}), sub(div(add(o, half), scale), half),
+                 k(o, 0.0));
+    } else if (transform == "tf_half_pixel_for_nearest") {
+      s = div(add(o, half), scale);
+    } else {
+      s = sub(div(add(o, half), scale), half);
+    }
+    SmallVector<Value> indices, weights;
+    if (mode == "nearest") {
+      Value r;
+      if (nearest == "floor")
+        r = c.build<FloorOp>(s);
+      else if (nearest == "ceil")
+        r = c.build<CeilOp>(s);
+      else if (nearest == "round_prefer_ceil")
+        r = c.build<FloorOp>(add(s, half));
+      else // round_prefer_floor: halves go down
+        r = select(c.build<EqOp>({sub(s, c.build<FloorOp>(s)), half}), c.build<FloorOp>(s),
+                   c.build<RoundOp>(s));
+      indices.push_back(cast(clamp(r, 0, n - 1), i64));
+    } else if (mode == "linear") {
+      Value clamped = clamp(s, 0, n - 1);
+      Value lo = c.build<FloorOp>(clamped);
+      Value t = sub(clamped, lo);
+      indices = {cast(lo, i64), cast(c.build<MinOp>({add(lo, k(lo, 1)), k(lo, n - 1)}), i64)};
+      weights = {sub(k(t, 1), t), t};
+    } else {
+      Value base = c.build<FloorOp>(s);
+      Value t = sub(s, base), total;
+      for (int tap = 0; tap < 4; ++tap) {
+        Value i = add(base, k(base, tap - 1));
+        // cubicWeight(t - (tap - 1)).
+        Value u = c.build<AbsOp>(sub(t, k(t, tap - 1)));
+        Value near = add(mul(mul(sub(mul(k(u, a + 2), u), k(u, a + 3)), u), u), k(u, 1));
+        Value far = sub(mul(add(mul(sub(mul(k(u, a), u), k(u, 5 * a)), u), k(u, 8 * a)), u),
+                        k(u, 4 * a));
+        Value w = select(c.build<LeOp>({u, k(u, 1)}), near,
+                         select(c.build<LtOp>({u, k(u, 2)}), far, k(u, 0)));
+        if (excludeOutside)
+          w = select(c.build<OrOp>({c.build<LtOp>({i, k(i, 0)}), c.build<GeOp>({i, k(i, n)})}),
+                     k(w, 0), w);
+        total = total ? add(total, w) : w;
+        indices.push_back(cast(clamp(i, 0, n - 1), i64));
+        weights.push_back(w);
+      }
+      if (excludeOutside)
+        for (Value &w : weights)
+          w = select(c.build<EqOp>({total, k(total, 0)}), w, div(w, total));
+    }
+    // Gather the taps along d and weight them (weights along d only).
+    SmallVector<AffineExpr> along(rank, getAffineConstantExpr(1, c.builder.getContext()));
+    along[d] = outSizes[d];
+    Value sum;
+    for (size_t tap = 0; tap < indices.size() && y; ++tap) {
+      Value picked = c.build<GatherOp>({y, indices[tap]}, {c.named("axis", c.builder.getI64IntegerAttr(d))});
+      if (!weights.empty())
+        picked = mul(picked, c.reshapeTo(cast(weights[tap], element), along));
+      sum = sum ? add(sum, picked) : picked;
+    }
+    y = sum;
+  }
+  return c.finish(y);
+}
+
 } // namespace
 
 void registerResizeConverters(ConverterMap &m) {
@@ -80,6 +194,63 @@ void registerResizeConverters(ConverterMap &m) {
       return c.unsupportedBecause("tf_crop_and_resize");
     if (mode != "nearest" && mode != "linear" && mode != "cubic")
       return c.unsupportedBecause("mode '" + mode + "'");
+    // Scales or sizes read at run time (model inputs).
+    {
+      size_t scalesInput = c.opset < 11 || c.node.op_type() == "Upsample" ? 1 : 2;
+      size_t sizesInput = scalesInput + 1;
+      Value scalesValue = c.opset < 9 ? Value() : c.input(scalesInput);
+      auto scalesArgument = llvm::dyn_cast_or_null<BlockArgument>(scalesValue);
+      std::optional<SmallVector<AffineExpr>> sizesAtRunTime =
+          c.node.op_type() == "Resize" && c.opset >= 11 && !(scalesValue && c.type(scalesValue).getNumElements() > 0)
+              ? c.runTimeInts(sizesInput)
+              : std::nullopt;
+      RankedTensorType xType = c.type(x);
+      bool scalesAtRunTime = scalesArgument && c.type(scalesArgument).hasStaticShape() &&
+                             c.type(scalesArgument).getNumElements() == rank &&
+                             (c.type(scalesArgument).getElementType().isF32() ||
+                              c.type(scalesArgument).getElementType().isF64());
+      if (scalesAtRunTime || sizesAtRunTime) {
+        if (hasSymbolicSizes(xType) || !llvm::isa<FloatType>(xType.getElementType()))
+          return c.unsupportedBecause("a resize by values read at run time takes static float data");
+        Type f64 = c.builder.getF64Type();
+        SmallVector<AffineExpr> outSizes;
+        for (int64_t d = 0; d < rank; ++d) {
+          SmallVector<int64_t> code;
+          if (scalesAtRunTime)
+            code = {static_cast<int64_t>(::kiln::ref::SizeOp::ScaledElement),
+                    static_cast<int64_t>(scalesArgument.getArgNumber()), d, in[d]};
+          else if (static_cast<int64_t>(sizesAtRunTime->size()) == rank)
+            appendSizeCode((*sizesAtRunTime)[d], code);
+          else
+            return c.unsupportedBecause("sizes do not match the rank");
+          AffineExpr size = c.computedSize(c.node.output(0) + ".dim" + std::to_string(d), code, 0,
+                                           int64_t(1) << 31);
+          if (!size)
+            return failure();
+          outSizes.push_back(size);
+        }
+        // The scale along d: the input's, or the output size over the input's.
+        Value source = scalesAtRunTime ? scalesValue : c.input(sizesInput);
+        auto element = [&](int64_t d) -> Value {
+          Value e = c.build<SliceOp>(source, {c.named("starts", c.ints({d})),
+                                              c.named("ends", c.ints({d + 1})),
+                                              c.named("steps", c.ints({1}))});
+          return e ? c.build<CastOp>(c.reshape(e, {}), {c.named("to", TypeAttr::get(f64))}) : e;
+        };
+        auto scaleOf = [&](int64_t d) -> Value {
+          Value e = element(d);
+          return scalesAtRunTime || !e ? e : c.build<DivOp>({e, c.scalarLike(e, in[d])});
+        };
+        auto lengthOf = [&](int64_t d) -> Value {
+          Value e = element(d);
+          return !scalesAtRunTime || !e
+                     ? e
+                     : c.build<FloorOp>(c.build<MulOp>({e, c.scalarLike(e, in[d])}));
+        };
+        return resizeAtRunTime(c, outSizes, scaleOf, lengthOf, mode, transform, nearest, a,
+                               excludeOutside);
+      }
+    }
     // Scales or sizes: an attribute before opset 10, inputs after.
     SmallVector<double> scales;
     SmallVector<int64_t> sizes;

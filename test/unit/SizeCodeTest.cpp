@@ -101,3 +101,28 @@ TEST(SizeCode, Text) {
   EXPECT_EQ(text({12, 1, 0, 0, -1, 9, 0, 4, 1, 0, 11}), "select((shape[0] == -1), 4, batch)");
   EXPECT_EQ(text({12, 5, 0}), "?");
 }
+
+TEST(SizeCode, ScaledElements) {
+  kiln::ref::InputElementReader ints = [](int64_t, int64_t, int64_t &, std::string &error) {
+    error = "not an integer input";
+    return false;
+  };
+  kiln::ref::FloatElementReader floats = [](int64_t input, int64_t element, double &value,
+                                            std::string &) {
+    value = element == 0 ? 1.5 : 0.6;
+    return input == 0;
+  };
+  std::vector<int64_t> code = {13, 0, 0, 4}; // floor(scales[0] * 4)
+  int64_t value = 0;
+  EXPECT_EQ(kiln::ref::evaluateSizeCode(code.data(), code.size(), {}, &ints, value, &floats), "");
+  EXPECT_EQ(value, 6);
+  code = {13, 0, 1, 5}; // floor(0.6 * 5) = 3, as ONNX sizes a Resize
+  EXPECT_EQ(kiln::ref::evaluateSizeCode(code.data(), code.size(), {}, &ints, value, &floats), "");
+  EXPECT_EQ(value, 3);
+  EXPECT_EQ(kiln::ref::evaluateSizeCode(code.data(), code.size(), {}, &ints, value),
+            "a symbolic size reads a floating-point input it cannot here");
+  std::vector<std::string> symbols, inputs = {"scales"};
+  EXPECT_EQ(sizeCodeText(code.data(), code.size(), symbols, inputs), "floor(scales[1] * 5)");
+  std::vector<int64_t> truncated = {13, 0, 1};
+  EXPECT_EQ(checkSizeCode(truncated.data(), truncated.size(), 0, 1), "a symbolic size is malformed");
+}

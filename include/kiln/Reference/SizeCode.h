@@ -35,8 +35,9 @@ enum class SizeOp : int64_t {
   Max = 8,
   Eq = 9,           ///< 1 if equal, else 0
   Lt = 10,          ///< 1 if less, else 0
-  Select = 11,      ///< c a b: a if c != 0, else b
-  InputElement = 12 ///< k j: element j of model input k (an integer tensor)
+  Select = 11,       ///< c a b: a if c != 0, else b
+  InputElement = 12, ///< k j: element j of model input k (an integer tensor)
+  ScaledElement = 13 ///< k j m: floor(element j of floating-point input k * m)
 };
 
 /// The longest code a size may have.
@@ -58,12 +59,17 @@ void forEachSizeInstruction(const int64_t *code, size_t size,
 using InputElementReader =
     std::function<bool(int64_t input, int64_t element, int64_t &value, std::string &error)>;
 
+/// Reads element `element` of floating-point input `input`.
+using FloatElementReader =
+    std::function<bool(int64_t input, int64_t element, double &value, std::string &error)>;
+
 /// Evaluates `code` for the symbols' values, reading input elements with
-/// `readInput` (null: the code may not read any). Returns an error message
+/// `readInput` and `readFloat` (null: the code may not read any). Returns an error message
 /// (malformed code, overflow, a division by a non-positive divisor, an
 /// input element that cannot be read) or empty.
 std::string evaluateSizeCode(const int64_t *code, size_t size, const std::vector<int64_t> &symbols,
-                             const InputElementReader *readInput, int64_t &value);
+                             const InputElementReader *readInput, int64_t &value,
+                             const FloatElementReader *readFloat = nullptr);
 
 /// `code` as text: "batch", "seq + 1", "max(n, 1)", "shape[0]" for an input
 /// element (by `inputNames`); "?" when malformed.

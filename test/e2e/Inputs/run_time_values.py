@@ -225,3 +225,22 @@ for n in (5, 8):
     k = np.arange(n)
     case("hann", str(n), {"n": np.array(n, np.int32)},
          {"y": (0.5 - 0.5 * np.cos(2 * np.pi * k / (n - 1))).astype(np.float32)})
+
+# Resize to sizes, and by scales, read at run time (the test compares with
+# static compiles of the same values).
+for name, mode, extra in [("resize_sizes", "linear", {}),
+                          ("resize_scales", "cubic", {"exclude_outside": 1})]:
+    inputs = [vi("x", T.FLOAT, [1, 1, 4, 5]), vi("roi", T.FLOAT, [0])]
+    if name == "resize_sizes":
+        node = helper.make_node("Resize", ["x", "roi", "", "sizes"], ["y"], mode=mode, **extra)
+        inputs.append(vi("sizes", T.INT64, [4]))
+    else:
+        node = helper.make_node("Resize", ["x", "roi", "scales"], ["y"], mode=mode, **extra)
+        inputs.append(vi("scales", T.FLOAT, [4]))
+    model(name, node, inputs, [vi("y", T.FLOAT, None)], opset=13)
+x = rng.standard_normal((1, 1, 4, 5)).astype(np.float32)
+roi = np.zeros(0, np.float32)
+for label, sizes in [("7x3", [1, 1, 7, 3]), ("2x9", [1, 1, 2, 9])]:
+    case("resize_sizes", label, {"x": x, "roi": roi, "sizes": np.array(sizes, np.int64)})
+for label, scales in [("1.5x0.6", [1, 1, 1.5, 0.6]), ("0.5x2", [1, 1, 0.5, 2.0])]:
+    case("resize_scales", label, {"x": x, "roi": roi, "scales": np.array(scales, np.float32)})
