@@ -62,12 +62,13 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op,
           auto type = llvm::dyn_cast<RankedTensorType>(body->getArgument(input).getType());
           Type e = type ? type.getElementType() : Type();
           bool readable = scaled ? e && (e.isF32() || e.isF64())
-                                 : e && (e.isSignlessInteger(64) || e.isSignlessInteger(32));
+                                 : e && (e.isSignlessInteger(64) || e.isSignlessInteger(32) ||
+                                         e.isSignlessInteger(1));
           if (!readable || !type.hasStaticShape() || element >= type.getNumElements())
             reads = op->emitOpError() << "size symbol '" << symbol.name << "' reads element "
                                       << element << " of argument #" << input
                                       << ", which is not a static "
-                                      << (scaled ? "f32 or f64" : "i64 or i32")
+                                      << (scaled ? "f32 or f64" : "i64, i32 or i1")
                                       << " tensor that long";
         });
     if (failed(reads))

@@ -215,6 +215,9 @@ Status Session::bindSymbols(std::vector<int64_t> &values) const {
       value = v;
       return true;
     }
+    case ref::DType::I1: // one byte each
+      value = data[element] != 0;
+      return true;
     default:
       error = "input '" + spec.name + "' gives sizes but holds " + ref::dtypeName(spec.dtype);
       return false;

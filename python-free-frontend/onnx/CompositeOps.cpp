@@ -10,6 +10,7 @@
 #include "OnnxContext.h"
 
 #include "kiln/IR/ReferenceConversion.h"
+#include "kiln/Reference/SizeCode.h"
 
 #include <cmath>
 #include <limits>
@@ -337,6 +338,47 @@ void registerCompositeConverters(ConverterMap &m) {
   };
   m["OneHot"] = [](NodeContext &c) -> LogicalResult {
     Value indices = c.input(0), values = c.input(2);
+    auto depthArgument = llvm::dyn_cast<BlockArgument>(c.input(1));
+    if (depthArgument && c.type(depthArgument).hasStaticShape() &&
+        c.type(depthArgument).getNumElements() == 1 && !hasSymbolicSizes(indices.getType())) {
+      // The depth read at run time (ONNX gives it as any number; floats are
+      // truncated to an integer).
+      Type element = c.type(depthArgument).getElementType();
+      SmallVector<int64_t> code;
+      if (std::optional<SmallVector<AffineExpr>> ints = c.runTimeInts(1))
+        appendSizeCode((*ints)[0], code);
+      else if (element.isF32() || element.isF64())
+        code = {static_cast<int64_t>(::kiln::ref::SizeOp::ScaledElement),
+                static_cast<int64_t>(depthArgument.getArgNumber()), 0, 1};
+      else
+        return c.unsupportedBecause("a depth of this type read at run time");
+      AffineExpr depth = c.computedSize(c.node.output(0) + ": depth", code, 1, 1 << 24);
+      if (!depth)
+        return failure();
+      SmallVector<AffineExpr> shape = getDimSizes(c.type(indices));
+      int64_t rank = shape.size() + 1;
+      FailureOr<int64_t> axis = c.axis(c.attrInt("axis", -1), rank);
+      if (failed(axis))
+        return failure();
+      Type i64 = c.builder.getI64Type();
+      Value depthValue = cast(c, c.reshape(c.input(1), {}), i64);
+      indices = cast(c, indices, i64);
+      Value wrapped = c.build<SelectOp>({c.build<LtOp>({indices, c.constantI64(0, false)}),
+                                         c.build<AddOp>({indices, depthValue}), indices});
+      MLIRContext *context = c.builder.getContext();
+      SmallVector<AffineExpr> expanded(shape), along(rank, getAffineConstantExpr(1, context));
+      expanded.insert(expanded.begin() + *axis, getAffineConstantExpr(1, context));
+      along[*axis] = depth;
+      Value hot = c.build<EqOp>({c.reshapeTo(wrapped, expanded),
+                                 c.reshapeTo(iotaAtRunTime(c, depth), along)});
+      auto pick = [&](int64_t k) {
+        Value v = c.build<SliceOp>(values, {c.named("starts", c.ints({k})),
+                                            c.named("ends", c.ints({k + 1})),
+                                            c.named("steps", c.ints({1}))});
+        return v ? c.reshape(v, {}) : v;
+      };
+      return c.finish(c.build<SelectOp>({hot, pick(1), pick(0)}));
+    }
     FailureOr<int64_t> depthValue = c.constantInteger(1);
     if (failed(depthValue))
       return failure();
@@ -604,6 +646,50 @@ void registerGatherBasedConverters(ConverterMap &m) {
 
   // Compress with a constant condition: a gather of the selected positions.
   m["Compress"] = [](NodeContext &c) -> LogicalResult {
+    std::optional<SmallVector<AffineExpr>> keepAtRunTime = c.runTimeInts(1);
+    if (keepAtRunTime && c.type(c.input(1)).getElementType().isInteger(1) &&
+        !hasSymbolicSizes(c.input(0).getType())) {
+      // The condition read at run time: as many results as it holds true
+      // within the axis, gathered from the positions of the trues (a stable
+      // sort of !condition puts them first, in order).
+      Value x = c.input(0);
+      std::optional<int64_t> axisAttr;
+      if (c.attr("axis"))
+        axisAttr = c.attrInt("axis", 0);
+      if (!axisAttr) {
+        x = c.reshape(x, {c.type(x).getNumElements()});
+        axisAttr = 0;
+      }
+      FailureOr<int64_t> axis = c.axis(*axisAttr, c.rank(x));
+      if (!x || failed(axis))
+        return failure();
+      int64_t extent = c.type(x).getDimSize(*axis);
+      int64_t given = keepAtRunTime->size();
+      AffineExpr count = getAffineConstantExpr(0, c.builder.getContext());
+      for (int64_t j = 0; j < std::min(given, extent); ++j)
+        count = count + (*keepAtRunTime)[j];
+      AffineExpr kept = sizeAtRunTime(c, count, c.node.output(0) + ".dim" + std::to_string(*axis),
+                                      0, extent);
+      if (!kept)
+        return failure();
+      // The condition over the axis: cut, or extended with false.
+      Type i64 = c.builder.getI64Type();
+      Value keep = cast(c, c.input(1), i64);
+      if (given > extent)
+        keep = c.build<SliceOp>(keep, {c.named("starts", c.ints({0})), c.named("ends", c.ints({extent})),
+                                       c.named("steps", c.ints({1}))});
+      else if (given < extent)
+        keep = c.build<ConcatOp>({keep, c.constantI64(SmallVector<int64_t>(extent - given, 0))},
+                                 {c.named("axis", c.builder.getI64IntegerAttr(0))});
+      Value order = c.build<ArgSortOp>(c.build<SubOp>({c.constantI64(1, false), keep}),
+                                       {c.named("axis", c.builder.getI64IntegerAttr(0)),
+                                        c.named("descending", c.builder.getBoolAttr(false))});
+      Value positions = c.build<SliceOp>(
+          order, {c.named("starts", c.ints({0})), c.named("ends", c.ints({0})),
+                  c.named("steps", c.ints({1})),
+                  c.named("end_sizes", AffineMapAttr::get(getSizesMap({kept}, c.builder.getContext())))});
+      return c.finish(c.build<GatherOp>({x, positions}, {c.named("axis", c.builder.getI64IntegerAttr(*axis))}));
+    }
     FailureOr<DenseElementsAttr> condition = c.constantOf(c.input(1), 1);
     if (failed(condition))
       return failure();
@@ -636,6 +722,9 @@ void registerGatherBasedConverters(ConverterMap &m) {
   // clamped source positions.
   m["Pad"] = [constantPad = m["Pad"]](NodeContext &c) -> LogicalResult {
     std::string mode = c.attrString("mode", "constant");
+    if (c.opset >= 11 && (mode == "constant" || mode == "reflect" || mode == "edge"))
+      if (std::optional<SmallVector<AffineExpr>> pads = c.runTimeInts(1))
+        return padAtRunTime(c, *pads, mode);
     if (mode == "constant")
       return constantPad(c);
     if (mode != "reflect" && mode != "edge")

@@ -143,9 +143,11 @@ std::optional<SmallVector<AffineExpr>> NodeContext::runTimeInts(Value v, const s
     return it->second;
   RankedTensorType t = type(argument);
   constexpr int64_t kMostElements = 16;
-  // The runtime reads i64 and i32 elements.
+  // The runtime reads i64, i32 and boolean elements.
   Type element = t.getElementType();
-  if (!(element.isSignlessInteger(64) || element.isSignlessInteger(32)) || !t.hasStaticShape() ||
+  if (!(element.isSignlessInteger(64) || element.isSignlessInteger(32) ||
+        element.isSignlessInteger(1)) ||
+      !t.hasStaticShape() ||
       t.getRank() > 1 || t.getNumElements() > kMostElements)
     return std::nullopt;
   SmallVector<AffineExpr> elements;

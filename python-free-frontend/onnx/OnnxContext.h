@@ -200,6 +200,9 @@ mlir::LogicalResult tileAtRunTime(NodeContext &c, llvm::ArrayRef<mlir::AffineExp
 /// chosen by them.
 mlir::LogicalResult squeezeAtRunTime(NodeContext &c, llvm::ArrayRef<mlir::AffineExpr> axes);
 mlir::LogicalResult unsqueezeAtRunTime(NodeContext &c, llvm::ArrayRef<mlir::AffineExpr> axes);
+/// Pad (constant, edge or reflect) by pads read at run time.
+mlir::LogicalResult padAtRunTime(NodeContext &c, llvm::ArrayRef<mlir::AffineExpr> pads,
+                                 const std::string &mode);
 /// Range of integers with any of start, limit and delta read at run time.
 mlir::LogicalResult rangeAtRunTime(NodeContext &c);
 /// 0, 1, ..., length - 1 (i64) for a length read at run time.

@@ -417,6 +417,99 @@ LogicalResult rangeAtRunTime(NodeContext &c) {
   return c.finish(as(c.build<AddOp>({scalar(0), c.build<MulOp>({steps, scalar(2)})}), element));
 }
 
+LogicalResult padAtRunTime(NodeContext &c, ArrayRef<AffineExpr> pads, const std::string &mode) {
+  Value x = c.input(0);
+  RankedTensorType type = c.type(x);
+  if (hasSymbolicSizes(type))
+    return c.unsupportedBecause("pads a dynamic tensor by pads read at run time");
+  ArrayRef<int64_t> in = type.getShape();
+  int64_t rank = in.size();
+  SmallVector<int64_t> axes;
+  if (c.input(3)) {
+    FailureOr<SmallVector<int64_t>> given = c.constantInts(3);
+    if (failed(given))
+      return failure();
+    for (int64_t a : *given) {
+      FailureOr<int64_t> axis = c.axis(a, rank);
+      if (failed(axis))
+        return failure();
+      if (llvm::is_contained(axes, *axis))
+        return emitError(c.loc) << "pads axis " << a << " twice";
+      axes.push_back(*axis);
+    }
+  } else {
+    for (int64_t d = 0; d < rank; ++d)
+      axes.push_back(d);
+  }
+  if (pads.size() != 2 * axes.size())
+    return emitError(c.loc) << "has " << pads.size() << " pads for " << axes.size()
+                            << " axes (2 per axis)";
+  MLIRContext *context = c.builder.getContext();
+  Type element = type.getElementType();
+  Value value = c.input(2) && mode == "constant"
+                    ? c.build<CastOp>(c.reshape(c.input(2), {}),
+                                      {c.named("to", TypeAttr::get(element))})
+                    : c.scalarLike(x, 0);
+  // `v` along `axis` from `start` towards `end` by `step` (affine sizes),
+  // all of every other dimension.
+  auto cut = [&](Value v, int64_t axis, AffineExpr start, AffineExpr end, AffineExpr step,
+                 AffineExpr size) {
+    SmallVector<AffineExpr> sizes = getDimSizes(c.type(v)), bounds(3 * rank);
+    for (int64_t d = 0; d < rank; ++d) {
+      bounds[d] = d == axis ? start : getAffineConstantExpr(0, context);
+      bounds[rank + d] = d == axis ? end : sizes[d];
+      bounds[2 * rank + d] = d == axis ? step : getAffineConstantExpr(1, context);
+    }
+    sizes[axis] = size;
+    return c.build<SliceOp>(
+        v, {c.named("starts", c.ints({})), c.named("ends", c.ints({})), c.named("steps", c.ints({})),
+            c.named("run_time_bounds", AffineMapAttr::get(getSizesMap(bounds, context))),
+            c.named("result_sizes", AffineMapAttr::get(getSizesMap(sizes, context)))});
+  };
+  auto constant = [&](int64_t v) { return getAffineConstantExpr(v, context); };
+  Value y = x;
+  for (auto [i, axis] : llvm::enumerate(axes)) {
+    int64_t n = in[axis];
+    // Reflection mirrors within the dimension; the others repeat.
+    int64_t most = mode == "reflect" ? std::max<int64_t>(n - 1, 0) : kRunTimeValueBound;
+    if (mode == "edge" && n == 0)
+      most = 0;
+    std::string at = " of dimension " + std::to_string(axis);
+    AffineExpr before = sizeAtRunTime(c, pads[i], c.node.output(0) + ": pad before" + at, 0, most);
+    AffineExpr after = before ? sizeAtRunTime(c, pads[i + axes.size()],
+                                              c.node.output(0) + ": pad after" + at, 0, most)
+                              : AffineExpr();
+    if (!after)
+      return failure();
+    if (most == 0 && mode != "constant")
+      continue; // nothing to mirror or repeat: both pads are checked 0
+    auto spread = [&](Value v, AffineExpr size) {
+      SmallVector<AffineExpr> sizes = getDimSizes(c.type(y));
+      sizes[axis] = size;
+      return c.build<BroadcastOp>(
+          v, {c.named("shape", c.ints({})),
+              c.named("sizes", AffineMapAttr::get(getSizesMap(sizes, context)))});
+    };
+    Value left, right;
+    if (mode == "constant") {
+      left = spread(value, before);
+      right = spread(value, after);
+    } else if (mode == "edge") {
+      left = spread(cut(y, axis, constant(0), constant(std::min<int64_t>(n, 1)), constant(1),
+                        constant(std::min<int64_t>(n, 1))),
+                    before);
+      right = spread(cut(y, axis, constant(std::max<int64_t>(n - 1, 0)), constant(n), constant(1),
+                         constant(std::min<int64_t>(n, 1))),
+                     after);
+    } else { // reflect: positions before..1, then n-2 down to n-1-after
+      left = cut(y, axis, before, constant(0), constant(-1), before);
+      right = cut(y, axis, constant(n - 2), constant(n - 2) - after, constant(-1), after);
+    }
+    y = c.build<ConcatOp>({left, y, right}, {c.named("axis", c.builder.getI64IntegerAttr(axis))});
+  }
+  return c.finish(y);
+}
+
 LogicalResult unsqueezeAtRunTime(NodeContext &c, ArrayRef<AffineExpr> axes) {
   SmallVector<AffineExpr> in = getDimSizes(c.type(c.input(0)));
   int64_t rank = in.size() + axes.size();

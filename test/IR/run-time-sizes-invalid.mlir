@@ -5,7 +5,7 @@
 !x = tensor<2x3x4xf32, #kiln.enc<row_major, cpu>>
 
 // A code that reads an argument that is not an integer tensor.
-// CHECK: error: 'func.func' op size symbol 'n' reads element 0 of argument #0, which is not a static i64 or i32 tensor that long
+// CHECK: error: 'func.func' op size symbol 'n' reads element 0 of argument #0, which is not a static i64, i32 or i1 tensor that long
 func.func @reads_floats(%x: !x) attributes {kiln.symbols = [{name = "n", min = 0, max = 8, opt = 1, code = array<i64: 12, 0, 0>}]} {
   return
 }
@@ -15,7 +15,7 @@ func.func @reads_floats(%x: !x) attributes {kiln.symbols = [{name = "n", min = 0
 !s = tensor<2xi64, #kiln.enc<row_major, cpu>>
 
 // Past the argument's elements.
-// CHECK: error: 'func.func' op size symbol 'n' reads element 2 of argument #0, which is not a static i64 or i32 tensor that long
+// CHECK: error: 'func.func' op size symbol 'n' reads element 2 of argument #0, which is not a static i64, i32 or i1 tensor that long
 func.func @past_the_end(%s: !s) attributes {kiln.symbols = [{name = "n", min = 0, max = 8, opt = 1, code = array<i64: 12, 0, 2>}]} {
   return
 }

@@ -244,3 +244,37 @@ for label, sizes in [("7x3", [1, 1, 7, 3]), ("2x9", [1, 1, 2, 9])]:
     case("resize_sizes", label, {"x": x, "roi": roi, "sizes": np.array(sizes, np.int64)})
 for label, scales in [("1.5x0.6", [1, 1, 1.5, 0.6]), ("0.5x2", [1, 1, 0.5, 2.0])]:
     case("resize_scales", label, {"x": x, "roi": roi, "scales": np.array(scales, np.float32)})
+
+# OneHot's depth, given as a float as ONNX allows.
+model("onehot", helper.make_node("OneHot", ["i", "depth", "values"], ["y"], axis=0),
+      [vi("i", T.INT64, [3]), vi("depth", T.FLOAT, []), vi("values", T.FLOAT, [2])],
+      [vi("y", T.FLOAT, None)], opset=11)
+indices = np.array([0, -1, 2], np.int64)
+for depth in (3, 5):
+    hot = np.zeros((depth, 3), np.float32) + 2
+    for k, i in enumerate(indices):
+        hot[i % depth, k] = 7
+    case("onehot", str(depth), {"i": indices, "depth": np.array(depth, np.float32),
+                                "values": np.array([2, 7], np.float32)}, {"y": hot})
+case("onehot", "zero", {"i": indices, "depth": np.array(0, np.float32),
+                        "values": np.array([2, 7], np.float32)})
+
+# Compress with a condition read at run time: as many results as it holds.
+model("compress", helper.make_node("Compress", ["x", "keep"], ["y"], axis=1),
+      [vi("x", T.FLOAT, [2, 4]), vi("keep", T.BOOL, [3])], [vi("y", T.FLOAT, None)])
+x = rng.standard_normal((2, 4)).astype(np.float32)
+for keep in ([True, False, True], [False, False, False], [True, True, True]):
+    case("compress", "".join("1" if k else "0" for k in keep),
+         {"x": x, "keep": np.array(keep, np.bool_)},
+         {"y": np.compress(keep, x, axis=1)})
+
+# Pad by pads read at run time: constant, edge and reflect.
+for mode in ("constant", "edge", "reflect"):
+    model(f"pad_{mode}", helper.make_node("Pad", ["x", "pads"], ["y"], mode=mode),
+          [vi("x", T.FLOAT, [3, 4]), vi("pads", T.INT64, [4])], [vi("y", T.FLOAT, None)])
+    x = rng.standard_normal((3, 4)).astype(np.float32)
+    for pads in ([1, 2, 0, 1], [2, 0, 1, 3]):
+        width = ((pads[0], pads[2]), (pads[1], pads[3]))
+        case(f"pad_{mode}", "-".join(map(str, pads)), {"x": x, "pads": np.array(pads, np.int64)},
+             {"y": np.pad(x, width, mode=mode)})
+case("pad_reflect", "too-wide", {"x": x, "pads": np.array([0, 4, 0, 0], np.int64)})
