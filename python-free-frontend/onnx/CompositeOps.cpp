@@ -645,6 +645,75 @@ void registerGatherBasedConverters(ConverterMap &m) {
   m["BlackmanWindow"] = window("blackman");
 
   // Compress with a constant condition: a gather of the selected positions.
+  // NonZero: the indices of the nonzero elements, one row per dimension.
+  // Its length is the data's: known for a constant, and for a small
+  // integer or boolean model input read at run time (its elements are
+  // sizes symbols); otherwise unsupported.
+  m["NonZero"] = [](NodeContext &c) -> LogicalResult {
+    Value x = c.input(0);
+    RankedTensorType type = c.type(x);
+    if (hasSymbolicSizes(type) || type.getRank() == 0)
+      return c.unsupportedBecause("NonZero of a scalar or of dynamic dimensions");
+    ArrayRef<int64_t> shape = type.getShape();
+    int64_t rank = shape.size(), n = type.getNumElements();
+    std::string saved = c.unsupported;
+    FailureOr<DenseElementsAttr> constant = c.constantOf(x, 0);
+    c.unsupported = saved;
+    if (succeeded(constant)) {
+      FailureOr<::kiln::ref::Tensor> t = toReferenceTensor(*constant);
+      if (failed(t))
+        return c.unsupportedBecause("NonZero of this type");
+      SmallVector<int64_t> flat;
+      for (int64_t k = 0; k < n; ++k)
+        if (t->getDouble(k) != 0)
+          flat.push_back(k);
+      SmallVector<int64_t> rows(rank * flat.size());
+      for (size_t j = 0; j < flat.size(); ++j)
+        for (int64_t d = rank - 1, rest = flat[j]; d >= 0; rest /= shape[d], --d)
+          rows[d * flat.size() + j] = rest % shape[d];
+      return c.finish(c.constant(DenseElementsAttr::get(
+          RankedTensorType::get({rank, static_cast<int64_t>(flat.size())}, c.builder.getI64Type()),
+          ArrayRef<int64_t>(rows))));
+    }
+    std::optional<SmallVector<AffineExpr>> values = c.runTimeInts(x, c.node.input(0), /*anyRank=*/true);
+    if (!values)
+      return c.unsupportedBecause("NonZero's output length follows its data: it needs a constant, "
+                                  "or a model input of at most 16 integers or booleans");
+    SmallVector<int64_t> code = {static_cast<int64_t>(::kiln::ref::SizeOp::Constant), 0};
+    for (AffineExpr v : *values) {
+      // + (v != 0)
+      appendSizeCode(v, code);
+      code.append({0, 0, static_cast<int64_t>(::kiln::ref::SizeOp::Eq), 0, -1,
+                   static_cast<int64_t>(::kiln::ref::SizeOp::Mul), 0, 1,
+                   static_cast<int64_t>(::kiln::ref::SizeOp::Add),
+                   static_cast<int64_t>(::kiln::ref::SizeOp::Add)});
+    }
+    AffineExpr count = c.computedSize(c.node.output(0) + ".dim1", code, 0, n);
+    if (!count)
+      return failure();
+    // The flat positions of the nonzeros, in order (a stable sort of
+    // x == 0 puts them first), then each dimension's index of them.
+    MLIRContext *context = c.builder.getContext();
+    Type i64 = c.builder.getI64Type();
+    Value flat = cast(c, c.reshape(x, {n}), i64);
+    Value order = c.build<ArgSortOp>(cast(c, c.build<EqOp>({flat, c.constantI64(0, false)}), i64),
+                                     {c.named("axis", c.builder.getI64IntegerAttr(0)),
+                                      c.named("descending", c.builder.getBoolAttr(false))});
+    Value positions = c.build<SliceOp>(
+        order, {c.named("starts", c.ints({0})), c.named("ends", c.ints({0})),
+                c.named("steps", c.ints({1})),
+                c.named("end_sizes", AffineMapAttr::get(getSizesMap({count}, context)))});
+    SmallVector<Value> rows;
+    int64_t stride = n;
+    for (int64_t d = 0; d < rank; ++d) {
+      stride /= std::max<int64_t>(shape[d], 1);
+      Value index = c.build<ModOp>({c.build<DivOp>({positions, c.constantI64(stride, false)}),
+                                    c.constantI64(shape[d], false)});
+      rows.push_back(c.reshapeTo(index, {getAffineConstantExpr(1, context), count}));
+    }
+    return c.finish(rows.size() == 1 ? rows[0]
+                                     : c.build<ConcatOp>(rows, {c.named("axis", c.builder.getI64IntegerAttr(0))}));
+  };
   m["Compress"] = [](NodeContext &c) -> LogicalResult {
     std::optional<SmallVector<AffineExpr>> keepAtRunTime = c.runTimeInts(1);
     if (keepAtRunTime && c.type(c.input(1)).getElementType().isInteger(1) &&

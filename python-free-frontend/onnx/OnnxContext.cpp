@@ -135,20 +135,22 @@ std::optional<SmallVector<AffineExpr>> NodeContext::runTimeInts(size_t k) {
   return runTimeInts(input(k), static_cast<int>(k) < node.input_size() ? node.input(k) : "");
 }
 
-std::optional<SmallVector<AffineExpr>> NodeContext::runTimeInts(Value v, const std::string &name) {
+std::optional<SmallVector<AffineExpr>> NodeContext::runTimeInts(Value v, const std::string &name,
+                                                                bool anyRank) {
   auto argument = llvm::dyn_cast_or_null<BlockArgument>(v);
   if (!runTime || !argument)
     return std::nullopt;
+  RankedTensorType t = type(argument);
+  if (t.getRank() > 1 && !anyRank)
+    return std::nullopt;
   if (auto it = runTime->elements.find(argument); it != runTime->elements.end())
     return it->second;
-  RankedTensorType t = type(argument);
   constexpr int64_t kMostElements = 16;
   // The runtime reads i64, i32 and boolean elements.
   Type element = t.getElementType();
   if (!(element.isSignlessInteger(64) || element.isSignlessInteger(32) ||
         element.isSignlessInteger(1)) ||
-      !t.hasStaticShape() ||
-      t.getRank() > 1 || t.getNumElements() > kMostElements)
+      !t.hasStaticShape() || t.getNumElements() > kMostElements)
     return std::nullopt;
   SmallVector<AffineExpr> elements;
   for (int64_t j = 0; j < t.getNumElements(); ++j) {

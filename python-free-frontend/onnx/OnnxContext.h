@@ -142,13 +142,15 @@ public:
   };
   RunTimeSizes *runTime = nullptr;
   /// Input #k's elements as size symbols read at run time, when input #k is
-  /// an integer model input of static shape with at most 16 elements (a
-  /// shape, repeats); std::nullopt otherwise. Each may be any int32 value:
+  /// an integer (or boolean) model input of static shape, rank 0 or 1, with
+  /// at most 16 elements (a shape, repeats); std::nullopt otherwise. Each may be any int32 value:
   /// the converter gives it its meaning (computedSize).
   std::optional<llvm::SmallVector<mlir::AffineExpr>> runTimeInts(size_t k);
-  /// The same for a value `v`, its symbols named after `name`.
+  /// The same for a value `v`, its symbols named after `name`; with
+  /// `anyRank`, of any rank (its elements in row-major order).
   std::optional<llvm::SmallVector<mlir::AffineExpr>> runTimeInts(mlir::Value v,
-                                                                const std::string &name);
+                                                                const std::string &name,
+                                                                bool anyRank = false);
   /// A new size symbol computed at run time by `code` (over the symbols
   /// and input elements) and refused outside [min, max]; null (and the node
   /// unsupported) past the 64 symbols a model may have.

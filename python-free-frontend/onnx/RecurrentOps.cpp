@@ -85,13 +85,25 @@ LogicalResult recurrent(NodeContext &c, Cell cell) {
     return c.unsupportedBecause("clip or input_forget");
   if (c.attr("activation_alpha") || c.attr("activation_beta"))
     return c.unsupportedBecause("parameterised activations");
-  if (c.numInputs() > 4 && c.input(4)) { // sequence_lens: all full length only
-    FailureOr<SmallVector<int64_t>> lengths = c.constantInts(4);
-    if (failed(lengths))
-      return failure();
-    for (int64_t len : *lengths)
-      if (len != c.type(x).getDimSize(0))
-        return c.unsupportedBecause("sequences of different lengths");
+  // sequence_lens: all full length only (read at run time: checked so).
+  int64_t steps = c.type(x).getDimSize(0);
+  if (c.numInputs() > 4 && c.input(4)) {
+    if (std::optional<SmallVector<AffineExpr>> lengths = c.runTimeInts(4)) {
+      std::string name = c.node.output_size() && !c.node.output(0).empty() ? c.node.output(0)
+                                                                           : c.node.name();
+      for (auto [b, length] : llvm::enumerate(*lengths))
+        if (!sizeAtRunTime(c, length,
+                           name + ": sequence length #" + std::to_string(b) + " (all full)",
+                           steps, steps))
+          return failure();
+    } else {
+      FailureOr<SmallVector<int64_t>> given = c.constantInts(4);
+      if (failed(given))
+        return failure();
+      for (int64_t len : *given)
+        if (len != steps)
+          return c.unsupportedBecause("sequences of different lengths");
+    }
   }
   Value peepholes = cell == Cell::LSTM && c.numInputs() > 7 ? c.input(7) : Value();
   std::vector<std::string> acts;
@@ -109,7 +121,7 @@ LogicalResult recurrent(NodeContext &c, Cell cell) {
   ArrayRef<int64_t> xs = c.type(x).getShape();
   if (xs.size() != 3 || hidden < 1)
     return c.unsupportedBecause("input rank or hidden_size");
-  int64_t steps = xs[0], batch = xs[1];
+  int64_t batch = xs[1];
   // The recurrence is unrolled: a few ops per step and direction, so the
   // sequence length bounds the graph (and hidden_size the gate arithmetic).
   if (steps * dirs > kMaxUnrolledSteps || hidden > (int64_t(1) << 24))

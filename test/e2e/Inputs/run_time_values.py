@@ -278,3 +278,10 @@ for mode in ("constant", "edge", "reflect"):
         case(f"pad_{mode}", "-".join(map(str, pads)), {"x": x, "pads": np.array(pads, np.int64)},
              {"y": np.pad(x, width, mode=mode)})
 case("pad_reflect", "too-wide", {"x": x, "pads": np.array([0, 4, 0, 0], np.int64)})
+
+# NonZero of a small model input: as many indices as nonzeros.
+model("nonzero", helper.make_node("NonZero", ["x"], ["y"]),
+      [vi("x", T.INT64, [2, 3])], [vi("y", T.INT64, None)], opset=13)
+for label, x in [("three", np.array([[0, 5, 0], [7, 0, -1]], np.int64)),
+                 ("none", np.zeros((2, 3), np.int64))]:
+    case("nonzero", label, {"x": x}, {"y": np.array(np.nonzero(x), np.int64)})
