@@ -262,8 +262,9 @@ OpFoldResult BroadcastOp::fold(FoldAdaptor) {
 }
 
 OpFoldResult SliceOp::fold(FoldAdaptor) {
-  // A slice that keeps everything has the input's type.
-  if (getInput().getType() != getType())
+  // A slice that keeps everything has the input's type (bounds read at run
+  // time may still reverse it).
+  if (getInput().getType() != getType() || getRunTimeBounds())
     return {};
   for (int64_t step : getSteps())
     if (step != 1)

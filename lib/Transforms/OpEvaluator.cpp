@@ -38,6 +38,10 @@ mlir::kiln::evaluateOp(Operation *op, ArrayRef<ElementsAttr> operands) {
   FailureOr<ref::OpAttrs> attrs = toReferenceAttrs(op);
   if (failed(attrs))
     return failure();
+  // An op whose attributes exist only per run (a slice's bounds or a
+  // reduction's axes read at run time) is not folded.
+  if (op->hasAttr("run_time_bounds") || op->hasAttr("run_time_axes"))
+    return failure();
   std::vector<const ref::Tensor *> operandPtrs;
   for (const ref::Tensor &t : inputs)
     operandPtrs.push_back(&t);

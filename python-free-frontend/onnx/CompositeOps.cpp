@@ -500,7 +500,8 @@ void registerCompositeConverters(ConverterMap &m) {
       return transpose(c, summed, inverse);
     };
     if (std::optional<SmallVector<AffineExpr>> axisAtRunTime = c.runTimeInts(1);
-        axisAtRunTime && axisAtRunTime->size() == 1 && !hasSymbolicSizes(x.getType())) {
+        axisAtRunTime && axisAtRunTime->size() == 1 && !hasSymbolicSizes(x.getType()) &&
+        rank > 0) {
       // The axis read at run time: checked in range per run, and the sum
       // along each axis computed, the run's chosen (rank times the work of
       // one: give the axis with --input-value to compile one).

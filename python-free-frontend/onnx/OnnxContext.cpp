@@ -174,12 +174,23 @@ AffineExpr NodeContext::computedSize(const std::string &name, ArrayRef<int64_t> 
                   " sizes (dimensions and values read at run time)";
     return AffineExpr();
   }
+  if (code.size() > ::kiln::ref::kMaxSizeCode) {
+    unsupported = "a size read at run time ('" + name.substr(0, 64) +
+                  "') needs an expression longer than kiln's " +
+                  std::to_string(::kiln::ref::kMaxSizeCode) + " instructions";
+    return AffineExpr();
+  }
+  if (min > max) {
+    unsupported = "a size read at run time ('" + name.substr(0, 64) + "') has no valid value";
+    return AffineExpr();
+  }
   SizeSymbol s;
-  s.name = name;
+  // Names are for errors and dumps: at most 200 bytes (files allow 256).
+  s.name = name.size() > 200 ? name.substr(0, 197) + "..." : name;
   // Two symbols of one name: the later one is told apart.
   for (const SizeSymbol &other : symbols)
     if (other.name == s.name)
-      s.name = name + "#" + std::to_string(symbols.size());
+      s.name = s.name + "#" + std::to_string(symbols.size());
   s.min = min;
   s.max = max;
   s.opt = std::clamp<int64_t>(1, min, max);

@@ -266,10 +266,12 @@ void registerShapeConverters(ConverterMap &m) {
     return c.finish(c.reshape(c.input(0), {outer, inner}));
   };
   m["Squeeze"] = [](NodeContext &c) -> LogicalResult {
-    if (c.opset >= 13)
-      if (std::optional<SmallVector<AffineExpr>> values = c.runTimeInts(1))
-        return squeezeAtRunTime(c, *values);
-    FailureOr<SmallVector<int64_t>> axes = axesOf(c, 1, 13);
+    std::optional<SmallVector<AffineExpr>> values =
+        c.opset >= 13 ? c.runTimeInts(1) : std::nullopt;
+    if (values && !values->empty())
+      return squeezeAtRunTime(c, *values);
+    // No axes read at run time are no axes: every dimension of size 1.
+    FailureOr<SmallVector<int64_t>> axes = values ? SmallVector<int64_t>{} : axesOf(c, 1, 13);
     if (failed(axes))
       return failure();
     ArrayRef<int64_t> in = c.type(c.input(0)).getShape();
@@ -298,7 +300,8 @@ void registerShapeConverters(ConverterMap &m) {
   };
   m["Unsqueeze"] = [](NodeContext &c) -> LogicalResult {
     if (c.opset >= 13)
-      if (std::optional<SmallVector<AffineExpr>> values = c.runTimeInts(1))
+      if (std::optional<SmallVector<AffineExpr>> values = c.runTimeInts(1);
+          values && !values->empty())
         return unsqueezeAtRunTime(c, *values);
     FailureOr<SmallVector<int64_t>> axes = axesOf(c, 1, 13);
     if (failed(axes))
@@ -560,7 +563,9 @@ void registerShapeConverters(ConverterMap &m) {
       if (auto s = c.attrInts("split"))
         sizes.assign(s->begin(), s->end());
     } else if (std::optional<SmallVector<AffineExpr>> values = c.runTimeInts(1)) {
-      return splitAtRunTime(c, *values, *axis);
+      // No sizes read at run time split equally, as no sizes given.
+      if (!values->empty())
+        return splitAtRunTime(c, *values, *axis);
     } else if (c.input(1)) {
       FailureOr<SmallVector<int64_t>> s = c.constantInts(1);
       if (failed(s))

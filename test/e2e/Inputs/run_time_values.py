@@ -285,3 +285,9 @@ model("nonzero", helper.make_node("NonZero", ["x"], ["y"]),
 for label, x in [("three", np.array([[0, 5, 0], [7, 0, -1]], np.int64)),
                  ("none", np.zeros((2, 3), np.int64))]:
     case("nonzero", label, {"x": x}, {"y": np.array(np.nonzero(x), np.int64)})
+
+# Squeeze by an empty axes input: every dimension of size 1, as with none.
+model("squeeze_all", helper.make_node("Squeeze", ["x", "axes"], ["y"]),
+      [vi("x", T.FLOAT, [1, 3, 1]), vi("axes", T.INT64, [0])], [vi("y", T.FLOAT, None)])
+x = rng.standard_normal((1, 3, 1)).astype(np.float32)
+case("squeeze_all", "none", {"x": x, "axes": np.zeros(0, np.int64)}, {"y": x.reshape(3)})
