@@ -764,10 +764,11 @@ LogicalResult GatherElementsOp::inferReturnTypes(MLIRContext *, OptLoc loc,
   RankedTensorType indices = tensorType(adaptor.getIndices());
   // Over static data, indices may have a symbolic size along the axis
   // (TopK's k read at run time): the other sizes are still checked.
-  bool symbolicAlongAxis = !hasSymbolicSizes(data) && hasSymbolicSizes(indices) &&
-                           adaptor.getAxis() >= 0 && adaptor.getAxis() < indices.getRank();
+  int64_t axis = static_cast<int64_t>(adaptor.getAxis());
+  bool symbolicAlongAxis = !hasSymbolicSizes(data) && hasSymbolicSizes(indices) && axis >= 0 &&
+                           axis < indices.getRank();
   for (int64_t d = 0; d < indices.getRank() && symbolicAlongAxis; ++d)
-    symbolicAlongAxis = d == adaptor.getAxis() || !indices.isDynamicDim(d);
+    symbolicAlongAxis = d == axis || !indices.isDynamicDim(d);
   if ((!symbolicAlongAxis && failed(rejectSymbolic(loc, "gather_elements", operands))) ||
       failed(checkElementIndices(loc, "gather_elements", data, indices, adaptor.getAxis())))
     return failure();

@@ -137,6 +137,8 @@ public:
   /// importer's list of symbols (appended to), and the symbols already
   /// standing for each input's elements. Null for importers without them.
   struct RunTimeSizes {
+    explicit RunTimeSizes(llvm::SmallVector<mlir::kiln::SizeSymbol> *symbols)
+        : symbols(symbols) {}
     llvm::SmallVector<mlir::kiln::SizeSymbol> *symbols;
     llvm::DenseMap<mlir::Value, llvm::SmallVector<mlir::AffineExpr>> elements;
   };

@@ -133,7 +133,7 @@ private:
   SmallVector<SizeSymbol> symbols;
   std::map<std::string, unsigned> symbolOf;
   SymbolicInts symbolicInts;
-  NodeContext::RunTimeSizes runTimeSizes{&symbols, {}};
+  NodeContext::RunTimeSizes runTimeSizes{&symbols};
   std::set<std::string> poisoned;
   std::vector<Unsupported> unsupported;
 };
@@ -224,7 +224,7 @@ LogicalResult Importer::collectSizeSymbols(const onnx::GraphProto &graph,
         return fail("more than " + Twine(kMaxSizeSymbols) + " dynamic dimensions");
       symbolOf[key] = symbols.size();
       firstInput[key] = where;
-      symbols.push_back({key, spec.min, spec.max, spec.opt});
+      symbols.push_back({key, spec.min, spec.max, spec.opt, {}});
     }
   }
   // One dim_param pinned to a size on one input and a range on another.
