@@ -15,11 +15,17 @@ using namespace mlir;
 namespace kiln {
 namespace driver {
 
-/// Bytes of a value; of a value of symbolic size, at the largest sizes.
+/// Bytes of a value; of a value of symbolic size, at the largest sizes
+/// (0 for one sized by values read at run time, whose ranges are bounds).
 int64_t tensorBytes(Type type, llvm::ArrayRef<mlir::kiln::SizeSymbol> symbols) {
   auto tensor = llvm::cast<RankedTensorType>(type);
-  return mlir::kiln::maxElements(tensor, symbols).value_or(0) *
-         std::max<int64_t>(1, (tensor.getElementTypeBitWidth() + 7) / 8);
+  int64_t bytes = 0;
+  if (mlir::kiln::usesComputedSymbols(type, symbols) ||
+      __builtin_mul_overflow(mlir::kiln::maxElements(tensor, symbols).value_or(0),
+                             std::max<int64_t>(1, (tensor.getElementTypeBitWidth() + 7) / 8),
+                             &bytes))
+    return 0;
+  return bytes;
 }
 
 void reportPlans(ModuleOp module, llvm::raw_ostream &os) {
