@@ -130,7 +130,8 @@ FailureOr<ref::OpAttrs> mlir::kiln::toReferenceAttrs(Operation *op) {
                type && toReferenceDType(type.getValue())) {
       a.kind = ref::OpAttr::Type;
       a.dtype = *toReferenceDType(type.getValue());
-    } else if (auto map = llvm::dyn_cast<AffineMapAttr>(value); map && named.getName() == "length") {
+    } else if (auto map = llvm::dyn_cast<AffineMapAttr>(value);
+               map && named.getName() == "length") {
       // An iota's length: its value, or (a symbolic one) an entry the
       // executable writes as the size's expression.
       a.kind = ref::OpAttr::Ints;

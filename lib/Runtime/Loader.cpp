@@ -921,14 +921,16 @@ struct Loader {
             // checkSizeCode bounded the input index.
             const TensorSpec &input = exe.inputs()[operands[0]];
             int64_t element = operands[1];
-            bool readable = scaled ? input.dtype == ref::DType::F32 || input.dtype == ref::DType::F64
-                                   : input.dtype == ref::DType::I64 || input.dtype == ref::DType::I32 ||
-                                         input.dtype == ref::DType::I1;
+            ref::DType t = input.dtype;
+            bool readable = scaled ? t == ref::DType::F32 || t == ref::DType::F64
+                                   : t == ref::DType::I64 || t == ref::DType::I32 ||
+                                         t == ref::DType::I1;
             if (!readable || input.isDynamic() || element >= ref::numElements(input.shape))
               status = Status::error("size symbol '" + sym.name + "' reads element " +
                                      std::to_string(element) + " of input '" + input.name +
                                      "' (" + input.typeString() + "), which is not a static " +
-                                     (scaled ? "f32 or f64" : "i64, i32 or i1") + " input that long");
+                                     (scaled ? "f32 or f64" : "i64, i32 or i1") +
+                                     " input that long");
           });
     return status;
   }

@@ -676,7 +676,8 @@ void registerGatherBasedConverters(ConverterMap &m) {
           RankedTensorType::get({rank, static_cast<int64_t>(flat.size())}, c.builder.getI64Type()),
           ArrayRef<int64_t>(rows))));
     }
-    std::optional<SmallVector<AffineExpr>> values = c.runTimeInts(x, c.node.input(0), /*anyRank=*/true);
+    std::optional<SmallVector<AffineExpr>> values =
+        c.runTimeInts(x, c.node.input(0), /*anyRank=*/true);
     if (!values)
       return c.unsupportedBecause("NonZero's output length follows its data: it needs a constant, "
                                   "or a model input of at most 16 integers or booleans");
@@ -712,8 +713,9 @@ void registerGatherBasedConverters(ConverterMap &m) {
                                     c.constantI64(shape[d], false)});
       rows.push_back(c.reshapeTo(index, {getAffineConstantExpr(1, context), count}));
     }
-    return c.finish(rows.size() == 1 ? rows[0]
-                                     : c.build<ConcatOp>(rows, {c.named("axis", c.builder.getI64IntegerAttr(0))}));
+    if (rows.size() == 1)
+      return c.finish(rows[0]);
+    return c.finish(c.build<ConcatOp>(rows, {c.named("axis", c.builder.getI64IntegerAttr(0))}));
   };
   m["Compress"] = [](NodeContext &c) -> LogicalResult {
     std::optional<SmallVector<AffineExpr>> keepAtRunTime = c.runTimeInts(1);
@@ -746,7 +748,8 @@ void registerGatherBasedConverters(ConverterMap &m) {
       Type i64 = c.builder.getI64Type();
       Value keep = cast(c, c.input(1), i64);
       if (given > extent)
-        keep = c.build<SliceOp>(keep, {c.named("starts", c.ints({0})), c.named("ends", c.ints({extent})),
+        keep = c.build<SliceOp>(keep, {c.named("starts", c.ints({0})),
+                                       c.named("ends", c.ints({extent})),
                                        c.named("steps", c.ints({1}))});
       else if (given < extent)
         keep = c.build<ConcatOp>({keep, c.constantI64(SmallVector<int64_t>(extent - given, 0))},
@@ -757,8 +760,10 @@ void registerGatherBasedConverters(ConverterMap &m) {
       Value positions = c.build<SliceOp>(
           order, {c.named("starts", c.ints({0})), c.named("ends", c.ints({0})),
                   c.named("steps", c.ints({1})),
-                  c.named("end_sizes", AffineMapAttr::get(getSizesMap({kept}, c.builder.getContext())))});
-      return c.finish(c.build<GatherOp>({x, positions}, {c.named("axis", c.builder.getI64IntegerAttr(*axis))}));
+                  c.named("end_sizes",
+                          AffineMapAttr::get(getSizesMap({kept}, c.builder.getContext())))});
+      return c.finish(c.build<GatherOp>({x, positions},
+                                        {c.named("axis", c.builder.getI64IntegerAttr(*axis))}));
     }
     FailureOr<DenseElementsAttr> condition = c.constantOf(c.input(1), 1);
     if (failed(condition))
@@ -956,7 +961,8 @@ void registerGatherBasedConverters(ConverterMap &m) {
           order, {c.named("starts", c.ints(starts)), c.named("ends", c.ints(ends)),
                   c.named("steps", c.ints(steps)),
                   c.named("end_sizes", AffineMapAttr::get(getSizesMap(endSizes, context)))});
-      Value values = c.build<GatherElementsOp>({x, indices}, {c.named("axis", c.builder.getI64IntegerAttr(*axis))});
+      Value values = c.build<GatherElementsOp>(
+          {x, indices}, {c.named("axis", c.builder.getI64IntegerAttr(*axis))});
       if (failed(c.finish(values)))
         return failure();
       return c.finish(indices);
@@ -1119,7 +1125,8 @@ void registerGatherBasedConverters(ConverterMap &m) {
       Value t = generated(c, s, i64, [&](ArrayRef<int64_t> i) { return double(i[timeAxis]); });
       Value reversed = c.build<SubOp>({c.build<SubOp>({length, c.constantI64(1, false)}), t});
       Value index = c.build<SelectOp>({c.build<LtOp>({t, length}), reversed, t});
-      return c.finish(c.build<GatherElementsOp>({x, index}, {c.named("axis", c.builder.getI64IntegerAttr(timeAxis))}));
+      return c.finish(c.build<GatherElementsOp>(
+          {x, index}, {c.named("axis", c.builder.getI64IntegerAttr(timeAxis))}));
     }
     FailureOr<SmallVector<int64_t>> lengths = c.constantInts(1);
     if (failed(lengths))

@@ -20,9 +20,11 @@ Value reduce(NodeContext &c, Value x, int64_t inputOpset) {
   int64_t rank = c.rank(x);
   SmallVector<int64_t> axes;
   if (c.opset >= inputOpset && c.input(1))
-    if (std::optional<SmallVector<AffineExpr>> values = c.runTimeInts(1); values && !values->empty())
-      return reduceAtRunTime(c, x, *values, c.attrInt("keepdims", 1) != 0,
-                             [&](ArrayRef<NamedAttribute> attrs) { return c.build<OpT>(x, attrs); });
+    if (std::optional<SmallVector<AffineExpr>> values = c.runTimeInts(1);
+        values && !values->empty())
+      return reduceAtRunTime(
+          c, x, *values, c.attrInt("keepdims", 1) != 0,
+          [&](ArrayRef<NamedAttribute> attrs) { return c.build<OpT>(x, attrs); });
   if (c.opset >= inputOpset) {
     if (c.input(1) && !c.runTimeInts(1)) {
       FailureOr<SmallVector<int64_t>> a = c.constantInts(1);

@@ -165,7 +165,8 @@ LogicalResult resizeAtRunTime(NodeContext &c, ArrayRef<AffineExpr> outSizes,
     along[d] = outSizes[d];
     Value sum;
     for (size_t tap = 0; tap < indices.size() && y; ++tap) {
-      Value picked = c.build<GatherOp>({y, indices[tap]}, {c.named("axis", c.builder.getI64IntegerAttr(d))});
+      Value picked = c.build<GatherOp>({y, indices[tap]},
+                                       {c.named("axis", c.builder.getI64IntegerAttr(d))});
       if (!weights.empty())
         picked = mul(picked, c.reshapeTo(cast(weights[tap], element), along));
       sum = sum ? add(sum, picked) : picked;
@@ -200,8 +201,9 @@ void registerResizeConverters(ConverterMap &m) {
       size_t sizesInput = scalesInput + 1;
       Value scalesValue = c.opset < 9 ? Value() : c.input(scalesInput);
       auto scalesArgument = llvm::dyn_cast_or_null<BlockArgument>(scalesValue);
+      bool haveScales = scalesValue && c.type(scalesValue).getNumElements() > 0;
       std::optional<SmallVector<AffineExpr>> sizesAtRunTime =
-          c.node.op_type() == "Resize" && c.opset >= 11 && !(scalesValue && c.type(scalesValue).getNumElements() > 0)
+          c.node.op_type() == "Resize" && c.opset >= 11 && !haveScales
               ? c.runTimeInts(sizesInput)
               : std::nullopt;
       RankedTensorType xType = c.type(x);
@@ -211,7 +213,8 @@ void registerResizeConverters(ConverterMap &m) {
                               c.type(scalesArgument).getElementType().isF64());
       if (scalesAtRunTime || sizesAtRunTime) {
         if (hasSymbolicSizes(xType) || !llvm::isa<FloatType>(xType.getElementType()))
-          return c.unsupportedBecause("a resize by values read at run time takes static float data");
+          return c.unsupportedBecause(
+              "a resize by values read at run time takes static float data");
         Type f64 = c.builder.getF64Type();
         SmallVector<AffineExpr> outSizes;
         for (int64_t d = 0; d < rank; ++d) {
