@@ -676,21 +676,10 @@ void registerGatherBasedConverters(ConverterMap &m) {
           RankedTensorType::get({rank, static_cast<int64_t>(flat.size())}, c.builder.getI64Type()),
           ArrayRef<int64_t>(rows))));
     }
-    std::optional<SmallVector<AffineExpr>> values =
-        c.runTimeInts(x, c.node.input(0), /*anyRank=*/true);
-    if (!values)
+    if (!c.runTimeElements(x, /*anyRank=*/true))
       return c.unsupportedBecause("NonZero's output length follows its data: it needs a constant, "
                                   "or a model input of at most 16 integers or booleans");
-    SmallVector<int64_t> code = {static_cast<int64_t>(::kiln::ref::SizeOp::Constant), 0};
-    for (AffineExpr v : *values) {
-      // + (v != 0)
-      appendSizeCode(v, code);
-      code.append({0, 0, static_cast<int64_t>(::kiln::ref::SizeOp::Eq), 0, -1,
-                   static_cast<int64_t>(::kiln::ref::SizeOp::Mul), 0, 1,
-                   static_cast<int64_t>(::kiln::ref::SizeOp::Add),
-                   static_cast<int64_t>(::kiln::ref::SizeOp::Add)});
-    }
-    AffineExpr count = c.computedSize(c.node.output(0) + ".dim1", code, 0, n);
+    AffineExpr count = nonZerosAtRunTime(c, c.node.output(0) + ".dim1", x);
     if (!count)
       return failure();
     // The flat positions of the nonzeros, in order (a stable sort of
@@ -1107,17 +1096,17 @@ void registerGatherBasedConverters(ConverterMap &m) {
     int64_t timeAxis = c.attrInt("time_axis", 0), batchAxis = c.attrInt("batch_axis", 1);
     if (s.size() < 2 || (timeAxis != 0 && timeAxis != 1) || batchAxis != 1 - timeAxis)
       return c.unsupportedBecause("axes");
-    std::optional<SmallVector<AffineExpr>> lengthsAtRunTime = c.runTimeInts(1);
-    if (lengthsAtRunTime && !hasSymbolicSizes(x.getType())) {
-      // Lengths read at run time: each checked within the time axis per
-      // run, then positions t < length reversed as for constant lengths.
-      if (static_cast<int64_t>(lengthsAtRunTime->size()) != s[batchAxis])
-        return emitError(c.loc) << "has " << lengthsAtRunTime->size()
-                                << " sequence lengths for a batch of " << s[batchAxis];
-      for (auto [b, length] : llvm::enumerate(*lengthsAtRunTime))
-        if (!sizeAtRunTime(c, length, c.node.output(0) + ": sequence length #" + std::to_string(b),
-                           0, s[timeAxis]))
-          return failure();
+    if (c.readsAtRunTime(1) && !hasSymbolicSizes(x.getType())) {
+      // Lengths read at run time: checked within the time axis per run,
+      // then positions t < length reversed as for constant lengths.
+      int64_t given = c.type(c.input(1)).getNumElements();
+      if (given != s[batchAxis])
+        return emitError(c.loc) << "has " << given << " sequence lengths for a batch of "
+                                << s[batchAxis];
+      if (failed(checkAllWithin(c, c.node.output(0) + ": sequence lengths within 0.." +
+                                       std::to_string(s[timeAxis]),
+                                1, 0, s[timeAxis])))
+        return failure();
       Type i64 = c.builder.getI64Type();
       SmallVector<int64_t> lengthShape(s.size(), 1);
       lengthShape[batchAxis] = s[batchAxis];

@@ -135,34 +135,44 @@ std::optional<SmallVector<AffineExpr>> NodeContext::runTimeInts(size_t k) {
   return runTimeInts(input(k), static_cast<int>(k) < node.input_size() ? node.input(k) : "");
 }
 
-std::optional<SmallVector<AffineExpr>> NodeContext::runTimeInts(Value v, const std::string &name,
-                                                                bool anyRank) {
+std::optional<SmallVector<SmallVector<int64_t>>> NodeContext::runTimeElements(Value v,
+                                                                              bool anyRank) {
   auto argument = llvm::dyn_cast_or_null<BlockArgument>(v);
   if (!runTime || !argument)
     return std::nullopt;
   RankedTensorType t = type(argument);
-  if (t.getRank() > 1 && !anyRank)
-    return std::nullopt;
-  if (auto it = runTime->elements.find(argument); it != runTime->elements.end())
-    return it->second;
   constexpr int64_t kMostElements = 16;
   // The runtime reads i64, i32 and boolean elements.
   Type element = t.getElementType();
-  if (!(element.isSignlessInteger(64) || element.isSignlessInteger(32) ||
+  if ((t.getRank() > 1 && !anyRank) ||
+      !(element.isSignlessInteger(64) || element.isSignlessInteger(32) ||
         element.isSignlessInteger(1)) ||
       !t.hasStaticShape() || t.getNumElements() > kMostElements)
     return std::nullopt;
+  SmallVector<SmallVector<int64_t>> codes;
+  for (int64_t j = 0; j < t.getNumElements(); ++j)
+    codes.push_back({static_cast<int64_t>(::kiln::ref::SizeOp::InputElement),
+                     static_cast<int64_t>(argument.getArgNumber()), j});
+  return codes;
+}
+
+std::optional<SmallVector<AffineExpr>> NodeContext::runTimeInts(Value v, const std::string &name,
+                                                                bool anyRank) {
+  std::optional<SmallVector<SmallVector<int64_t>>> codes = runTimeElements(v, anyRank);
+  if (!codes)
+    return std::nullopt;
+  if (auto it = runTime->elements.find(v); it != runTime->elements.end())
+    return it->second;
+  bool vector = type(v).getRank() > 0;
   SmallVector<AffineExpr> elements;
-  for (int64_t j = 0; j < t.getNumElements(); ++j) {
-    int64_t code[] = {static_cast<int64_t>(::kiln::ref::SizeOp::InputElement),
-                      static_cast<int64_t>(argument.getArgNumber()), j};
-    AffineExpr e = computedSize(t.getRank() ? name + "[" + std::to_string(j) + "]" : name, code,
+  for (auto [j, code] : llvm::enumerate(*codes)) {
+    AffineExpr e = computedSize(vector ? name + "[" + std::to_string(j) + "]" : name, code,
                                 -kRunTimeValueBound, kRunTimeValueBound);
     if (!e)
       return std::nullopt;
     elements.push_back(e);
   }
-  runTime->elements[argument] = elements;
+  runTime->elements[v] = elements;
   return elements;
 }
 

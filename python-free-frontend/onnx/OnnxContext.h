@@ -148,6 +148,12 @@ public:
   /// at most 16 elements (a shape, repeats); std::nullopt otherwise. Each may be any int32 value:
   /// the converter gives it its meaning (computedSize).
   std::optional<llvm::SmallVector<mlir::AffineExpr>> runTimeInts(size_t k);
+  /// Codes reading each element of `v` (SizeCode `12 k j`) when it is a
+  /// model input runTimeInts reads, for a converter that combines them in
+  /// its own sizes and checks; no symbol is made (so no range bounds them).
+  std::optional<llvm::SmallVector<llvm::SmallVector<int64_t>>>
+  runTimeElements(mlir::Value v, bool anyRank = false);
+  bool readsAtRunTime(size_t k) { return runTimeElements(input(k)).has_value(); }
   /// The same for a value `v`, its symbols named after `name`; with
   /// `anyRank`, of any rank (its elements in row-major order).
   std::optional<llvm::SmallVector<mlir::AffineExpr>> runTimeInts(mlir::Value v,
@@ -214,8 +220,14 @@ mlir::Value iotaAtRunTime(NodeContext &c, mlir::AffineExpr length);
 /// Slice with any of its starts, ends, axes and steps read at run time;
 /// Split into `parts` sizes read at run time along `axis`.
 mlir::LogicalResult sliceAtRunTime(NodeContext &c);
-mlir::LogicalResult splitAtRunTime(NodeContext &c, llvm::ArrayRef<mlir::AffineExpr> parts,
-                                   int64_t axis);
+mlir::LogicalResult splitAtRunTime(NodeContext &c, int64_t axis);
+/// One check that every element of input #k read at run time is within
+/// [lo, hi], named `name` (the run is refused otherwise).
+mlir::LogicalResult checkAllWithin(NodeContext &c, const std::string &name, size_t k, int64_t lo,
+                                   int64_t hi);
+/// A size symbol counting the nonzero elements of `v` read at run time;
+/// null when `v` is not read so.
+mlir::AffineExpr nonZerosAtRunTime(NodeContext &c, const std::string &name, mlir::Value v);
 /// A reduction of `x` over axes read at run time, built by `build` with
 /// the attributes it takes (kiln's reductions' run_time_axes and
 /// result_sizes); null on failure.

@@ -88,14 +88,12 @@ LogicalResult recurrent(NodeContext &c, Cell cell) {
   // sequence_lens: all full length only (read at run time: checked so).
   int64_t steps = c.type(x).getDimSize(0);
   if (c.numInputs() > 4 && c.input(4)) {
-    if (std::optional<SmallVector<AffineExpr>> lengths = c.runTimeInts(4)) {
+    if (c.readsAtRunTime(4)) {
       std::string name = c.node.output_size() && !c.node.output(0).empty() ? c.node.output(0)
                                                                            : c.node.name();
-      for (auto [b, length] : llvm::enumerate(*lengths))
-        if (!sizeAtRunTime(c, length,
-                           name + ": sequence length #" + std::to_string(b) + " (all full)",
-                           steps, steps))
-          return failure();
+      if (failed(checkAllWithin(c, name + ": sequence lengths all " + std::to_string(steps), 4,
+                                steps, steps)))
+        return failure();
     } else {
       FailureOr<SmallVector<int64_t>> given = c.constantInts(4);
       if (failed(given))

@@ -43,11 +43,36 @@ struct Code {
     c.ops = {static_cast<int64_t>(SizeOp::Constant), value};
     return c;
   }
+  /// The value when the code reads no symbol or input.
+  std::optional<int64_t> value() const {
+    int64_t v;
+    if (!::kiln::ref::evaluateSizeCode(ops.data(), ops.size(), {}, nullptr, v).empty())
+      return std::nullopt;
+    return v;
+  }
+  /// `op` of the operands, simplified where a constant decides it (codes
+  /// are pure: a dropped operand has no effect), so sizes that do not
+  /// depend on the values read stay constants.
   static Code apply(SizeOp op, std::initializer_list<const Code *> operands) {
+    SmallVector<std::optional<int64_t>> known;
+    for (const Code *operand : operands)
+      known.push_back(operand->value());
+    auto is = [&](size_t k, int64_t v) { return known[k] && *known[k] == v; };
+    const Code *const *args = operands.begin();
+    if (op == SizeOp::Select && known[0])
+      return *args[*known[0] != 0 ? 1 : 2];
+    if ((op == SizeOp::Mul && (is(0, 0) || is(1, 0))))
+      return constant(0);
+    if ((op == SizeOp::Add && is(0, 0)) || (op == SizeOp::Mul && is(0, 1)))
+      return *args[1];
+    if ((op == SizeOp::Add && is(1, 0)) || (op == SizeOp::Mul && is(1, 1)))
+      return *args[0];
     Code c;
     for (const Code *operand : operands)
       c.ops.append(operand->ops);
     c.ops.push_back(static_cast<int64_t>(op));
+    if (std::optional<int64_t> v = c.value())
+      return constant(*v);
     return c;
   }
 };
@@ -157,28 +182,22 @@ FailureOr<SmallVector<AffineExpr>> keptSizes(NodeContext &c, ArrayRef<AffineExpr
   return target;
 }
 
-/// The value of `code` when it reads no symbol or input.
-std::optional<int64_t> constantOf(const Code &code) {
-  int64_t value;
-  if (!::kiln::ref::evaluateSizeCode(code.ops.data(), code.ops.size(), {}, nullptr, value).empty())
-    return std::nullopt;
-  return value;
-}
-
 /// `code` as a size: a constant, or a new symbol `name` in [min, max].
 AffineExpr sizeOf(NodeContext &c, const std::string &name, const Code &code, int64_t min,
                   int64_t max) {
-  if (std::optional<int64_t> value = constantOf(code))
+  if (std::optional<int64_t> value = code.value())
     return getAffineConstantExpr(*value, c.builder.getContext());
   return c.computedSize(name, code.ops, min, max);
 }
 
-/// Input #k's integers as codes: read at run time, or constant.
+/// Input #k's integers as codes: each element read at run time (no
+/// symbol, no range: the converter's own sizes and checks bound it), or
+/// constant.
 FailureOr<SmallVector<Code>> intsOf(NodeContext &c, size_t k) {
   SmallVector<Code> codes;
-  if (std::optional<SmallVector<AffineExpr>> values = c.runTimeInts(k)) {
-    for (AffineExpr v : *values)
-      codes.push_back(Code::of(v));
+  if (auto elements = c.runTimeElements(c.input(k))) {
+    for (const SmallVector<int64_t> &element : *elements)
+      codes.push_back(Code{element});
     return codes;
   }
   FailureOr<SmallVector<int64_t>> values = c.constantInts(k);
@@ -287,7 +306,7 @@ LogicalResult sliceAtRunTime(NodeContext &c) {
   Code zeroSteps = Code::constant(0);
   for (const Code &step : steps)
     zeroSteps = zeroSteps + eq(step, Code::constant(0));
-  std::optional<int64_t> axesValid = constantOf(a.valid), noZeroStep = constantOf(zeroSteps);
+  std::optional<int64_t> axesValid = a.valid.value(), noZeroStep = zeroSteps.value();
   if (axesValid && *axesValid != 1)
     return emitError(c.loc) << "slice axes must be distinct and within rank " << rank;
   if (noZeroStep && *noZeroStep != 0)
@@ -317,19 +336,22 @@ LogicalResult sliceAtRunTime(NodeContext &c) {
   return c.finish(sliceByBounds(c, x, dimStarts, dimEnds, dimSteps, name));
 }
 
-LogicalResult splitAtRunTime(NodeContext &c, ArrayRef<AffineExpr> parts, int64_t axis) {
+LogicalResult splitAtRunTime(NodeContext &c, int64_t axis) {
   Value x = c.input(0);
   if (hasSymbolicSizes(x.getType()))
     return c.unsupportedBecause("splits a dynamic tensor by sizes read at run time");
   ArrayRef<int64_t> in = c.type(x).getShape();
-  if (static_cast<int64_t>(parts.size()) != c.node.output_size())
-    return emitError(c.loc) << "splits into " << parts.size() << " parts for "
+  FailureOr<SmallVector<Code>> parts = intsOf(c, 1);
+  if (failed(parts))
+    return failure();
+  if (static_cast<int64_t>(parts->size()) != c.node.output_size())
+    return emitError(c.loc) << "splits into " << parts->size() << " parts for "
                             << c.node.output_size() << " outputs";
   // Each part not negative, and all adding up to the dimension.
   Code total = Code::constant(0);
   SmallVector<Code> sizes;
-  for (auto [k, part] : llvm::enumerate(parts)) {
-    AffineExpr size = c.computedSize(c.node.output(k) + ": size", Code::of(part).ops, 0, in[axis]);
+  for (auto [k, part] : llvm::enumerate(*parts)) {
+    AffineExpr size = c.computedSize(c.node.output(k) + ": size", part.ops, 0, in[axis]);
     if (!size)
       return failure();
     sizes.push_back(Code::of(size));
@@ -340,7 +362,7 @@ LogicalResult splitAtRunTime(NodeContext &c, ArrayRef<AffineExpr> parts, int64_t
                       eq(total, Code::constant(in[axis])).ops, 1, 1))
     return failure();
   Code offset = Code::constant(0);
-  for (size_t k = 0; k < parts.size(); ++k) {
+  for (size_t k = 0; k < parts->size(); ++k) {
     SmallVector<Code> starts, ends, steps;
     for (size_t d = 0; d < in.size(); ++d) {
       bool cut = static_cast<int64_t>(d) == axis;
@@ -375,8 +397,8 @@ std::optional<Code> rangeBound(NodeContext &c, size_t k) {
     return (*codes)[0];
   }
   if (auto castOp = v.getDefiningOp<CastOp>())
-    if (auto ints = c.runTimeInts(castOp.getInput(), c.node.input(k)); ints && ints->size() == 1)
-      return Code::of((*ints)[0]);
+    if (auto elements = c.runTimeElements(castOp.getInput()); elements && elements->size() == 1)
+      return Code{(*elements)[0]};
   std::string saved = c.unsupported;
   FailureOr<double> value = c.constantScalar(k);
   c.unsupported = saved;
@@ -508,6 +530,31 @@ LogicalResult padAtRunTime(NodeContext &c, ArrayRef<AffineExpr> pads, const std:
     y = c.build<ConcatOp>({left, y, right}, {c.named("axis", c.builder.getI64IntegerAttr(axis))});
   }
   return c.finish(y);
+}
+
+LogicalResult checkAllWithin(NodeContext &c, const std::string &name, size_t k, int64_t lo,
+                             int64_t hi) {
+  FailureOr<SmallVector<Code>> values = intsOf(c, k);
+  if (failed(values))
+    return failure();
+  // One check for them all: how many are within [lo, hi], which must be all.
+  Code within = Code::constant(0);
+  for (const Code &v : *values)
+    within = within + (Code::constant(1) - lt(v, Code::constant(lo))) *
+                          (Code::constant(1) - lt(Code::constant(hi), v));
+  int64_t n = values->size();
+  return success(static_cast<bool>(c.computedSize(name, within.ops, n, n)));
+}
+
+AffineExpr nonZerosAtRunTime(NodeContext &c, const std::string &name, Value v) {
+  std::optional<SmallVector<SmallVector<int64_t>>> elements =
+      c.runTimeElements(v, /*anyRank=*/true);
+  if (!elements)
+    return AffineExpr();
+  Code count = Code::constant(0);
+  for (const SmallVector<int64_t> &element : *elements)
+    count = count + (Code::constant(1) - eq(Code{element}, Code::constant(0)));
+  return c.computedSize(name, count.ops, 0, elements->size());
 }
 
 LogicalResult unsqueezeAtRunTime(NodeContext &c, ArrayRef<AffineExpr> axes) {

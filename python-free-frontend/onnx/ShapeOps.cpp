@@ -365,7 +365,7 @@ void registerShapeConverters(ConverterMap &m) {
       return sliceToSymbolicEnds(c);
     if (c.opset >= 10)
       for (size_t k = 1; k <= 4; ++k)
-        if (c.runTimeInts(k))
+        if (c.readsAtRunTime(k))
           return sliceAtRunTime(c);
     ArrayRef<int64_t> in = c.type(c.input(0)).getShape();
     int64_t rank = in.size();
@@ -531,7 +531,7 @@ void registerShapeConverters(ConverterMap &m) {
     // Bounds read at run time: integer inputs, or casts of them.
     for (size_t k = 0; k < 3; ++k) {
       auto castOp = c.input(k).getDefiningOp<CastOp>();
-      if (c.runTimeInts(k) || (castOp && c.runTimeInts(castOp.getInput(), c.node.input(k))))
+      if (c.readsAtRunTime(k) || (castOp && c.runTimeElements(castOp.getInput())))
         return rangeAtRunTime(c);
     }
     FailureOr<double> start = c.constantScalar(0), limit = c.constantScalar(1), delta = c.constantScalar(2);
@@ -562,10 +562,10 @@ void registerShapeConverters(ConverterMap &m) {
     if (c.opset < 13) {
       if (auto s = c.attrInts("split"))
         sizes.assign(s->begin(), s->end());
-    } else if (std::optional<SmallVector<AffineExpr>> values = c.runTimeInts(1)) {
+    } else if (c.readsAtRunTime(1)) {
       // No sizes read at run time split equally, as no sizes given.
-      if (!values->empty())
-        return splitAtRunTime(c, *values, *axis);
+      if (c.type(c.input(1)).getNumElements() > 0)
+        return splitAtRunTime(c, *axis);
     } else if (c.input(1)) {
       FailureOr<SmallVector<int64_t>> s = c.constantInts(1);
       if (failed(s))

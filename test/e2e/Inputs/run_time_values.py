@@ -177,7 +177,8 @@ for label, (starts, ends, axes, steps) in {
         "forward": ([1, 0], [4, 6], [0, 1], [1, 2]),
         "reverse": ([-1, 3], [-100, 0], [1, -1], [-2, -1]),
         "past-the-ends": ([-1000, 2], [1000, 1000], [2, 0], [3, 1]),
-        "empty": ([3, 0], [1, 6], [0, 1], [1, 1])}.items():
+        "empty": ([3, 0], [1, 6], [0, 1], [1, 1]),
+        "int64-sentinels": ([0, -(2**63)], [2**63 - 1, 2**63 - 1], [1, 2], [2, 1])}.items():
     arrays = {"starts": starts, "ends": ends, "axes": axes, "steps": steps}
     inputs = {"x": x, **{k: np.array(v, np.int64) for k, v in arrays.items()}}
     case("slice", label, inputs, {"y": onnx_slice(x, starts, ends, axes, steps)})
