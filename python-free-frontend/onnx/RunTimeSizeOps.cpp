@@ -1,14 +1,17 @@
 //===- RunTimeSizeOps.cpp - shapes given as model inputs -------------------===//
 //
-// A Reshape's shape, Expand's shape, ConstantOfShape's shape, Tile's
-// repeats or TopK's k that arrives as a model input is read at run time:
-// each of its elements is a size symbol read from the input's data
-// (NodeContext::runTimeInts), and each dimension it decides is a size
-// symbol computed from those by the op's rule (a Reshape's 0 and -1,
-// Expand's broadcasting), with a range the run's values must satisfy. The
-// result's type carries those symbols; the runtime evaluates them from the
-// run's inputs and validates every op at the sizes they give before the
-// run starts, so a value the op does not accept is refused by name.
+// A shape, repeats, axes list, slice bounds, split sizes, pads or range
+// bounds that arrive as a model input are read at run time. Each element is
+// either a size symbol read from the input's data (NodeContext::runTimeInts:
+// a Reshape's shape, Tile's repeats) or read directly inside the op's own
+// size expressions (NodeContext::runTimeElements: Slice's bounds, Split's
+// sizes), and each dimension it decides is a size symbol computed by the
+// op's rule (a Reshape's 0 and -1, Expand's broadcasting, Slice's clamping)
+// with the range a valid value has; checks that size nothing (distinct
+// axes, sizes adding up) are symbols that must be 1. The result's type
+// carries those symbols; the runtime evaluates them from the run's inputs
+// and validates every op at the sizes they give before the run starts, so
+// a value the op does not accept is refused by name.
 //
 //===----------------------------------------------------------------------===//
 
