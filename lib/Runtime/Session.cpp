@@ -198,9 +198,7 @@ Status Session::bindSymbols(std::vector<int64_t> &values) const {
   ref::InputElementReader read = [&](int64_t input, int64_t element, int64_t &value,
                                      std::string &error) {
     const TensorSpec &spec = exe_->inputs()[input];
-    int64_t count = 1;
-    for (int64_t d : inputShapes_[input])
-      count *= d;
+    int64_t count = ref::numElements(inputShapes_[input]);
     if (element >= count) {
       error = "input '" + spec.name + "' has " + std::to_string(count) +
               " elements; its element " + std::to_string(element) + " gives a size";

@@ -140,7 +140,8 @@ static cl::list<std::string> inputShapes(
 static cl::list<std::string> inputValues(
     "input-value",
     cl::desc("Specialise the model to a constant value of an input, read from a .pb or .npy "
-             "file (ONNX; e.g. a shape or axes tensor that arrives as an input)"),
+             "file (ONNX; an optimisation for a shape, axes or other such tensor that arrives "
+             "as an input, which is otherwise read at run time)"),
     cl::value_desc("NAME=FILE"), cl::cat(kilncCategory));
 static cl::opt<bool> noOptimize("O0", cl::desc("Skip the graph pipeline"),
                                 cl::cat(kilncCategory));
