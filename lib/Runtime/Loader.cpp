@@ -873,8 +873,9 @@ struct Loader {
   static Status sizeSymbols(const kx::Executable &file, Executable &exe) {
     if (!file.symbols())
       return Status::ok();
-    if (file.symbols()->size() > 64)
-      return Status::error("more than 64 size symbols");
+    if (file.symbols()->size() > ref::kMaxSizeSymbols)
+      return Status::error("more than " + std::to_string(ref::kMaxSizeSymbols) +
+                           " size symbols");
     for (const kx::SizeSymbol *s : *file.symbols()) {
       SizeSymbolSpec spec;
       spec.name = s->name() ? s->name()->str() : "";

@@ -57,7 +57,7 @@ func.func @constant_size(%a: tensor<?x3xf32, #kiln.enc<row_major, cpu, [4]>>) {
 
 // -----
 
-// Sizes are written over the symbols s0..s63 only.
+// Sizes are written over the symbols s0..s255 only.
 // expected-error @+1 {{use of undeclared identifier}}
 func.func @dimension_identifier(%a: tensor<?x3xf32, #kiln.enc<row_major, cpu, [d0]>>) {
   return

@@ -16,6 +16,7 @@
 #define KILN_IR_SYMBOLICSIZES_H
 
 #include "kiln/IR/KilnAttrs.h"
+#include "kiln/Reference/SizeCode.h"
 
 #include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/AffineMap.h"
@@ -29,8 +30,8 @@
 namespace mlir {
 namespace kiln {
 
-/// The most size symbols one model may have (s0 .. s63).
-constexpr unsigned kMaxSizeSymbols = 64;
+/// The most size symbols one model may have (s0 .. s255).
+constexpr unsigned kMaxSizeSymbols = ::kiln::ref::kMaxSizeSymbols;
 
 /// The name of the function attribute listing the size symbols.
 constexpr const char *kSizeSymbolsAttrName = "kiln.symbols";
@@ -60,7 +61,7 @@ bool usesComputedSymbols(Type type, ArrayRef<SizeSymbol> symbols);
 /// The same for any type of `op` or of an op inside it.
 bool usesComputedSymbols(Operation *op, ArrayRef<SizeSymbol> symbols);
 
-/// Checks that `size` is a symbolic size: built from symbols s0..s63 and
+/// Checks that `size` is a symbolic size: built from symbols s0..s255 and
 /// constants only (no dimension identifiers) and not itself a constant.
 LogicalResult verifySymbolicSize(AffineExpr size,
                                  function_ref<InFlightDiagnostic()> emitError);

@@ -43,6 +43,10 @@ enum class SizeOp : int64_t {
 /// The longest code a size may have.
 constexpr size_t kMaxSizeCode = 4096;
 
+/// The most size symbols a model (and an executable) may have: dimensions,
+/// and the values and sizes read at run time, which take a few per node.
+constexpr size_t kMaxSizeSymbols = 256;
+
 /// Empty if `code` is well formed: every instruction known, each operand
 /// present, symbols below `numSymbols`, inputs below `numInputs` (no input
 /// reads at all when it is 0), and exactly one value left.
