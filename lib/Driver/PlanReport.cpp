@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <algorithm>
+#include <cstdint>
 
 using namespace mlir;
 
@@ -28,6 +29,12 @@ int64_t tensorBytes(Type type, llvm::ArrayRef<mlir::kiln::SizeSymbol> symbols) {
   return bytes;
 }
 
+/// a + b, or INT64_MAX past it (sizes at the ranges' largest values).
+static int64_t addSaturated(int64_t a, int64_t b) {
+  int64_t sum;
+  return __builtin_add_overflow(a, b, &sum) ? INT64_MAX : sum;
+}
+
 void reportPlans(ModuleOp module, llvm::raw_ostream &os) {
   for (auto func : module.getOps<func::FuncOp>()) {
     int64_t steps = 0, events = 0, moved = 0;
@@ -42,10 +49,10 @@ void reportPlans(ModuleOp module, llvm::raw_ostream &os) {
         auto constant = input.getDefiningOp<mlir::kiln::ConstantOp>();
         auto dense = constant ? llvm::dyn_cast<DenseElementsAttr>(constant.getValue()) : nullptr;
         if (!dense || !dense.isSplat())
-          moved += bytes(input.getType());
+          moved = addSaturated(moved, bytes(input.getType()));
       }
       for (Type t : step.getResultTypes())
-        moved += bytes(t);
+        moved = addSaturated(moved, bytes(t));
     });
     auto attr = [&](llvm::StringRef name) {
       auto value = func->getAttrOfType<IntegerAttr>(name);

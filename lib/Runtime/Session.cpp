@@ -380,7 +380,8 @@ std::string Executable::describe() const {
         if (!sym.isComputed())
           continue;
         std::string text = ref::sizeCodeText(sym.code.data(), sym.code.size(), names, inputNames);
-        if (text == sym.name) // an element read as it is: its name says it
+        // An element read as it is: its name says it.
+        if (text == sym.name || text == sym.name + "[0]")
           continue;
         s += "  read at run time: " + sym.name + " = " +
              (text.size() > 200 ? text.substr(0, 200) + "..." : text) + "\n";

@@ -161,7 +161,7 @@ public:
                                                                 bool anyRank = false);
   /// A new size symbol computed at run time by `code` (over the symbols
   /// and input elements) and refused outside [min, max]; null (and the node
-  /// unsupported) past the 64 symbols a model may have.
+  /// unsupported) past the kMaxSizeSymbols a model may have.
   mlir::AffineExpr computedSize(const std::string &name, llvm::ArrayRef<int64_t> code,
                                 int64_t min, int64_t max);
 
@@ -218,7 +218,7 @@ mlir::LogicalResult rangeAtRunTime(NodeContext &c);
 /// 0, 1, ..., length - 1 (i64) for a length read at run time.
 mlir::Value iotaAtRunTime(NodeContext &c, mlir::AffineExpr length);
 /// Slice with any of its starts, ends, axes and steps read at run time;
-/// Split into `parts` sizes read at run time along `axis`.
+/// Split by the sizes of input #1 read at run time along `axis`.
 mlir::LogicalResult sliceAtRunTime(NodeContext &c);
 mlir::LogicalResult splitAtRunTime(NodeContext &c, int64_t axis);
 /// One check that every element of input #k read at run time is within

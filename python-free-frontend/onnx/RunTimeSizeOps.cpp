@@ -424,7 +424,10 @@ LogicalResult rangeAtRunTime(NodeContext &c) {
   Code up = ceilDiv(l - s, max(d, one));
   Code down = ceilDiv(s - l, max(Code::constant(0) - d, one));
   Code length = max(select(lt(Code::constant(0), d), up, down), Code::constant(0));
-  if (!c.computedSize(c.node.output(0) + ": delta of 0", eq(d, Code::constant(0)).ops, 0, 0))
+  Code zeroDelta = eq(d, Code::constant(0));
+  if (std::optional<int64_t> zero = zeroDelta.value(); zero && *zero)
+    return emitError(c.loc) << "Range with delta 0";
+  if (!zeroDelta.value() && !c.computedSize(c.node.output(0) + ": delta of 0", zeroDelta.ops, 0, 0))
     return failure();
   AffineExpr n = sizeOf(c, c.node.output(0) + ".dim0", length, 0, kRunTimeValueBound);
   if (!n)
