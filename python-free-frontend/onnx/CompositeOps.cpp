@@ -26,12 +26,6 @@ namespace onnx_import {
 
 namespace {
 
-Value cast(NodeContext &c, Value v, Type to) {
-  if (!v || c.type(v).getElementType() == to)
-    return v;
-  return c.build<CastOp>(v, {c.named("to", TypeAttr::get(to))});
-}
-
 Value transpose(NodeContext &c, Value v, ArrayRef<int64_t> perm) {
   return c.build<TransposeOp>(v, {c.named("perm", c.ints(perm))});
 }
@@ -91,7 +85,7 @@ Value nllLoss(NodeContext &c, Value logProb, Value target, Value weight) {
   Value valid;
   if (const onnx::AttributeProto *ignore = c.attr("ignore_index")) {
     Value ignored = c.constantI64(ignore->i(), /*asVector=*/false);
-    ignored = cast(c, ignored, c.type(target).getElementType());
+    ignored = c.cast(ignored, c.type(target).getElementType());
     valid = c.build<NeOp>({target, ignored});
     // Ignored positions may hold any index: point them at class 0.
     target = c.build<SelectOp>({valid, target, c.build<MulOp>({target, c.scalarLike(target, 0)})});
@@ -106,7 +100,7 @@ Value nllLoss(NodeContext &c, Value logProb, Value target, Value weight) {
   if (weight)
     w = c.build<GatherOp>({weight, target}, {c.named("axis", c.builder.getI64IntegerAttr(0))});
   if (valid) {
-    Value mask = cast(c, valid, element);
+    Value mask = c.cast(valid, element);
     w = w ? c.build<MulOp>({w, mask}) : mask;
   }
   if (w)
@@ -333,7 +327,7 @@ void registerCompositeConverters(ConverterMap &m) {
                                          c.named("keepdims", c.builder.getBoolAttr(true))});
     Value iota = generated(c, alongAxis(inRank, a, extent), c.builder.getI64Type(),
                            [&](ArrayRef<int64_t> i) { return static_cast<double>(i[a]); });
-    Value y = cast(c, c.build<EqOp>({iota, index}), c.type(x).getElementType());
+    Value y = c.cast(c.build<EqOp>({iota, index}), c.type(x).getElementType());
     return c.finish(y ? c.reshape(y, shape) : y);
   };
   m["OneHot"] = [](NodeContext &c) -> LogicalResult {
@@ -361,8 +355,8 @@ void registerCompositeConverters(ConverterMap &m) {
       if (failed(axis))
         return failure();
       Type i64 = c.builder.getI64Type();
-      Value depthValue = cast(c, c.reshape(c.input(1), {}), i64);
-      indices = cast(c, indices, i64);
+      Value depthValue = c.cast(c.reshape(c.input(1), {}), i64);
+      indices = c.cast(indices, i64);
       Value wrapped = c.build<SelectOp>({c.build<LtOp>({indices, c.constantI64(0, false)}),
                                          c.build<AddOp>({indices, depthValue}), indices});
       MLIRContext *context = c.builder.getContext();
@@ -388,7 +382,7 @@ void registerCompositeConverters(ConverterMap &m) {
     FailureOr<int64_t> axis = c.axis(c.attrInt("axis", -1), rank);
     if (failed(axis) || depth < 1)
       return failed(axis) ? failure() : c.unsupportedBecause("depth < 1");
-    indices = cast(c, indices, c.builder.getI64Type());
+    indices = c.cast(indices, c.builder.getI64Type());
     Value wrapped = c.build<SelectOp>({c.build<LtOp>({indices, c.constantI64(0, false)}),
                                        c.build<AddOp>({indices, c.constantI64(depth, false)}), indices});
     SmallVector<int64_t> expanded(shape);
@@ -508,8 +502,8 @@ void registerCompositeConverters(ConverterMap &m) {
       if (!sizeAtRunTime(c, (*axisAtRunTime)[0], c.node.output(0) + ": axis", -rank, rank - 1))
         return failure();
       Type i64 = c.builder.getI64Type();
-      Value axis = cast(c, c.reshape(c.input(1), {}), i64);
-      Value negative = cast(c, c.build<LtOp>({axis, c.constantI64(0, false)}), i64);
+      Value axis = c.cast(c.reshape(c.input(1), {}), i64);
+      Value negative = c.cast(c.build<LtOp>({axis, c.constantI64(0, false)}), i64);
       Value normalized =
           c.build<AddOp>({axis, c.build<MulOp>({negative, c.constantI64(rank, false)})});
       Value result = sumAlong(0);
@@ -588,10 +582,10 @@ LogicalResult windowAtRunTime(NodeContext &c, const std::string &kind, AffineExp
   bool periodic = c.attrInt("periodic", 1) != 0;
   // t = 2 pi k / n, n the size (periodic) or the size - 1, in f64.
   Type f64 = c.builder.getF64Type();
-  Value n = cast(c, c.reshape(c.input(0), {}), f64);
+  Value n = c.cast(c.reshape(c.input(0), {}), f64);
   if (!periodic)
     n = c.build<SubOp>({n, c.scalarLike(n, 1)});
-  Value k = cast(c, iotaAtRunTime(c, size), f64);
+  Value k = c.cast(iotaAtRunTime(c, size), f64);
   Value t = c.build<DivOp>({c.build<MulOp>({k, c.scalarLike(k, 2 * M_PI)}), n});
   Value cosT = c.build<CosOp>(t);
   Value w;
@@ -606,7 +600,7 @@ LogicalResult windowAtRunTime(NodeContext &c, const std::string &kind, AffineExp
                                         c.build<MulOp>({cosT, c.scalarLike(cosT, 0.5)})}),
                         c.build<MulOp>({cos2T, c.scalarLike(cos2T, 0.08)})});
   }
-  return c.finish(cast(c, w, element));
+  return c.finish(c.cast(w, element));
 }
 
 /// Ops computed from constants built at import: window functions, and
@@ -686,8 +680,8 @@ void registerGatherBasedConverters(ConverterMap &m) {
     // x == 0 puts them first), then each dimension's index of them.
     MLIRContext *context = c.builder.getContext();
     Type i64 = c.builder.getI64Type();
-    Value flat = cast(c, c.reshape(x, {n}), i64);
-    Value order = c.build<ArgSortOp>(cast(c, c.build<EqOp>({flat, c.constantI64(0, false)}), i64),
+    Value flat = c.cast(c.reshape(x, {n}), i64);
+    Value order = c.build<ArgSortOp>(c.cast(c.build<EqOp>({flat, c.constantI64(0, false)}), i64),
                                      {c.named("axis", c.builder.getI64IntegerAttr(0)),
                                       c.named("descending", c.builder.getBoolAttr(false))});
     Value positions = c.build<SliceOp>(
@@ -735,7 +729,7 @@ void registerGatherBasedConverters(ConverterMap &m) {
         return failure();
       // The condition over the axis: cut, or extended with false.
       Type i64 = c.builder.getI64Type();
-      Value keep = cast(c, c.input(1), i64);
+      Value keep = c.cast(c.input(1), i64);
       if (given > extent)
         keep = c.build<SliceOp>(keep, {c.named("starts", c.ints({0})),
                                        c.named("ends", c.ints({extent})),
@@ -1110,7 +1104,7 @@ void registerGatherBasedConverters(ConverterMap &m) {
       Type i64 = c.builder.getI64Type();
       SmallVector<int64_t> lengthShape(s.size(), 1);
       lengthShape[batchAxis] = s[batchAxis];
-      Value length = c.reshape(cast(c, c.input(1), i64), lengthShape);
+      Value length = c.reshape(c.cast(c.input(1), i64), lengthShape);
       Value t = generated(c, s, i64, [&](ArrayRef<int64_t> i) { return double(i[timeAxis]); });
       Value reversed = c.build<SubOp>({c.build<SubOp>({length, c.constantI64(1, false)}), t});
       Value index = c.build<SelectOp>({c.build<LtOp>({t, length}), reversed, t});

@@ -91,6 +91,24 @@ Value NodeContext::reshape(Value v, ArrayRef<int64_t> shape) {
   return build<ReshapeOp>(v, {named("shape", builder.getDenseI64ArrayAttr(shape))});
 }
 
+Value NodeContext::broadcastTo(Value v, ArrayRef<AffineExpr> sizes) {
+  SmallVector<int64_t> shape;
+  for (AffineExpr size : sizes)
+    if (auto k = llvm::dyn_cast<AffineConstantExpr>(size))
+      shape.push_back(k.getValue());
+  if (shape.size() == sizes.size())
+    return build<BroadcastOp>(v, {named("shape", ints(shape))});
+  return build<BroadcastOp>(
+      v, {named("shape", ints({})),
+          named("sizes", AffineMapAttr::get(getSizesMap(sizes, builder.getContext())))});
+}
+
+Value NodeContext::cast(Value v, Type to) {
+  if (!v || type(v).getElementType() == to)
+    return v;
+  return build<CastOp>(v, {named("to", TypeAttr::get(to))});
+}
+
 Value NodeContext::reshapeTo(Value v, ArrayRef<AffineExpr> sizes) {
   if (!v)
     return v;

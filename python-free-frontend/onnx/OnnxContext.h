@@ -125,6 +125,10 @@ public:
   mlir::Value reshape(mlir::Value v, llvm::ArrayRef<int64_t> shape);
   /// A reshape to possibly symbolic sizes (static when all are constants).
   mlir::Value reshapeTo(mlir::Value v, llvm::ArrayRef<mlir::AffineExpr> sizes);
+  /// A broadcast of `v` to possibly symbolic sizes.
+  mlir::Value broadcastTo(mlir::Value v, llvm::ArrayRef<mlir::AffineExpr> sizes);
+  /// `v` cast to element type `to` (itself when it has it, or is null).
+  mlir::Value cast(mlir::Value v, mlir::Type to);
 
   /// The importer's symbolic integers (null for importers without them)
   /// and its size symbols with their ranges.

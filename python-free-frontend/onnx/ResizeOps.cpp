@@ -78,11 +78,6 @@ LogicalResult resizeAtRunTime(NodeContext &c, ArrayRef<AffineExpr> outSizes,
   int64_t rank = in.size();
   Type element = c.type(x).getElementType(), f64 = c.builder.getF64Type(),
        i64 = c.builder.getI64Type();
-  auto cast = [&](Value v, Type to) {
-    return !v || c.type(v).getElementType() == to
-               ? v
-               : c.build<CastOp>(v, {c.named("to", TypeAttr::get(to))});
-  };
   auto k = [&](Value like, double value) { return c.scalarLike(like, value); };
   auto add = [&](Value p, Value q) { return c.build<AddOp>({p, q}); };
   auto sub = [&](Value p, Value q) { return c.build<SubOp>({p, q}); };
@@ -98,7 +93,7 @@ LogicalResult resizeAtRunTime(NodeContext &c, ArrayRef<AffineExpr> outSizes,
     if (n == 0)
       return c.unsupportedBecause("resizes an empty dimension by values read at run time");
     Value scale = scaleOf(d);
-    Value o = cast(iotaAtRunTime(c, outSizes[d]), f64);
+    Value o = c.cast(iotaAtRunTime(c, outSizes[d]), f64);
     if (!o || !scale)
       return failure();
     // The input coordinate of each output position (sourceCoordinate).
@@ -130,12 +125,12 @@ LogicalResult resizeAtRunTime(NodeContext &c, ArrayRef<AffineExpr> outSizes,
       else // round_prefer_floor: halves go down
         r = select(c.build<EqOp>({sub(s, c.build<FloorOp>(s)), half}), c.build<FloorOp>(s),
                    c.build<RoundOp>(s));
-      indices.push_back(cast(clamp(r, 0, n - 1), i64));
+      indices.push_back(c.cast(clamp(r, 0, n - 1), i64));
     } else if (mode == "linear") {
       Value clamped = clamp(s, 0, n - 1);
       Value lo = c.build<FloorOp>(clamped);
       Value t = sub(clamped, lo);
-      indices = {cast(lo, i64), cast(c.build<MinOp>({add(lo, k(lo, 1)), k(lo, n - 1)}), i64)};
+      indices = {c.cast(lo, i64), c.cast(c.build<MinOp>({add(lo, k(lo, 1)), k(lo, n - 1)}), i64)};
       weights = {sub(k(t, 1), t), t};
     } else {
       Value base = c.build<FloorOp>(s);
@@ -153,7 +148,7 @@ LogicalResult resizeAtRunTime(NodeContext &c, ArrayRef<AffineExpr> outSizes,
           w = select(c.build<OrOp>({c.build<LtOp>({i, k(i, 0)}), c.build<GeOp>({i, k(i, n)})}),
                      k(w, 0), w);
         total = total ? add(total, w) : w;
-        indices.push_back(cast(clamp(i, 0, n - 1), i64));
+        indices.push_back(c.cast(clamp(i, 0, n - 1), i64));
         weights.push_back(w);
       }
       if (excludeOutside)
@@ -168,7 +163,7 @@ LogicalResult resizeAtRunTime(NodeContext &c, ArrayRef<AffineExpr> outSizes,
       Value picked = c.build<GatherOp>({y, indices[tap]},
                                        {c.named("axis", c.builder.getI64IntegerAttr(d))});
       if (!weights.empty())
-        picked = mul(picked, c.reshapeTo(cast(weights[tap], element), along));
+        picked = mul(picked, c.reshapeTo(c.cast(weights[tap], element), along));
       sum = sum ? add(sum, picked) : picked;
     }
     y = sum;
@@ -238,7 +233,7 @@ void registerResizeConverters(ConverterMap &m) {
           Value e = c.build<SliceOp>(source, {c.named("starts", c.ints({d})),
                                               c.named("ends", c.ints({d + 1})),
                                               c.named("steps", c.ints({1}))});
-          return e ? c.build<CastOp>(c.reshape(e, {}), {c.named("to", TypeAttr::get(f64))}) : e;
+          return e ? c.cast(c.reshape(e, {}), f64) : e;
         };
         auto scaleOf = [&](int64_t d) -> Value {
           Value e = element(d);

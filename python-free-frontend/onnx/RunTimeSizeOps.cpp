@@ -435,14 +435,9 @@ LogicalResult rangeAtRunTime(NodeContext &c) {
   // start + k * delta: in i64 for integers (then their type), in the
   // type of floats.
   Type wide = llvm::isa<FloatType>(element) ? element : c.builder.getI64Type();
-  auto as = [&](Value v, Type t) {
-    return !v || c.type(v).getElementType() == t
-               ? v
-               : c.build<CastOp>(v, {c.named("to", TypeAttr::get(t))});
-  };
-  auto scalar = [&](size_t k) { return as(c.reshape(c.input(k), {}), wide); };
-  Value steps = as(iotaAtRunTime(c, n), wide);
-  return c.finish(as(c.build<AddOp>({scalar(0), c.build<MulOp>({steps, scalar(2)})}), element));
+  auto scalar = [&](size_t k) { return c.cast(c.reshape(c.input(k), {}), wide); };
+  Value steps = c.cast(iotaAtRunTime(c, n), wide);
+  return c.finish(c.cast(c.build<AddOp>({scalar(0), c.build<MulOp>({steps, scalar(2)})}), element));
 }
 
 LogicalResult padAtRunTime(NodeContext &c, ArrayRef<AffineExpr> pads, const std::string &mode) {
@@ -475,8 +470,7 @@ LogicalResult padAtRunTime(NodeContext &c, ArrayRef<AffineExpr> pads, const std:
   MLIRContext *context = c.builder.getContext();
   Type element = type.getElementType();
   Value value = c.input(2) && mode == "constant"
-                    ? c.build<CastOp>(c.reshape(c.input(2), {}),
-                                      {c.named("to", TypeAttr::get(element))})
+                    ? c.cast(c.reshape(c.input(2), {}), element)
                     : c.scalarLike(x, 0);
   // `v` along `axis` from `start` towards `end` by `step` (affine sizes),
   // all of every other dimension.
@@ -514,9 +508,7 @@ LogicalResult padAtRunTime(NodeContext &c, ArrayRef<AffineExpr> pads, const std:
     auto spread = [&](Value v, AffineExpr size) {
       SmallVector<AffineExpr> sizes = getDimSizes(c.type(y));
       sizes[axis] = size;
-      return c.build<BroadcastOp>(
-          v, {c.named("shape", c.ints({})),
-              c.named("sizes", AffineMapAttr::get(getSizesMap(sizes, context)))});
+      return c.broadcastTo(v, sizes);
     };
     Value left, right;
     if (mode == "constant") {
@@ -698,7 +690,6 @@ LogicalResult expandAtRunTime(NodeContext &c, ArrayRef<AffineExpr> shape) {
   // Aligned at the last dimension: a 1 takes the shape's size; another
   // size stays, and the shape's entry must be 1 or that size.
   SmallVector<AffineExpr> target;
-  bool symbolic = false;
   for (size_t d = 0; d < rank; ++d) {
     int64_t a = d + in.size() >= rank ? in[d + in.size() - rank] : 1;
     if (d + shape.size() < rank) {
@@ -712,7 +703,6 @@ LogicalResult expandAtRunTime(NodeContext &c, ArrayRef<AffineExpr> shape) {
       if (!e)
         return failure();
       target.push_back(e);
-      symbolic = true;
       continue;
     }
     // A check, not a size: 1 when the entry broadcasts to `a`.
@@ -723,15 +713,7 @@ LogicalResult expandAtRunTime(NodeContext &c, ArrayRef<AffineExpr> shape) {
       return failure();
     target.push_back(getAffineConstantExpr(a, context));
   }
-  if (!symbolic) {
-    SmallVector<int64_t> sizes;
-    for (AffineExpr e : target)
-      sizes.push_back(llvm::cast<AffineConstantExpr>(e).getValue());
-    return c.finish(c.build<BroadcastOp>(x, {c.named("shape", c.ints(sizes))}));
-  }
-  return c.finish(c.build<BroadcastOp>(
-      x, {c.named("shape", c.ints({})),
-          c.named("sizes", AffineMapAttr::get(getSizesMap(target, context)))}));
+  return c.finish(c.broadcastTo(x, target));
 }
 
 LogicalResult tileAtRunTime(NodeContext &c, ArrayRef<AffineExpr> repeats) {
@@ -758,10 +740,7 @@ LogicalResult tileAtRunTime(NodeContext &c, ArrayRef<AffineExpr> repeats) {
     broadcast.append({r, size});
     result.push_back(r * size);
   }
-  Value v = c.build<BroadcastOp>(
-      c.reshape(x, spread),
-      {c.named("shape", c.ints({})),
-       c.named("sizes", AffineMapAttr::get(getSizesMap(broadcast, context)))});
+  Value v = c.broadcastTo(c.reshape(x, spread), broadcast);
   return c.finish(v ? c.reshapeTo(v, result) : Value());
 }
 

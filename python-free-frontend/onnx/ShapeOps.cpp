@@ -35,19 +35,6 @@ FailureOr<SmallVector<int64_t>> axesOf(NodeContext &c, size_t k, int64_t inputOp
   return c.constantInts(k);
 }
 
-/// A broadcast of `v` to possibly symbolic sizes.
-Value broadcastTo(NodeContext &c, Value v, ArrayRef<AffineExpr> sizes) {
-  SmallVector<int64_t> shape;
-  for (AffineExpr size : sizes)
-    if (auto k = llvm::dyn_cast<AffineConstantExpr>(size))
-      shape.push_back(k.getValue());
-  if (shape.size() == sizes.size())
-    return c.build<BroadcastOp>(v, {c.named("shape", c.ints(shape))});
-  return c.build<BroadcastOp>(
-      v, {c.named("shape", c.ints({})),
-          c.named("sizes", AffineMapAttr::get(getSizesMap(sizes, c.builder.getContext())))});
-}
-
 /// Reshape to sizes read from input #1 over a dynamic input or target: 0
 /// copies the input's size (unless allowzero), -1 is what is left.
 LogicalResult reshapeSymbolic(NodeContext &c) {
@@ -445,7 +432,7 @@ void registerShapeConverters(ConverterMap &m) {
       if (!target)
         return emitError(c.loc) << "cannot expand " << sizesString(getDimSizes(c.type(c.input(0))))
                                 << " to " << sizesString(*shape);
-      return c.finish(broadcastTo(c, c.input(0), *target));
+      return c.finish(c.broadcastTo(c.input(0), *target));
     }
     FailureOr<SmallVector<int64_t>> shape = c.constantInts(1);
     if (failed(shape))
@@ -515,7 +502,7 @@ void registerShapeConverters(ConverterMap &m) {
       // The value broadcast to the symbolic sizes at run time.
       auto scalar = RankedTensorType::get({}, element.getElementType());
       Value value = c.constant(DenseElementsAttr::get(scalar, element.getValues<Attribute>()[0]));
-      return c.finish(broadcastTo(c, value, *sizes));
+      return c.finish(c.broadcastTo(value, *sizes));
     }
     for (int64_t d : *shape)
       if (d < 0) {
