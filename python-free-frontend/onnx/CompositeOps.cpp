@@ -26,6 +26,20 @@ namespace onnx_import {
 
 namespace {
 
+/// The positions of the nonzeros of `flat` (an i64 vector), in order, to
+/// `count` of them: a stable sort of flat == 0 puts them first.
+Value nonZeroPositions(NodeContext &c, Value flat, AffineExpr count) {
+  Type i64 = c.builder.getI64Type();
+  Value order = c.build<ArgSortOp>(c.cast(c.build<EqOp>({flat, c.constantI64(0, false)}), i64),
+                                   {c.named("axis", c.builder.getI64IntegerAttr(0)),
+                                    c.named("descending", c.builder.getBoolAttr(false))});
+  return c.build<SliceOp>(
+      order, {c.named("starts", c.ints({0})), c.named("ends", c.ints({0})),
+              c.named("steps", c.ints({1})),
+              c.named("end_sizes",
+                      AffineMapAttr::get(getSizesMap({count}, c.builder.getContext())))});
+}
+
 Value transpose(NodeContext &c, Value v, ArrayRef<int64_t> perm) {
   return c.build<TransposeOp>(v, {c.named("perm", c.ints(perm))});
 }
@@ -676,18 +690,10 @@ void registerGatherBasedConverters(ConverterMap &m) {
     AffineExpr count = nonZerosAtRunTime(c, c.node.output(0) + ".dim1", x);
     if (!count)
       return failure();
-    // The flat positions of the nonzeros, in order (a stable sort of
-    // x == 0 puts them first), then each dimension's index of them.
+    // The flat positions of the nonzeros, then each dimension's index.
     MLIRContext *context = c.builder.getContext();
-    Type i64 = c.builder.getI64Type();
-    Value flat = c.cast(c.reshape(x, {n}), i64);
-    Value order = c.build<ArgSortOp>(c.cast(c.build<EqOp>({flat, c.constantI64(0, false)}), i64),
-                                     {c.named("axis", c.builder.getI64IntegerAttr(0)),
-                                      c.named("descending", c.builder.getBoolAttr(false))});
-    Value positions = c.build<SliceOp>(
-        order, {c.named("starts", c.ints({0})), c.named("ends", c.ints({0})),
-                c.named("steps", c.ints({1})),
-                c.named("end_sizes", AffineMapAttr::get(getSizesMap({count}, context)))});
+    Value positions =
+        nonZeroPositions(c, c.cast(c.reshape(x, {n}), c.builder.getI64Type()), count);
     SmallVector<Value> rows;
     int64_t stride = n;
     for (int64_t d = 0; d < rank; ++d) {
@@ -701,58 +707,6 @@ void registerGatherBasedConverters(ConverterMap &m) {
     return c.finish(c.build<ConcatOp>(rows, {c.named("axis", c.builder.getI64IntegerAttr(0))}));
   };
   m["Compress"] = [](NodeContext &c) -> LogicalResult {
-    std::optional<SmallVector<AffineExpr>> keepAtRunTime = c.runTimeInts(1);
-    if (keepAtRunTime && c.type(c.input(1)).getElementType().isInteger(1) &&
-        !hasSymbolicSizes(c.input(0).getType())) {
-      // The condition read at run time: as many results as it holds true
-      // within the axis, gathered from the positions of the trues (a stable
-      // sort of !condition puts them first, in order).
-      Value x = c.input(0);
-      std::optional<int64_t> axisAttr;
-      if (c.attr("axis"))
-        axisAttr = c.attrInt("axis", 0);
-      if (!axisAttr) {
-        x = c.reshape(x, {c.type(x).getNumElements()});
-        axisAttr = 0;
-      }
-      FailureOr<int64_t> axis = c.axis(*axisAttr, c.rank(x));
-      if (!x || failed(axis))
-        return failure();
-      int64_t extent = c.type(x).getDimSize(*axis);
-      int64_t given = keepAtRunTime->size();
-      AffineExpr count = getAffineConstantExpr(0, c.builder.getContext());
-      for (int64_t j = 0; j < std::min(given, extent); ++j)
-        count = count + (*keepAtRunTime)[j];
-      AffineExpr kept = sizeAtRunTime(c, count, c.node.output(0) + ".dim" + std::to_string(*axis),
-                                      0, extent);
-      if (!kept)
-        return failure();
-      // The condition over the axis: cut, or extended with false.
-      Type i64 = c.builder.getI64Type();
-      Value keep = c.cast(c.input(1), i64);
-      if (given > extent)
-        keep = c.build<SliceOp>(keep, {c.named("starts", c.ints({0})),
-                                       c.named("ends", c.ints({extent})),
-                                       c.named("steps", c.ints({1}))});
-      else if (given < extent)
-        keep = c.build<ConcatOp>({keep, c.constantI64(SmallVector<int64_t>(extent - given, 0))},
-                                 {c.named("axis", c.builder.getI64IntegerAttr(0))});
-      Value order = c.build<ArgSortOp>(c.build<SubOp>({c.constantI64(1, false), keep}),
-                                       {c.named("axis", c.builder.getI64IntegerAttr(0)),
-                                        c.named("descending", c.builder.getBoolAttr(false))});
-      Value positions = c.build<SliceOp>(
-          order, {c.named("starts", c.ints({0})), c.named("ends", c.ints({0})),
-                  c.named("steps", c.ints({1})),
-                  c.named("end_sizes",
-                          AffineMapAttr::get(getSizesMap({kept}, c.builder.getContext())))});
-      return c.finish(c.build<GatherOp>({x, positions},
-                                        {c.named("axis", c.builder.getI64IntegerAttr(*axis))}));
-    }
-    FailureOr<DenseElementsAttr> condition = c.constantOf(c.input(1), 1);
-    if (failed(condition))
-      return failure();
-    if (!condition->getElementType().isInteger(1))
-      return emitError(c.loc) << "takes a boolean condition, got " << condition->getElementType();
     Value x = c.input(0);
     std::optional<int64_t> axisAttr;
     if (c.attr("axis"))
@@ -766,8 +720,35 @@ void registerGatherBasedConverters(ConverterMap &m) {
     FailureOr<int64_t> axis = c.axis(*axisAttr, c.rank(x));
     if (failed(axis))
       return failure();
+    int64_t extent = c.type(x).getDimSize(*axis);
+    if (c.readsAtRunTime(1) && c.type(c.input(1)).getElementType().isInteger(1) &&
+        !hasSymbolicSizes(x.getType())) {
+      // The condition read at run time: as many results as it holds true
+      // within the axis, gathered from the positions of the trues.
+      AffineExpr kept = nonZerosAtRunTime(c, c.node.output(0) + ".dim" + std::to_string(*axis),
+                                          c.input(1), extent);
+      if (!kept)
+        return failure();
+      // The condition over the axis: cut, or extended with false.
+      Value keep = c.cast(c.input(1), c.builder.getI64Type());
+      int64_t given = c.type(keep).getNumElements();
+      if (given > extent)
+        keep = c.build<SliceOp>(keep, {c.named("starts", c.ints({0})),
+                                       c.named("ends", c.ints({extent})),
+                                       c.named("steps", c.ints({1}))});
+      else if (given < extent)
+        keep = c.build<ConcatOp>({keep, c.constantI64(SmallVector<int64_t>(extent - given, 0))},
+                                 {c.named("axis", c.builder.getI64IntegerAttr(0))});
+      return c.finish(c.build<GatherOp>({x, nonZeroPositions(c, keep, kept)},
+                                        {c.named("axis", c.builder.getI64IntegerAttr(*axis))}));
+    }
+    FailureOr<DenseElementsAttr> condition = c.constantOf(c.input(1), 1);
+    if (failed(condition))
+      return failure();
+    if (!condition->getElementType().isInteger(1))
+      return emitError(c.loc) << "takes a boolean condition, got " << condition->getElementType();
     SmallVector<int64_t> selected;
-    int64_t k = 0, extent = c.type(x).getDimSize(*axis);
+    int64_t k = 0;
     for (bool keep : condition->getValues<bool>()) {
       if (keep && k < extent)
         selected.push_back(k);

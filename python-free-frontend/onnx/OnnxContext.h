@@ -12,6 +12,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -229,9 +230,10 @@ mlir::LogicalResult splitAtRunTime(NodeContext &c, int64_t axis);
 /// [lo, hi], named `name` (the run is refused otherwise).
 mlir::LogicalResult checkAllWithin(NodeContext &c, const std::string &name, size_t k, int64_t lo,
                                    int64_t hi);
-/// A size symbol counting the nonzero elements of `v` read at run time;
-/// null when `v` is not read so.
-mlir::AffineExpr nonZerosAtRunTime(NodeContext &c, const std::string &name, mlir::Value v);
+/// A size symbol counting the nonzero elements among the first `limit` of
+/// `v` read at run time; null when `v` is not read so.
+mlir::AffineExpr nonZerosAtRunTime(NodeContext &c, const std::string &name, mlir::Value v,
+                                   size_t limit = SIZE_MAX);
 /// A reduction of `x` over axes read at run time, built by `build` with
 /// the attributes it takes (kiln's reductions' run_time_axes and
 /// result_sizes); null on failure.

@@ -544,15 +544,16 @@ LogicalResult checkAllWithin(NodeContext &c, const std::string &name, size_t k, 
   return success(static_cast<bool>(c.computedSize(name, within.ops, n, n)));
 }
 
-AffineExpr nonZerosAtRunTime(NodeContext &c, const std::string &name, Value v) {
+AffineExpr nonZerosAtRunTime(NodeContext &c, const std::string &name, Value v, size_t limit) {
   std::optional<SmallVector<SmallVector<int64_t>>> elements =
       c.runTimeElements(v, /*anyRank=*/true);
   if (!elements)
     return AffineExpr();
+  size_t counted = std::min(limit, elements->size());
   Code count = Code::constant(0);
-  for (const SmallVector<int64_t> &element : *elements)
-    count = count + (Code::constant(1) - eq(Code{element}, Code::constant(0)));
-  return c.computedSize(name, count.ops, 0, elements->size());
+  for (size_t j = 0; j < counted; ++j)
+    count = count + (Code::constant(1) - eq(Code{(*elements)[j]}, Code::constant(0)));
+  return c.computedSize(name, count.ops, 0, counted);
 }
 
 LogicalResult unsqueezeAtRunTime(NodeContext &c, ArrayRef<AffineExpr> axes) {
