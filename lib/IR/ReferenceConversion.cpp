@@ -103,6 +103,22 @@ DenseElementsAttr mlir::kiln::toElementsAttr(const ref::Tensor &t,
 }
 
 
+/// The affine-map attributes whose values exist per size signature.
+static bool isPerSignatureAttr(StringRef name) {
+  return llvm::is_contained({"sizes", "end_sizes", "run_time_axes", "run_time_bounds",
+                             "result_sizes"},
+                            name);
+}
+
+bool mlir::kiln::hasPerSignatureAttrs(Operation *op) {
+  for (NamedAttribute named : op->getAttrs())
+    if (auto map = llvm::dyn_cast<AffineMapAttr>(named.getValue()))
+      if (isPerSignatureAttr(named.getName()) ||
+          (named.getName() == "length" && !map.getValue().isConstant()))
+        return true;
+  return false;
+}
+
 FailureOr<ref::OpAttrs> mlir::kiln::toReferenceAttrs(Operation *op) {
   ref::OpAttrs attrs;
   for (NamedAttribute named : op->getAttrs()) {
@@ -137,10 +153,7 @@ FailureOr<ref::OpAttrs> mlir::kiln::toReferenceAttrs(Operation *op) {
       a.kind = ref::OpAttr::Ints;
       if (auto c = llvm::dyn_cast<AffineConstantExpr>(map.getValue().getResult(0)))
         a.ints = {c.getValue()};
-    } else if (llvm::isa<AffineMapAttr>(value) &&
-               (named.getName() == "sizes" || named.getName() == "end_sizes" ||
-                named.getName() == "run_time_axes" || named.getName() == "run_time_bounds" ||
-                named.getName() == "result_sizes")) {
+    } else if (llvm::isa<AffineMapAttr>(value) && isPerSignatureAttr(named.getName())) {
       // A symbolic reshape or broadcast target, slice end or bounds, or a
       // reduction's axes: its values exist per size signature (the
       // executable writes them as the `shape`, `ends`, `starts`, `steps` or

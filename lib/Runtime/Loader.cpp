@@ -94,6 +94,17 @@ private:
   /// Also sets `readAtRunTime` when a size uses a symbol read at run time.
   Status tensorSpec(const kx::TensorType *type, const std::string &what, TensorSpec &out,
                     bool *readAtRunTime = nullptr);
+  /// Whether `size` (already evaluated, so well formed) uses a symbol read
+  /// at run time.
+  bool readsAtRunTime(const kx::SizeExpr *size) const {
+    bool uses = false;
+    if (computed)
+      ref::forEachSizeInstruction(size->code()->data(), size->code()->size(),
+                                  [&](ref::SizeOp op, const int64_t *operands) {
+                                    uses |= op == ref::SizeOp::Symbol && (*computed)[operands[0]];
+                                  });
+    return uses;
+  }
   Status values(Program &p);
   Status steps(Program &p);
   Status deviceCode(Program &p);
@@ -137,12 +148,8 @@ Status ProgramBuilder::tensorSpec(const kx::TensorType *type, const std::string 
         Status s = evaluateSizeCode(size, *symbols, d);
         if (!s)
           return Status::error(what + ": " + s.message());
-        if (readAtRunTime && computed)
-          ref::forEachSizeInstruction(size->code()->data(), size->code()->size(),
-                                      [&](ref::SizeOp op, const int64_t *operands) {
-                                        if (op == ref::SizeOp::Symbol && (*computed)[operands[0]])
-                                          *readAtRunTime = true;
-                                      });
+        if (readAtRunTime)
+          *readAtRunTime |= readsAtRunTime(size);
       }
       if (d < 0 || __builtin_mul_overflow(elements, d, &elements) || elements > kMaxElements)
         return Status::error(what + " has an invalid shape");
@@ -296,15 +303,6 @@ Status ProgramBuilder::steps(Program &p) {
       local.push_back({p.values[in].type.dtype, p.values[in].type.shape});
       localReadAtRunTime.push_back(valueReadAtRunTime[in]);
     }
-    auto usesComputed = [&](const kx::SizeExpr *size) {
-      bool uses = false;
-      if (computed)
-        ref::forEachSizeInstruction(size->code()->data(), size->code()->size(),
-                                    [&](ref::SizeOp op, const int64_t *operands) {
-                                      uses |= op == ref::SizeOp::Symbol && (*computed)[operands[0]];
-                                    });
-      return uses;
-    };
     if (!s->ops() || s->ops()->size() == 0)
       return Status::error(what + " has no ops");
     for (const kx::Op *o : *s->ops()) {
@@ -336,7 +334,7 @@ Status ProgramBuilder::steps(Program &p) {
               Status es = evaluateSizeCode(a->sizes()->Get(k), *symbols, attr.ints[k]);
               if (!es)
                 return Status::error(opWhat + ": " + es.message());
-              readAtRunTime |= usesComputed(a->sizes()->Get(k));
+              readAtRunTime |= readsAtRunTime(a->sizes()->Get(k));
             }
           }
           op.attrs[a->name() ? a->name()->str() : ""] = attr;

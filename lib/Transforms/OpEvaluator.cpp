@@ -40,7 +40,7 @@ mlir::kiln::evaluateOp(Operation *op, ArrayRef<ElementsAttr> operands) {
     return failure();
   // An op whose attributes exist only per run (a slice's bounds or a
   // reduction's axes read at run time) is not folded.
-  if (op->hasAttr("run_time_bounds") || op->hasAttr("run_time_axes"))
+  if (hasPerSignatureAttrs(op))
     return failure();
   std::vector<const ref::Tensor *> operandPtrs;
   for (const ref::Tensor &t : inputs)

@@ -36,6 +36,12 @@ DenseElementsAttr toElementsAttr(const ::kiln::ref::Tensor &tensor,
 /// op, for any other kind of attribute.
 FailureOr<::kiln::ref::OpAttrs> toReferenceAttrs(Operation *op);
 
+/// True when an attribute of `op` has values only per size signature (a
+/// symbolic target, slice bounds or reduction axes, an iota's length):
+/// toReferenceAttrs leaves it out (or a placeholder), so such an op cannot
+/// be evaluated at compile time.
+bool hasPerSignatureAttrs(Operation *op);
+
 } // namespace kiln
 } // namespace mlir
 
