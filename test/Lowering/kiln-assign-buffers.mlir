@@ -50,6 +50,24 @@ func.func @branches(%x: !v) -> !v {
   return %s : !v
 }
 
+// A buffer sized by values read at run time has no bound to plan it at:
+// offset -1, placed per run after the arena by the loader; the others are
+// planned as usual.
+// CHECK-LABEL: func.func @sized_at_run_time
+// CHECK: exec.step{{.*}}offsets = array<i64: 0>
+// CHECK: kiln.relu
+// CHECK: exec.step{{.*}}offsets = array<i64: -1>
+// CHECK: kiln.reshape
+func.func @sized_at_run_time(%x: tensor<2x3x4xf32, #kiln.enc<row_major, cpu>>,
+                             %s: tensor<2xi64, #kiln.enc<row_major, cpu>>)
+    -> tensor<?x?xf32, #kiln.enc<row_major, cpu, [s0, s1]>>
+    attributes {kiln.symbols = [{name = "a", min = 0, max = 24, opt = 1, code = array<i64: 12, 1, 0>},
+                                {name = "b", min = 0, max = 24, opt = 1, code = array<i64: 12, 1, 1>}]} {
+  %0 = kiln.relu %x : (tensor<2x3x4xf32, #kiln.enc<row_major, cpu>>) -> tensor<2x3x4xf32, #kiln.enc<row_major, cpu>>
+  %1 = kiln.reshape %0 {shape = array<i64>, sizes = affine_map<()[s0, s1] -> (s0, s1)>, checked_at_run_time} : (tensor<2x3x4xf32, #kiln.enc<row_major, cpu>>) -> tensor<?x?xf32, #kiln.enc<row_major, cpu, [s0, s1]>>
+  return %1 : tensor<?x?xf32, #kiln.enc<row_major, cpu, [s0, s1]>>
+}
+
 // -----
 
 // ERROR: error: 'exec.step' op waits for event 3, which no earlier step signals

@@ -292,3 +292,14 @@ model("squeeze_all", helper.make_node("Squeeze", ["x", "axes"], ["y"]),
       [vi("x", T.FLOAT, [1, 3, 1]), vi("axes", T.INT64, [0])], [vi("y", T.FLOAT, None)])
 x = rng.standard_normal((1, 3, 1)).astype(np.float32)
 case("squeeze_all", "none", {"x": x, "axes": np.zeros(0, np.int64)}, {"y": x.reshape(3)})
+
+# Edge padding of a constant (an initializer) by pads read at run time: the
+# cuts of the constant are not evaluated at compile time.
+x = rng.standard_normal((2, 3)).astype(np.float32)
+graph = helper.make_graph(
+    [helper.make_node("Pad", ["w", "pads"], ["y"], mode="edge")], "pad_of_constant",
+    [vi("pads", T.INT64, [4])], [vi("y", T.FLOAT, None)], [numpy_helper.from_array(x, "w")])
+onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]),
+          os.path.join(OUT, "pad_of_constant.onnx"))
+case("pad_of_constant", "1-0-2-1", {"pads": np.array([1, 0, 2, 1], np.int64)},
+     {"y": np.pad(x, ((1, 2), (0, 1)), mode="edge")})
