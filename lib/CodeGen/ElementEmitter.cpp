@@ -8,11 +8,14 @@
 #include "kiln/IR/KilnOps.h"
 #include "kiln/IR/KilnTypes.h"
 #include "kiln/IR/ReferenceConversion.h"
+#include "kiln/IR/SymbolicSizes.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <cctype>
 #include <cmath>
+#include <set>
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -32,6 +35,46 @@ std::string mlir::kiln::cudaLiteral(double value, bool isDouble) {
   return isDouble ? s : s + "f";
 }
 
+std::string mlir::kiln::sizeText(AffineExpr size) {
+  if (auto constant = llvm::dyn_cast<AffineConstantExpr>(size))
+    return std::to_string(constant.getValue()) + "LL";
+  if (auto symbol = llvm::dyn_cast<AffineSymbolExpr>(size))
+    return "s" + std::to_string(symbol.getPosition());
+  auto binary = llvm::cast<AffineBinaryOpExpr>(size);
+  std::string a = sizeText(binary.getLHS()), b = sizeText(binary.getRHS());
+  switch (size.getKind()) {
+  case AffineExprKind::Add:
+    return "(" + a + " + " + b + ")";
+  case AffineExprKind::Mul:
+    return "(" + a + " * " + b + ")";
+  case AffineExprKind::FloorDiv:
+    return "(" + a + " / " + b + ")";
+  case AffineExprKind::CeilDiv:
+    return "((" + a + " + " + b + " - 1LL) / " + b + ")";
+  default: // Mod
+    return "(" + a + " % " + b + ")";
+  }
+}
+
+std::vector<unsigned> mlir::kiln::sizeSymbolsOf(exec::StepOp step) {
+  std::set<unsigned> symbols;
+  auto collect = [&](Type type) {
+    if (!hasSymbolicSizes(type))
+      return;
+    for (AffineExpr size : getDimSizes(llvm::cast<RankedTensorType>(type)))
+      size.walk([&](AffineExpr e) {
+        if (auto symbol = llvm::dyn_cast<AffineSymbolExpr>(e))
+          symbols.insert(symbol.getPosition());
+      });
+  };
+  step->walk([&](Operation *op) {
+    for (Type t : op->getOperandTypes())
+      collect(t);
+    for (Type t : op->getResultTypes())
+      collect(t);
+  });
+  return {symbols.begin(), symbols.end()};
+}
 
 /// The memo key of `value` at `index`: a size-1 dimension is always index
 /// 0, however the caller spelled it.
@@ -59,6 +102,31 @@ std::vector<int64_t> ElementEmitter::rowMajorStrides(llvm::ArrayRef<int64_t> dim
   std::vector<int64_t> strides(dims.size(), 1);
   for (int64_t d = static_cast<int64_t>(dims.size()) - 2; d >= 0; --d)
     strides[d] = strides[d + 1] * dims[d + 1];
+  return strides;
+}
+
+std::vector<AffineExpr> ElementEmitter::rowMajorStrides(llvm::ArrayRef<AffineExpr> dims,
+                                                        MLIRContext *context) {
+  std::vector<AffineExpr> strides(dims.size(), getAffineConstantExpr(1, context));
+  for (int64_t d = static_cast<int64_t>(dims.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * dims[d + 1];
+  return strides;
+}
+
+std::vector<AffineExpr> ElementEmitter::physicalStrideSizes(RankedTensorType type) {
+  SmallVector<AffineExpr> dims = getDimSizes(type);
+  MLIRContext *context = type.getContext();
+  TensorEncodingAttr encoding = getEncoding(type);
+  if (!encoding || encoding.isRowMajor())
+    return rowMajorStrides(dims, context);
+  // dimOrder lists the logical dimensions outermost first.
+  ArrayRef<int64_t> order = encoding.getDimOrder();
+  std::vector<AffineExpr> strides(dims.size(), getAffineConstantExpr(1, context));
+  AffineExpr stride = getAffineConstantExpr(1, context);
+  for (size_t k = order.size(); k-- > 0;) {
+    strides[order[k]] = stride;
+    stride = stride * dims[order[k]];
+  }
   return strides;
 }
 
@@ -282,6 +350,12 @@ static std::string parenthesized(const std::string &expr) {
   return "(" + expr + ")";
 }
 
+std::string ElementEmitter::scaled(const std::string &index, AffineExpr stride) {
+  if (auto constant = llvm::dyn_cast<AffineConstantExpr>(stride); constant && constant.getValue() == 1)
+    return index;
+  return parenthesized(index) + " * " + sizeText(stride);
+}
+
 /// "i + 3LL", "i * 2LL + 1LL": `start + index * step` as an expression.
 static std::string strided(const std::string &rawIndex, int64_t start, int64_t step) {
   std::string index = step == 1 ? rawIndex : parenthesized(rawIndex);
@@ -320,17 +394,12 @@ std::string ElementEmitter::compute(Value value, const std::vector<std::string> 
     if (std::optional<double> splat = splatOf(input))
       return literalOf(value.getType(), *splat);
     // Inputs may be in any layout (a conversion reads the old one).
-    std::vector<int64_t> strides =
-        physicalStrides(llvm::cast<RankedTensorType>(value.getType()));
+    std::vector<AffineExpr> strides =
+        physicalStrideSizes(llvm::cast<RankedTensorType>(value.getType()));
     std::string offset;
-    for (size_t d = 0; d < dims.size(); ++d) {
-      if (dims[d] == 1)
-        continue;
-      std::string term = strides[d] == 1 ? index[d]
-                                         : parenthesized(index[d]) + " * " +
-                                               std::to_string(strides[d]) + "LL";
-      offset += (offset.empty() ? "" : " + ") + term;
-    }
+    for (size_t d = 0; d < dims.size(); ++d)
+      if (dims[d] != 1)
+        offset += (offset.empty() ? "" : " + ") + scaled(index[d], strides[d]);
     // (Loaded, a narrow integer is in range already.)
     return fresh(value,
                  load(value.getType(), "in" + std::to_string(arg.getArgNumber()) + "[" +
@@ -347,29 +416,29 @@ std::string ElementEmitter::compute(Value value, const std::vector<std::string> 
     return operand(0);
   if (auto reshape = llvm::dyn_cast<ReshapeOp>(op)) {
     // Same row-major linear position in the input's shape.
-    std::vector<int64_t> strides = rowMajorStrides(dims);
+    MLIRContext *context = value.getContext();
+    std::vector<AffineExpr> strides =
+        rowMajorStrides(getDimSizes(llvm::cast<RankedTensorType>(value.getType())), context);
     std::string linear;
     for (size_t d = 0; d < dims.size(); ++d)
       if (dims[d] != 1)
-        linear += (linear.empty() ? "" : " + ") +
-                  (strides[d] == 1 ? index[d]
-                                   : parenthesized(index[d]) + " * " + std::to_string(strides[d]) +
-                                         "LL");
+        linear += (linear.empty() ? "" : " + ") + scaled(index[d], strides[d]);
     if (linear.empty())
       linear = "0LL";
-    auto inDims = llvm::cast<RankedTensorType>(reshape.getInput().getType()).getShape();
-    std::vector<int64_t> inStrides = rowMajorStrides(inDims);
+    auto inType = llvm::cast<RankedTensorType>(reshape.getInput().getType());
+    SmallVector<AffineExpr> inDims = getDimSizes(inType);
+    std::vector<AffineExpr> inStrides = rowMajorStrides(inDims, context);
     std::vector<std::string> inIndex;
     for (size_t d = 0; d < inDims.size(); ++d) {
-      if (inDims[d] == 1) {
+      if (inType.getDimSize(d) == 1) {
         inIndex.push_back("0LL");
         continue;
       }
       std::string expr = "(" + linear + ")";
-      if (inStrides[d] != 1)
-        expr += " / " + std::to_string(inStrides[d]) + "LL";
+      if (inStrides[d] != getAffineConstantExpr(1, context))
+        expr += " / " + sizeText(inStrides[d]);
       if (d > 0)
-        expr += " % " + std::to_string(inDims[d]) + "LL";
+        expr += " % " + sizeText(inDims[d]);
       inIndex.push_back("(" + expr + ")");
     }
     return valueAt(reshape.getInput(), inIndex);
@@ -937,8 +1006,18 @@ std::string ElementEmitter::reduceWindow(Value value, const std::vector<std::str
 static void recordParam(GeneratedKernel &kernel, Type type) {
   auto tensor = llvm::cast<RankedTensorType>(type);
   ::kiln::ref::DType dtype = *toReferenceDType(tensor.getElementType());
-  kernel.paramBytes.push_back(tensor.getNumElements() * ::kiln::ref::byteWidth(dtype));
+  int64_t width = ::kiln::ref::byteWidth(dtype);
   kernel.paramDTypes.push_back(static_cast<int>(dtype));
+  kernel.paramByteCodes.emplace_back();
+  if (!hasSymbolicSizes(tensor)) {
+    kernel.paramBytes.push_back(tensor.getNumElements() * width);
+    return;
+  }
+  // Over symbolic sizes: the bytes as a size, evaluated per run.
+  kernel.paramBytes.push_back(-1);
+  SmallVector<int64_t> code;
+  appendSizeCode(productOf(getDimSizes(tensor), tensor.getContext()) * width, code);
+  kernel.paramByteCodes.back().assign(code.begin(), code.end());
 }
 
 std::vector<std::string> mlir::kiln::kernelParameters(exec::StepOp step, ElementEmitter &elements,
@@ -976,7 +1055,25 @@ std::vector<std::string> mlir::kiln::kernelParameters(exec::StepOp step, Element
     kernel.paramTypes.push_back(*type + " *");
     recordParam(kernel, output.getType());
   }
+  appendSizeParameters(step, kernel, params);
   return params;
+}
+
+void mlir::kiln::appendSizeParameters(exec::StepOp step, GeneratedKernel &kernel,
+                                      std::vector<std::string> &params) {
+  // Over symbolic sizes, the symbols' values for this launch.
+  SmallVector<SizeSymbol> symbols = getSizeSymbols(step->getParentOfType<func::FuncOp>());
+  for (unsigned symbol : sizeSymbolsOf(step)) {
+    // Named in a comment (a model's dimension names are any text: only
+    // letters, digits and _ are kept).
+    std::string name = symbol < symbols.size() ? symbols[symbol].name : "";
+    for (char &c : name)
+      if (!std::isalnum(static_cast<unsigned char>(c)))
+        c = '_';
+    params.push_back("const long long s" + std::to_string(symbol) +
+                     (name.empty() ? "" : " /* " + name + " */"));
+    kernel.sizeArgs.push_back(getAffineSymbolExpr(symbol, step.getContext()));
+  }
 }
 
 std::vector<std::string> ElementEmitter::decompose(llvm::ArrayRef<int64_t> dims,
@@ -993,6 +1090,31 @@ std::vector<std::string> ElementEmitter::decompose(llvm::ArrayRef<int64_t> dims,
     std::string expr = strides[d] == 1 ? linear : "(" + linear + " / " + std::to_string(strides[d]) + "LL)";
     if (d > 0)
       expr += " % " + std::to_string(dims[d]) + "LL";
+    std::string name = prefix + std::to_string(d);
+    lines.push_back("const long long " + name + " = " + expr + ";");
+    index.push_back(name);
+  }
+  return index;
+}
+
+std::vector<std::string> ElementEmitter::decompose(llvm::ArrayRef<AffineExpr> dims,
+                                                   const std::string &linear,
+                                                   const std::string &prefix,
+                                                   std::vector<std::string> &lines) {
+  std::vector<std::string> index;
+  if (dims.empty())
+    return index;
+  MLIRContext *context = dims.front().getContext();
+  std::vector<AffineExpr> strides = rowMajorStrides(dims, context);
+  AffineExpr one = getAffineConstantExpr(1, context);
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (dims[d] == one) {
+      index.push_back("0LL");
+      continue;
+    }
+    std::string expr = strides[d] == one ? linear : "(" + linear + " / " + sizeText(strides[d]) + ")";
+    if (d > 0)
+      expr += " % " + sizeText(dims[d]);
     std::string name = prefix + std::to_string(d);
     lines.push_back("const long long " + name + " = " + expr + ";");
     index.push_back(name);

@@ -13,6 +13,7 @@
 
 #include "kiln/Exec/ExecOps.h"
 
+#include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/Value.h"
 
 #include <functional>
@@ -26,6 +27,16 @@ namespace kiln {
 
 /// A C literal of `value`: "1.25f" for float, "1.25" for double.
 std::string cudaLiteral(double value, bool isDouble);
+
+/// A size as a C expression over the kernel's size parameters (`s0`,
+/// `s1`, ..., one per size symbol the step uses): "128LL", "(s0 * 64LL)".
+/// Sizes are never negative and divisors positive, so C's division and
+/// remainder are the floor ones.
+std::string sizeText(AffineExpr size);
+
+/// The size symbols the types in `step` use, in order: the parameters a
+/// kernel over symbolic sizes takes after its buffers.
+std::vector<unsigned> sizeSymbolsOf(exec::StepOp step);
 
 class ElementEmitter {
 public:
@@ -61,9 +72,15 @@ public:
   /// kernel takes it as a literal, not as a parameter.
   static std::optional<double> splatOf(Value value);
   static std::vector<int64_t> rowMajorStrides(llvm::ArrayRef<int64_t> dims);
+  /// The same over symbolic sizes (constants where the sizes are static).
+  static std::vector<AffineExpr> rowMajorStrides(llvm::ArrayRef<AffineExpr> dims,
+                                                 MLIRContext *context);
   /// Element stride of each logical dimension in memory, by the type's
   /// layout (row-major, nhwc, perm[...]).
   static std::vector<int64_t> physicalStrides(RankedTensorType type);
+  static std::vector<AffineExpr> physicalStrideSizes(RankedTensorType type);
+  /// "index * stride" as C (just `index` for a stride of 1).
+  static std::string scaled(const std::string &index, AffineExpr stride);
   /// Index of an operand broadcast (NumPy rules) to a result at `index`.
   static std::vector<std::string> broadcastIndex(Value operand,
                                                  const std::vector<std::string> &index);
@@ -72,6 +89,10 @@ public:
   /// variables <prefix>0, <prefix>1, ... in `lines`.
   static std::vector<std::string> decompose(llvm::ArrayRef<int64_t> dims, const std::string &linear,
                                             const std::string &prefix,
+                                            std::vector<std::string> &lines);
+  /// The same over symbolic sizes (the sizes' C expressions, sizeText).
+  static std::vector<std::string> decompose(llvm::ArrayRef<AffineExpr> dims,
+                                            const std::string &linear, const std::string &prefix,
                                             std::vector<std::string> &lines);
   /// Where the matrix of a batched operand starts: its batch dimensions
   /// broadcast (NumPy) against the result's, given the result's batch index.
@@ -137,6 +158,13 @@ std::string integerHelpersFor(const std::string &source);
 /// `anyOutputLayout`), or on an unsupported type.
 std::vector<std::string> kernelParameters(exec::StepOp step, ElementEmitter &elements,
                                           GeneratedKernel &kernel, bool anyOutputLayout = false);
+
+/// Appends the size parameters of a kernel over symbolic sizes to `params`
+/// (`const long long s<k> /* name */`, sizeSymbolsOf) and records them in
+/// `kernel.sizeArgs`; nothing for a step of static shapes. kernelParameters
+/// calls it after the buffers.
+void appendSizeParameters(exec::StepOp step, GeneratedKernel &kernel,
+                          std::vector<std::string> &params);
 
 } // namespace kiln
 } // namespace mlir

@@ -3,6 +3,7 @@
 #include "kiln/CodeGen/EmuLibrary.h"
 
 #include "kiln/CodeGen/CompileCache.h"
+#include "kiln/IR/SymbolicSizes.h"
 
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallString.h"
@@ -38,11 +39,16 @@ std::string mlir::kiln::emuLibrarySource(const std::vector<GeneratedKernel> &ker
     for (size_t k = 0; k < kernel.paramTypes.size(); ++k)
       s += (k ? ", " : "") + std::string("(") + kernel.paramTypes[k] + ")args[" +
            std::to_string(k) + "]";
+    // Sizes come as pointers to their values, as cudaLaunchKernel takes them.
+    for (size_t k = 0; k < kernel.sizeArgs.size(); ++k)
+      s += ", *(const long long *)args[" + std::to_string(kernel.paramTypes.size() + k) + "]";
     s += ");\n}\n";
     // What the text was generated for (element counts are literals in it):
     // grid, block; the parameter count, then each parameter's bytes and
     // dtype; the step input positions passed; the steps launching it.
-    std::vector<long long> record = {kernel.gridBlocks, kernel.blockThreads,
+    bool symbolic = !kernel.gridCode.empty();
+    std::vector<long long> record = {symbolic ? -1 : static_cast<long long>(kernel.gridBlocks),
+                                     kernel.blockThreads,
                                      static_cast<long long>(kernel.paramBytes.size())};
     for (size_t k = 0; k < kernel.paramBytes.size(); ++k) {
       record.push_back(kernel.paramBytes[k]);
@@ -59,6 +65,26 @@ std::string mlir::kiln::emuLibrarySource(const std::vector<GeneratedKernel> &ker
     };
     s += "extern \"C\" const long long kiln_emu_launch_" + kernel.name + "[] = {" +
          joined(record) + "};\n";
+    // Over symbolic sizes (-1 above where a size code stands): the size
+    // parameters' codes, the grid's, then each buffer's bytes' (0 codes for
+    // a static one), each code after its length.
+    if (symbolic) {
+      std::vector<long long> sizes = {static_cast<long long>(kernel.sizeArgs.size())};
+      auto append = [&](llvm::ArrayRef<int64_t> code) {
+        sizes.push_back(static_cast<long long>(code.size()));
+        sizes.insert(sizes.end(), code.begin(), code.end());
+      };
+      for (AffineExpr size : kernel.sizeArgs) {
+        llvm::SmallVector<int64_t> code;
+        appendSizeCode(size, code);
+        append(code);
+      }
+      append(kernel.gridCode);
+      for (const std::vector<int64_t> &code : kernel.paramByteCodes)
+        append(code);
+      s += "extern \"C\" const long long kiln_emu_sizes_" + kernel.name + "[] = {" +
+           joined(sizes) + "};\n";
+    }
     // Its dynamic shared memory (absent: none), apart so that the record
     // above keeps its layout.
     if (kernel.dynamicSharedBytes)

@@ -6,12 +6,14 @@
 #include "ElementEmitter.h"
 
 #include "kiln/CodeGen/KernelGenerator.h"
+#include "kiln/IR/SymbolicSizes.h"
 
 #include "llvm/ADT/STLExtras.h"
 
 #include <algorithm>
 #include <cstdint>
 #include <initializer_list>
+#include <utility>
 #include <ostream>
 #include <string>
 
@@ -29,6 +31,21 @@ protected:
   void fail(const std::string &why) {
     if (kernel.reason.empty())
       kernel.reason = why;
+  }
+
+  /// The least and the greatest value `size` takes over the size symbols'
+  /// ranges, for the choices a kernel over symbolic sizes makes once for
+  /// every size (kiln's sizes grow with each symbol: sums, products and
+  /// divisions by positive constants). A constant is its own range.
+  std::pair<int64_t, int64_t> sizeRange(AffineExpr size) const {
+    SmallVector<int64_t> least, greatest;
+    for (const SizeSymbol &symbol :
+         getSizeSymbols(step->getParentOfType<func::FuncOp>())) {
+      least.push_back(symbol.min);
+      greatest.push_back(symbol.max);
+    }
+    return {evaluateSize(size, least).value_or(0),
+            evaluateSize(size, greatest).value_or(INT64_MAX)};
   }
 
   exec::StepOp step;
@@ -65,6 +82,19 @@ constexpr int64_t kGridStrideBlocks = 4096;
 inline unsigned gridStrideBlocks(int64_t iterations, unsigned threads) {
   return static_cast<unsigned>(std::max<int64_t>(
       1, std::min<int64_t>(kGridStrideBlocks, (iterations + threads - 1) / threads)));
+}
+
+/// A grid over a symbolic number of work items, `perBlock` a block, as size
+/// code (include/kiln/Reference/SizeCode.h) evaluated per run: at least 1
+/// block, at most `maxBlocks` (the kernel loops over the rest).
+inline std::vector<int64_t> gridCode(AffineExpr items, int64_t perBlock, int64_t maxBlocks) {
+  using ::kiln::ref::SizeOp;
+  SmallVector<int64_t> code;
+  appendSizeCode(items, code);
+  for (auto [op, constant] : {std::pair(SizeOp::CeilDiv, perBlock),
+                              std::pair(SizeOp::Max, int64_t(1)), std::pair(SizeOp::Min, maxBlocks)})
+    code.append({static_cast<int64_t>(SizeOp::Constant), constant, static_cast<int64_t>(op)});
+  return {code.begin(), code.end()};
 }
 
 /// A tile of a row-major matrix staged in shared memory by cp.async, 16
@@ -142,6 +172,9 @@ inline void discardIfFailed(GeneratedKernel &kernel) {
   kernel.paramTypes.clear();
   kernel.paramBytes.clear();
   kernel.paramDTypes.clear();
+  kernel.sizeArgs.clear();
+  kernel.gridCode.clear();
+  kernel.paramByteCodes.clear();
 }
 
 } // namespace kiln

@@ -7,6 +7,7 @@
 #include "kiln/IR/KilnOps.h"
 #include "kiln/IR/KilnTypes.h"
 #include "kiln/IR/OpClasses.h"
+#include "kiln/IR/SymbolicSizes.h"
 #include "kiln/Lowering/LibraryCalls.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -51,6 +52,14 @@ std::string canonicalText(const GeneratedKernel &kernel) {
     canonical += "KILN_KERNEL";
     at = found + kernel.name.size();
   }
+  // A kernel over symbolic sizes: its grid's and buffers' size codes (the
+  // sizes it takes are in the text).
+  auto codeText = [](llvm::ArrayRef<int64_t> code) {
+    return llvm::join(llvm::map_range(code, [](int64_t c) { return std::to_string(c); }), ",");
+  };
+  canonical += "|" + codeText(kernel.gridCode);
+  for (const std::vector<int64_t> &code : kernel.paramByteCodes)
+    canonical += "|" + codeText(code);
   return canonical + "|" + std::to_string(kernel.gridBlocks) + "x" +
          std::to_string(kernel.blockThreads) + "|" + llvm::join(kernel.paramTypes, ",") + "|" +
          llvm::join(llvm::map_range(kernel.paramBytes, [](int64_t b) { return std::to_string(b); }),
@@ -127,6 +136,13 @@ std::vector<GeneratedKernel> mlir::kiln::generateKernels(func::FuncOp plan,
     } else if (options.placed && exec::runsOnHost(step)) {
       kernel.name.clear();
       kernel.reason = "kiln-place put it on the host (its warning says why)";
+    } else if (touchesSymbolicSizes(step) && step.getKind() && *step.getKind() != "loop" &&
+               *step.getKind() != "reduction") {
+      // Over symbolic sizes the loop and reduction kernels take their sizes
+      // as arguments so far (hasDeviceCodeOverSymbolicSizes).
+      kernel.name.clear();
+      kernel.reason = "'" + kernel.kind + "' kernels take their sizes as constants so far, and "
+                      "this step's sizes are known only at run time";
     } else if (!step.getKind() && llvm::isa<ArgSortOp>(first)) {
       emitArgSortKernel(step, kernel);
     } else if (step.getKind() && *step.getKind() == "attention") {
@@ -142,7 +158,7 @@ std::vector<GeneratedKernel> mlir::kiln::generateKernels(func::FuncOp plan,
     } else if (!step.getKind() || *step.getKind() == "loop") {
       // An unfused elementwise op is a one-op loop; a transpose that moves
       // the last dimension goes through shared memory.
-      if (!emitTiledTransposeKernel(step, kernel))
+      if (touchesSymbolicSizes(step) || !emitTiledTransposeKernel(step, kernel))
         emitLoopKernel(step, kernel);
     } else {
       kernel.name.clear();

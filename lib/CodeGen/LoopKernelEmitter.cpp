@@ -17,6 +17,7 @@
 #include "kiln/IR/KilnOps.h"
 #include "kiln/IR/KilnTypes.h"
 #include "kiln/IR/OpClasses.h"
+#include "kiln/IR/SymbolicSizes.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringExtras.h"
@@ -42,9 +43,9 @@ public:
     auto yield = llvm::cast<exec::YieldOp>(body.getTerminator());
     // The iteration space: every output has the same shape.
     auto outType = llvm::cast<RankedTensorType>(yield.getValues().front().getType());
-    shape.assign(outType.getShape().begin(), outType.getShape().end());
+    shape = getDimSizes(outType);
     for (Value v : yield.getValues())
-      if (llvm::cast<RankedTensorType>(v.getType()).getShape() != outType.getShape())
+      if (getDimSizes(llvm::cast<RankedTensorType>(v.getType())) != shape)
         return fail("its outputs differ in shape");
     // An output in another layout (a conversion back to a model result's
     // layout) is stored element by element at its physical offset.
@@ -60,9 +61,8 @@ public:
     if (!kernel.reason.empty())
       return;
 
-    int64_t count = 1;
-    for (int64_t d : shape)
-      count *= d;
+    MLIRContext *context = step.getContext();
+    AffineExpr count = productOf(shape, context);
     // Groups of 4 consecutive elements with 16-byte loads and stores when
     // every output is f32 and the last dimension holds whole groups (so a
     // group never straddles a row, and row-major offsets stay multiples of
@@ -77,14 +77,14 @@ public:
     auto vectorizable = [&](BlockArgument arg) {
       auto type = llvm::cast<RankedTensorType>(arg.getType());
       if (!type.getElementType().isF32() || !getEncoding(type).isRowMajor() ||
-          type.getRank() == 0 || type.getRank() > static_cast<int64_t>(shape.size()) ||
-          type.getShape().back() != shape.back())
+          type.getRank() == 0 || type.getRank() > static_cast<int64_t>(shape.size()))
         return false;
-      for (int64_t d = 0; d < type.getRank(); ++d) {
-        int64_t outDim = shape[shape.size() - type.getRank() + d];
-        if (type.getDimSize(d) != outDim && type.getDimSize(d) != 1)
+      SmallVector<AffineExpr> dims = getDimSizes(type);
+      if (dims.back() != shape.back())
+        return false;
+      for (int64_t d = 0; d < type.getRank(); ++d)
+        if (dims[d] != shape[shape.size() - type.getRank() + d] && type.getDimSize(d) != 1)
           return false;
-      }
       return true;
     };
     // Any other input (a transpose or a reshape of it, a gather) is read
@@ -96,7 +96,9 @@ public:
              type.getRank() > 0 && type.getShape().back() != 1 && !vectorizable(arg);
     };
     int64_t group = 1;
-    if (rowMajorOutputs && !windows && !shape.empty() && shape.back() % 4 == 0 &&
+    auto lastSize = shape.empty() ? AffineConstantExpr()
+                                  : llvm::dyn_cast<AffineConstantExpr>(shape.back());
+    if (rowMajorOutputs && !windows && lastSize && lastSize.getValue() % 4 == 0 &&
         llvm::all_of(yield.getValues(),
                      [](Value v) {
                        return llvm::cast<RankedTensorType>(v.getType())
@@ -127,12 +129,12 @@ public:
             !vectorizable(arg))
           continue;
         std::vector<std::string> first = ElementEmitter::broadcastIndex(arg, laneIndex[0]);
-        std::vector<int64_t> argStrides = ElementEmitter::rowMajorStrides(type.getShape());
+        std::vector<AffineExpr> argStrides =
+            ElementEmitter::rowMajorStrides(getDimSizes(type), type.getContext());
         std::string offset;
         for (size_t d = 0; d < first.size(); ++d)
           if (type.getDimSize(d) != 1)
-            offset += (offset.empty() ? "" : " + ") + first[d] +
-                      (argStrides[d] == 1 ? "" : " * " + std::to_string(argStrides[d]) + "LL");
+            offset += (offset.empty() ? "" : " + ") + ElementEmitter::scaled(first[d], argStrides[d]);
         std::string name = "in" + std::to_string(arg.getArgNumber()) + "v";
         lines.push_back("const float4 " + name + " = kiln_load_vec<float4>(in" +
                         std::to_string(arg.getArgNumber()) + " + " +
@@ -161,8 +163,11 @@ public:
     }
 
     kernel.blockThreads = kThreadsPerBlock;
-    int64_t iterations = count / group;
-    kernel.gridBlocks = gridStrideBlocks(iterations, kThreadsPerBlock);
+    AffineExpr iterations = count.floorDiv(group);
+    if (auto constant = llvm::dyn_cast<AffineConstantExpr>(iterations))
+      kernel.gridBlocks = gridStrideBlocks(constant.getValue(), kThreadsPerBlock);
+    else
+      kernel.gridCode = gridCode(iterations, kThreadsPerBlock, kGridStrideBlocks);
     kernel.unit = "CUDA cores";
 
     std::ostringstream os;
@@ -188,7 +193,7 @@ public:
                    : "__launch_bounds__(" + std::to_string(kThreadsPerBlock) + ")")
        << "\n"
        << kernel.name << "(" << llvm::join(params, ",\n    ") << ") {\n"
-       << "  const long long count = " << iterations << "LL;\n"
+       << "  const long long count = " << sizeText(iterations) << ";\n"
        << "  for (long long " << var << " = (long long)blockIdx.x * blockDim.x + threadIdx.x; "
        << var << " < count;\n"
        << "       " << var << " += (long long)gridDim.x * blockDim.x) {\n";
@@ -208,16 +213,15 @@ private:
   static std::string physicalOffset(RankedTensorType type, const std::vector<std::string> &index) {
     if (getEncoding(type).isRowMajor())
       return "linear";
-    std::vector<int64_t> strides = ElementEmitter::physicalStrides(type);
+    std::vector<AffineExpr> strides = ElementEmitter::physicalStrideSizes(type);
     std::string offset;
     for (size_t d = 0; d < index.size(); ++d)
       if (type.getDimSize(d) != 1)
-        offset += (offset.empty() ? "" : " + ") + index[d] +
-                  (strides[d] == 1 ? "" : " * " + std::to_string(strides[d]) + "LL");
+        offset += (offset.empty() ? "" : " + ") + ElementEmitter::scaled(index[d], strides[d]);
     return offset.empty() ? "0LL" : offset;
   }
 
-  std::vector<int64_t> shape;
+  SmallVector<AffineExpr> shape;
 };
 
 } // namespace

@@ -74,16 +74,23 @@ public:
     Type inElement = inType.getElementType();
     if (!inElement.isF32() && !inElement.isF16() && !inElement.isBF16())
       return fail("reductions are generated for f32, f16 and bf16 (computed in f32)");
-    shape.assign(inType.getShape().begin(), inType.getShape().end());
+    shape = getDimSizes(inType);
     int64_t rank = static_cast<int64_t>(shape.size());
     int64_t first = firstReducedDim(rank);
     if (first < 0)
       return;
-    int64_t rows = 1, cols = 1;
-    for (int64_t d = 0; d < rank; ++d)
-      (d < first ? rows : cols) *= shape[d];
-    if (rows == 0 || cols == 0)
+    // Rows and columns may be symbolic (the kernel takes the sizes): its
+    // shape is then chosen once for the longest row of the symbols' ranges.
+    MLIRContext *context = step.getContext();
+    AffineExpr rowSize = productOf(llvm::ArrayRef(shape).take_front(first), context);
+    AffineExpr colSize = productOf(llvm::ArrayRef(shape).drop_front(first), context);
+    auto [leastRows, mostRows] = sizeRange(rowSize);
+    auto [leastCols, colsBound] = sizeRange(colSize);
+    if (mostRows == 0 || colsBound == 0)
       return fail("the tensor is empty");
+    if (leastCols == 0)
+      return fail("a row may be empty (its size's range starts at 0)");
+    const std::string rows = sizeText(rowSize), cols = sizeText(colSize);
 
     std::vector<std::string> params = kernelParameters(step, elements, kernel);
     if (!kernel.reason.empty())
@@ -92,10 +99,10 @@ public:
     // Indices: the row's leading dimensions and the column's trailing ones.
     std::vector<std::string> rowLines, colLines;
     std::vector<std::string> rowIndex = ElementEmitter::decompose(
-        llvm::ArrayRef<int64_t>(shape).take_front(first), "row", "r", rowLines);
+        llvm::ArrayRef(shape).take_front(first), "row", "r", rowLines);
     std::vector<std::string> fullIndex = rowIndex;
     for (const std::string &c : ElementEmitter::decompose(
-             llvm::ArrayRef<int64_t>(shape).drop_front(first), "col", "c", colLines))
+             llvm::ArrayRef(shape).drop_front(first), "col", "c", colLines))
       fullIndex.push_back(c);
 
     Value input = anchor->getOperand(0);
@@ -106,18 +113,20 @@ public:
       lines.insert(lines.end(), compute.begin(), compute.end());
       return x;
     };
-    std::string n = cudaLiteral(static_cast<double>(cols), false);
+    std::string n = llvm::isa<AffineConstantExpr>(colSize)
+                        ? cudaLiteral(static_cast<double>(colsBound), false)
+                        : "(float)" + cols;
     bool perElement = llvm::isa<SoftmaxOp, LogSoftmaxOp, LayerNormOp>(anchor);
     // Short rows: a warp per row, 8 rows per block, reductions by shuffles
     // alone. Long rows: a block per row. Softmax and layer norm keep the
     // thread's elements of the row in registers (up to kMaxCached each), so
     // they read the input once; longer rows recompute them in each pass.
-    const bool warpPerRow = cols <= kWarpRowLimit;
+    const bool warpPerRow = colsBound <= kWarpRowLimit;
     const int64_t threads = warpPerRow ? kThreads
-                                       : std::min<int64_t>(kThreads, (cols + 31) / 32 * 32);
+                                       : std::min<int64_t>(kThreads, (colsBound + 31) / 32 * 32);
     const int64_t perRow = warpPerRow ? 32 : threads; // threads sharing a row
     const int64_t rowsPerBlock = warpPerRow ? kThreads / 32 : 1;
-    const int64_t slots = (cols + perRow - 1) / perRow;
+    const int64_t slots = (colsBound + perRow - 1) / perRow;
     const bool cached = perElement && slots <= kMaxCached;
     const std::string tid = warpPerRow ? "lane" : "threadIdx.x";
     auto reduce = [&](const std::string &v, const std::string &functor,
@@ -133,10 +142,10 @@ public:
       if (cached)
         os << indent << "for (int i = 0; i < " << slots << "; ++i) {\n"
            << indent << "  const long long col = " << tid << " + i * " << perRow << ";\n"
-           << indent << "  if (col >= " << cols << "LL)\n"
+           << indent << "  if (col >= " << cols << ")\n"
            << indent << "    continue;\n";
       else
-        os << indent << "for (long long col = " << tid << "; col < " << cols << "LL; col += "
+        os << indent << "for (long long col = " << tid << "; col < " << cols << "; col += "
            << perRow << ") {\n";
     };
     // A pass over the thread's elements of the row: the first computes them
@@ -172,11 +181,11 @@ public:
          << rowsPerBlock << "); // the block's row results\n";
     if (warpPerRow)
       os << "  for (long long base = (long long)blockIdx.x * " << rowsPerBlock << "; base < "
-         << rows << "LL; base += (long long)gridDim.x * " << rowsPerBlock << ") {\n"
+         << rows << "; base += (long long)gridDim.x * " << rowsPerBlock << ") {\n"
          << "    const long long row = base + warp;\n"
-         << "    if (row < " << rows << "LL) {\n";
+         << "    if (row < " << rows << ") {\n";
     else
-      os << "  for (long long row = blockIdx.x; row < " << rows << "LL; row += gridDim.x) {\n"
+      os << "  for (long long row = blockIdx.x; row < " << rows << "; row += gridDim.x) {\n"
          << "    {\n";
     for (const std::string &line : rowLines)
       os << "    " << line << "\n";
@@ -248,7 +257,7 @@ public:
       openRowLoop("    ");
       for (const std::string &line : lines)
         os << "      " << line << "\n";
-      os << "      out0[row * " << cols << "LL + col] = "
+      os << "      out0[row * " << cols << " + col] = "
          << ElementEmitter::store(output.getType(), out) << ";\n    }\n";
       os << "    }\n";
     } else {
@@ -268,7 +277,7 @@ public:
            << "    // The block's row results in one coalesced store.\n"
            << "    __syncthreads();\n"
            << "    if (threadIdx.x < " << rowsPerBlock << " && base + threadIdx.x < " << rows
-           << "LL)\n"
+           << ")\n"
            << "      out0[base + threadIdx.x] = rowOut[threadIdx.x];\n"
            << "    __syncthreads(); // rowOut is reused\n";
       else
@@ -280,17 +289,22 @@ public:
       return;
 
     kernel.blockThreads = static_cast<unsigned>(threads);
-    kernel.gridBlocks = static_cast<unsigned>(
-        std::min<int64_t>((rows + rowsPerBlock - 1) / rowsPerBlock, kMaxBlocks));
+    if (auto constant = llvm::dyn_cast<AffineConstantExpr>(rowSize)) {
+      kernel.gridBlocks = static_cast<unsigned>(std::min<int64_t>(
+          (constant.getValue() + rowsPerBlock - 1) / rowsPerBlock, kMaxBlocks));
+    } else {
+      kernel.gridCode = gridCode(rowSize, rowsPerBlock, kMaxBlocks);
+    }
     kernel.unit = warpPerRow ? "CUDA cores (a warp per row)" : "CUDA cores (a block per row)";
-    kernel.flops = static_cast<double>(rows) * cols * (perElement ? 8 : 1);
+    // (Per launch; over symbolic sizes at the largest.)
+    kernel.flops = static_cast<double>(mostRows) * colsBound * (perElement ? 8 : 1);
 
     std::ostringstream text;
     text << ElementEmitter::includesFor(step) << blockReduceHelpers() << "\n// Generated by kiln: "
          << kernel.stepName << "\n";
     if (!kernel.location.empty())
       text << "// from " << kernel.location << "\n";
-    text << "// " << rows << " rows of " << cols << " elements, "
+    text << "// " << sizeString(rowSize) << " rows of " << sizeString(colSize) << " elements, "
          << (warpPerRow ? "a warp per row (" + std::to_string(rowsPerBlock) + " per block)"
                         : std::string("a block per row"))
          << "; "
@@ -383,7 +397,7 @@ private:
   }
 
   Operation *anchor = nullptr;
-  std::vector<int64_t> shape;
+  SmallVector<AffineExpr> shape;
   Value scaleValue, biasValue;
   std::vector<std::string> trailingIndex;
 };

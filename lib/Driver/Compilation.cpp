@@ -23,31 +23,6 @@ using namespace mlir;
 namespace kiln {
 namespace driver {
 
-/// The first op of `module` with a result (or block argument) of symbolic
-/// size, and that type, or else a function with size symbols (values read
-/// at run time that size nothing, only checked) and no type; null when
-/// every shape is static and nothing is read at run time.
-static std::pair<Operation *, Type> firstDynamicValue(ModuleOp module) {
-  std::pair<Operation *, Type> found{nullptr, Type()};
-  module.walk<WalkOrder::PreOrder>([&](Operation *op) {
-    if (op->hasAttr(mlir::kiln::kSizeSymbolsAttrName) && !found.first)
-      found = {op, Type()};
-    SmallVector<Type> types(op->getResultTypes());
-    for (Region &region : op->getRegions())
-      for (Block &block : region)
-        llvm::append_range(types, block.getArgumentTypes());
-    for (Type type : types)
-      if (mlir::kiln::hasSymbolicSizes(type)) {
-        found = {op, type};
-        return WalkResult::interrupt();
-      }
-    return WalkResult::advance();
-  });
-  return found;
-}
-
-bool hasDynamicDimensions(ModuleOp module) { return firstDynamicValue(module).first != nullptr; }
-
 Compilation::Compilation(const CompileOptions &options, PhaseClock &clock)
     : options(options), clock(clock), dumps(options) {}
 
@@ -105,23 +80,27 @@ LogicalResult Compilation::optimize(ModuleOp module) {
 }
 
 LogicalResult Compilation::lower(ModuleOp module) {
-  if (auto [op, type] = firstDynamicValue(module); op) {
-    std::string what;
-    llvm::raw_string_ostream os(what);
-    if (type)
-      os << "has dynamic dimensions ('" << type << "')";
-    else
-      os << "reads values at run time that the executable checks (sizes given as model "
-            "inputs; --input-value NAME=FILE compiles them in)";
-    if (options.target != Target::CPU)
-      return op->emitError()
-             << what
-             << "; executables over ranges of sizes are built for --target=cpu so far: "
-                "compile for one size with --input-shape NAME=D0xD1x...";
-    if (options.kernelReport)
-      return op->emitError() << what
-                             << "; --kernel-report describes GPU kernels, which take one size";
-  }
+  // Dynamic dimensions serve every target (GPU kernels take their sizes
+  // as arguments); sizes read from input values only the CPU so far.
+  if (options.target != Target::CPU)
+    for (auto func : module.getOps<func::FuncOp>()) {
+      SmallVector<mlir::kiln::SizeSymbol> symbols = mlir::kiln::getSizeSymbols(func);
+      if (llvm::none_of(symbols, [](const mlir::kiln::SizeSymbol &s) { return s.isComputed(); }))
+        continue;
+      // At the first op sized by such a value (or the function, when the
+      // values only check).
+      Operation *at = func;
+      func.walk([&](Operation *op) {
+        if (op == func.getOperation() || !mlir::kiln::usesComputedSymbols(op, symbols))
+          return WalkResult::advance();
+        at = op;
+        return WalkResult::interrupt();
+      });
+      return at->emitError()
+             << "reads sizes from input values at run time (shapes, axes or pads given as "
+                "model inputs), which executables for GPU targets do not do so far: compile "
+                "for --target=cpu, or give the values with --input-value NAME=FILE";
+    }
   PassManager plan(module.getContext());
   if (failed(configure(plan)))
     return failure();

@@ -61,16 +61,22 @@ void nameKernelsOfErrors(
 
 /// The bytes the plan's transfer steps copy between host and device in one
 /// run (what crosses PCIe on a GPU).
-int64_t transferBytes(func::FuncOp plan) {
+/// The bytes the plan's copies move a run: "N bytes", or over symbolic
+/// sizes "at most N bytes" (at the ranges' largest sizes).
+std::string transferBytes(func::FuncOp plan) {
+  SmallVector<mlir::kiln::SizeSymbol> symbols = mlir::kiln::getSizeSymbols(plan);
   int64_t bytes = 0;
+  bool symbolic = false;
   for (mlir::kiln::exec::StepOp step : plan.getBody().getOps<mlir::kiln::exec::StepOp>()) {
     Operation &first = step.getBody().front().front();
     if (!llvm::isa<mlir::kiln::TransferOp>(first) || step.getKind())
       continue;
-    for (Value result : step.getResults())
-      bytes += tensorBytes(result.getType());
+    for (Value result : step.getResults()) {
+      bytes += tensorBytes(result.getType(), symbols);
+      symbolic |= mlir::kiln::hasSymbolicSizes(result.getType());
+    }
   }
-  return bytes;
+  return (symbolic ? "at most " : "") + std::to_string(bytes) + " bytes";
 }
 
 LogicalResult buildDeviceCode(func::FuncOp plan, const CompileOptions &options,
@@ -93,6 +99,8 @@ LogicalResult buildDeviceCode(func::FuncOp plan, const CompileOptions &options,
     step.block = kernel.blockThreads;
     step.dynamicShared = kernel.dynamicSharedBytes;
     step.inputs = kernel.inputArgs;
+    step.sizes = kernel.sizeArgs;
+    step.gridCode = kernel.gridCode;
     code.kernels[kernel.step] = step;
   }
   // Kernels to compile: the steps' own and the cuDNN steps' epilogues.
@@ -118,7 +126,7 @@ LogicalResult buildDeviceCode(func::FuncOp plan, const CompileOptions &options,
   llvm::errs() << "; " << onHost << (onHost == 1 ? " runs" : " run") << " on the host";
   if (copies)
     llvm::errs() << " (and " << copies << " copies between host and device, "
-                 << transferBytes(plan) << " bytes a run)";
+                 << transferBytes(plan) << " a run)";
   llvm::errs() << "\n";
   if (options.target == Target::CudaEmu) {
     // Built even when empty: the library marks the executable as cuda-emu.

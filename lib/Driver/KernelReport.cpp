@@ -4,6 +4,7 @@
 
 #include "kiln/CodeGen/CompileCache.h"
 #include "kiln/CodeGen/Nvrtc.h"
+#include "kiln/IR/SymbolicSizes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -18,6 +19,9 @@ LogicalResult reportKernels(ModuleOp module, const std::vector<std::string> &arc
   auto cache = codegen::CompileCache::fromEnvironment();
   for (auto func : module.getOps<func::FuncOp>()) {
     os << "kilnc: kernels @" << func.getName() << " (NVRTC " << codegen::nvrtcVersion() << "):\n";
+    std::vector<std::string> symbolNames;
+    for (const mlir::kiln::SizeSymbol &symbol : mlir::kiln::getSizeSymbols(func))
+      symbolNames.push_back(symbol.name);
     for (const mlir::kiln::GeneratedKernel &kernel : mlir::kiln::generateKernels(func, codeGen)) {
       os << "  #" << kernel.step << " " << kernel.stepName;
       if (!kernel.library.empty()) {
@@ -36,8 +40,20 @@ LogicalResult reportKernels(ModuleOp module, const std::vector<std::string> &arc
            << " (the same kernel as #" << kernel.sameAs << ")\n";
         continue;
       }
-      os << (kernel.library.empty() ? ": " : " ") << kernel.name << ", " << kernel.unit << ", "
-         << kernel.gridBlocks << " x " << kernel.blockThreads << " threads\n";
+      os << (kernel.library.empty() ? ": " : " ") << kernel.name << ", " << kernel.unit << ", ";
+      if (kernel.gridCode.empty())
+        os << kernel.gridBlocks;
+      else // over symbolic sizes: "min(max(ceildiv(batch * 4096, 256), 1), 4096)"
+        os << ::kiln::ref::sizeCodeText(kernel.gridCode.data(), kernel.gridCode.size(),
+                                        symbolNames, {});
+      os << " x " << kernel.blockThreads << " threads";
+      if (!kernel.sizeArgs.empty()) {
+        os << "; sizes passed:";
+        for (AffineExpr size : kernel.sizeArgs)
+          os << " " << mlir::kiln::sizeString(size) << " = "
+             << symbolNames[llvm::cast<AffineSymbolExpr>(size).getPosition()];
+      }
+      os << "\n";
       if (!kernel.whyGenerated.empty())
         os << "      generated, not a library call: " << kernel.whyGenerated << "\n";
       for (const std::string &arch : archs) {

@@ -7,6 +7,8 @@
 
 #include "kiln/IR/OpClasses.h"
 
+#include "kiln/IR/SymbolicSizes.h"
+
 #include "kiln/IR/KilnOps.h"
 #include "kiln/IR/KilnTypes.h"
 #include "kiln/IR/ReferenceConversion.h"
@@ -108,9 +110,21 @@ bool mlir::kiln::hasRowReductionKernel(Operation *op) {
   return !empty && trailing(reducedAxes(op, rank), rank);
 }
 
+bool mlir::kiln::hasDeviceCodeOverSymbolicSizes(Operation *op) {
+  // A float matmul or convolution goes to cuBLASLt or cuDNN, which take
+  // their sizes per run (kiln-select-impl).
+  if (llvm::isa<MatMulOp, Conv2dOp>(op))
+    return !isWindowOp(op);
+  return isElementwiseOp(op) || hasRowReductionKernel(op) ||
+         llvm::isa<BroadcastOp, ReshapeOp, TransposeOp, RelayoutOp>(op);
+}
+
 std::string mlir::kiln::whyNoDeviceCode(Operation *op) {
   if (!allTypes(op, hasKernelElementType))
     return "its element type has no generated kernel";
+  if (touchesSymbolicSizes(op) && !hasDeviceCodeOverSymbolicSizes(op))
+    return "its sizes are known only at run time, and its device code takes them as constants "
+           "so far";
   if (hasRowReductionKernel(op) || isPerElementOp(op))
     return "";
   if (llvm::isa<LayerNormOp>(op)) // (row reductions but layer_norm are windows too)

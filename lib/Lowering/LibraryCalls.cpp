@@ -13,7 +13,9 @@
 #include "kiln/IR/KilnTypes.h"
 #include "kiln/IR/OpClasses.h"
 #include "kiln/IR/ReferenceConversion.h"
+#include "kiln/IR/SymbolicSizes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 
 using namespace mlir;
@@ -47,17 +49,46 @@ int64_t product(ArrayRef<int64_t> dims) {
 /// The batch stride of a matmul operand against the result's batch
 /// dimensions: a whole matrix when it has every batch, 0 when it has none
 /// (all batch dimensions 1); nothing when it broadcasts only some.
-std::optional<int64_t> batchStride(RankedTensorType operand, ArrayRef<int64_t> resultBatch) {
-  ArrayRef<int64_t> shape = operand.getShape();
-  ArrayRef<int64_t> batch = shape.drop_back(2);
-  int64_t matrix = shape[shape.size() - 1] * shape[shape.size() - 2];
-  if (product(batch) == 1)
-    return 0;
-  SmallVector<int64_t> padded(resultBatch.size() - std::min(resultBatch.size(), batch.size()), 1);
+std::optional<AffineExpr> batchStride(RankedTensorType operand, ArrayRef<AffineExpr> resultBatch) {
+  SmallVector<AffineExpr> shape = getDimSizes(operand);
+  MLIRContext *context = operand.getContext();
+  AffineExpr one = getAffineConstantExpr(1, context);
+  ArrayRef<AffineExpr> batch = ArrayRef(shape).drop_back(2);
+  AffineExpr matrix = shape[shape.size() - 1] * shape[shape.size() - 2];
+  if (productOf(batch, context) == one)
+    return getAffineConstantExpr(0, context);
+  SmallVector<AffineExpr> padded(resultBatch.size() - std::min(resultBatch.size(), batch.size()),
+                                 one);
   padded.append(batch.begin(), batch.end());
-  if (ArrayRef<int64_t>(padded) == resultBatch)
+  if (ArrayRef<AffineExpr>(padded) == resultBatch)
     return matrix;
   return std::nullopt;
+}
+
+/// A library call's sizes as numbers where they are static, and each
+/// symbolic one as its expression (the number left 0); `field` gives the
+/// call's field for each size, in the executable's order.
+template <typename Call, typename Field>
+SmallVector<AffineExpr> assignSizes(Call &call, ArrayRef<AffineExpr> sizes, Field field) {
+  SmallVector<AffineExpr> symbolic(sizes.size());
+  for (auto [k, size] : llvm::enumerate(sizes)) {
+    auto constant = llvm::dyn_cast<AffineConstantExpr>(size);
+    field(call, static_cast<unsigned>(k)) = constant ? constant.getValue() : 0;
+    if (!constant)
+      symbolic[k] = size;
+  }
+  if (llvm::none_of(symbolic, [](AffineExpr e) { return static_cast<bool>(e); }))
+    symbolic.clear();
+  return symbolic;
+}
+
+/// A size at the size symbols' largest values (the size itself when static):
+/// what the cost model and the workspace are planned for.
+int64_t largest(AffineExpr size, exec::StepOp step) {
+  SmallVector<int64_t> values;
+  for (const SizeSymbol &symbol : getSizeSymbols(step->getParentOfType<func::FuncOp>()))
+    values.push_back(symbol.max);
+  return evaluateSize(size, values).value_or(0);
 }
 
 std::string opName(Operation *op) { return op->getName().getStringRef().str(); }
@@ -93,32 +124,32 @@ GemmMatch mlir::kiln::matchCublasLtGemm(exec::StepOp step, bool allowTf32) {
   if (aType.getRank() < 2 || bType.getRank() < 2)
     return refuse("a matmul operand has fewer than two dimensions");
 
-  // Row-major shapes: result [batch..., M, N], lhs M x K, rhs K x N.
+  // Row-major shapes: result [batch..., M, N], lhs M x K, rhs K x N; each
+  // size symbolic or static.
   int64_t rank = cType.getRank();
-  int64_t M = cType.getDimSize(rank - 2), N = cType.getDimSize(rank - 1);
+  SmallVector<AffineExpr> cDims = getDimSizes(cType), aDims = getDimSizes(aType);
+  AffineExpr M = cDims[rank - 2], N = cDims[rank - 1];
   bool ta = matmul.getTransposeA(), tb = matmul.getTransposeB();
-  int64_t K = aType.getDimSize(ta ? aType.getRank() - 2 : aType.getRank() - 1);
-  ArrayRef<int64_t> resultBatch = cType.getShape().drop_back(2);
-  int64_t batches = product(resultBatch);
-  std::optional<int64_t> strideLhs = batchStride(aType, resultBatch);
-  std::optional<int64_t> strideRhs = batchStride(bType, resultBatch);
+  AffineExpr K = aDims[ta ? aType.getRank() - 2 : aType.getRank() - 1];
+  ArrayRef<AffineExpr> resultBatch = ArrayRef(cDims).drop_back(2);
+  AffineExpr batches = productOf(resultBatch, step.getContext());
+  std::optional<AffineExpr> strideLhs = batchStride(aType, resultBatch);
+  std::optional<AffineExpr> strideRhs = batchStride(bType, resultBatch);
   if (!strideLhs || !strideRhs)
     return refuse("an operand broadcasts some batch dimensions but not all (cuBLASLt takes "
                   "one batch stride per matrix)");
 
   rt::GemmCall call;
-  call.m = N;
-  call.n = M;
-  call.k = K;
   call.transA = tb;
-  call.lda = tb ? K : N;
   call.transB = ta;
-  call.ldb = ta ? M : K;
-  call.ldc = N;
-  call.batch = batches;
-  call.strideA = *strideRhs;
-  call.strideB = *strideLhs;
-  call.strideC = batches > 1 ? M * N : 0;
+  // In rt::kGemmSizeFields' order: m n k lda ldb ldc batch stride_a
+  // stride_b stride_c. (A stride of a single batch is unused: 0 when the
+  // batch is static 1.)
+  AffineExpr zero = getAffineConstantExpr(0, step.getContext());
+  bool oneBatch = batches == getAffineConstantExpr(1, step.getContext());
+  SmallVector<AffineExpr> sizes = {N, M, K, tb ? K : N, ta ? M : K, N, batches,
+                                   *strideRhs, *strideLhs, oneBatch ? zero : M * N};
+  SmallVector<AffineExpr> symbolic = assignSizes(call, sizes, rt::gemmSizeField);
   call.typeA = call.typeB = call.typeC = *toReferenceDType(element);
   call.tf32 = allowTf32 && element.isF32();
   call.a = static_cast<int32_t>(rhs.getArgNumber());
@@ -159,7 +190,7 @@ GemmMatch mlir::kiln::matchCublasLtGemm(exec::StepOp step, bool allowTf32) {
         call.beta = 1.0f;
         residual = true;
       } else if (type.getElementType() == element && type.getRank() >= 1 &&
-                 type.getDimSize(type.getRank() - 1) == N &&
+                 !hasSymbolicSizes(type) && getDimSizes(type).back() == N &&
                  product(type.getShape().drop_back()) == 1 && type.getRank() <= rank) {
         if (biased)
           return refuse("a second bias add");
@@ -188,20 +219,57 @@ GemmMatch mlir::kiln::matchCublasLtGemm(exec::StepOp step, bool allowTf32) {
   GemmMatch match;
   match.ok = true;
   match.call = call;
+  match.sizes = symbolic;
+  // The problem for the cost model and the workspace: at the largest sizes.
   int64_t width = element.isF32() ? 4 : 2;
-  match.problem.m = M;
-  match.problem.n = N;
-  match.problem.k = K;
-  match.problem.batch = batches;
-  match.problem.bytesMoved = width * (aType.getNumElements() + bType.getNumElements() +
-                                      cType.getNumElements() * (residual ? 2 : 1) +
-                                      (biased ? N : 0));
+  int64_t m = largest(M, step), n = largest(N, step), k = largest(K, step),
+          batch = largest(batches, step);
+  auto elements = [&](RankedTensorType t) {
+    return largest(productOf(getDimSizes(t), step.getContext()), step);
+  };
+  match.problem.m = m;
+  match.problem.n = n;
+  match.problem.k = k;
+  match.problem.batch = batch;
+  match.problem.bytesMoved = width * (elements(aType) + elements(bType) +
+                                      elements(cType) * (residual ? 2 : 1) + (biased ? n : 0));
   match.problem.tensorCores = !element.isF32() || call.tf32;
   match.problem.tf32 = call.tf32;
   return match;
 }
 
-DictionaryAttr mlir::kiln::gemmCallToAttr(MLIRContext *context, const rt::GemmCall &g) {
+/// `call`'s fields with a `symbolic` dictionary added: each symbolic size
+/// by its field's name, as a map of the size symbols.
+static DictionaryAttr withSymbolicSizes(DictionaryAttr call, ArrayRef<AffineExpr> sizes,
+                                        ArrayRef<const char *> names) {
+  if (sizes.empty())
+    return call;
+  Builder b(call.getContext());
+  SmallVector<NamedAttribute> symbolic;
+  for (auto [k, size] : llvm::enumerate(sizes))
+    if (size)
+      symbolic.push_back(b.getNamedAttr(
+          names[k], AffineMapAttr::get(getSizesMap({size}, call.getContext()))));
+  SmallVector<NamedAttribute> fields(call.getValue());
+  fields.push_back(b.getNamedAttr("symbolic", b.getDictionaryAttr(symbolic)));
+  return b.getDictionaryAttr(fields);
+}
+
+SmallVector<AffineExpr> mlir::kiln::symbolicCallSizes(DictionaryAttr call,
+                                                      ArrayRef<const char *> names) {
+  auto symbolic = call.getAs<DictionaryAttr>("symbolic");
+  if (!symbolic)
+    return {};
+  SmallVector<AffineExpr> sizes(names.size());
+  for (auto [k, name] : llvm::enumerate(names))
+    if (auto map = symbolic.getAs<AffineMapAttr>(name);
+        map && map.getValue().getNumResults() == 1)
+      sizes[k] = map.getValue().getResult(0);
+  return sizes;
+}
+
+DictionaryAttr mlir::kiln::gemmCallToAttr(MLIRContext *context, const rt::GemmCall &g,
+                                          ArrayRef<AffineExpr> sizes) {
   Builder b(context);
   auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
   SmallVector<NamedAttribute> fields = {
@@ -229,7 +297,7 @@ DictionaryAttr mlir::kiln::gemmCallToAttr(MLIRContext *context, const rt::GemmCa
       b.getNamedAttr("workspace", i64(static_cast<int64_t>(g.workspaceBytes))),
       b.getNamedAttr("deterministic", b.getBoolAttr(g.deterministic)),
   };
-  return b.getDictionaryAttr(fields);
+  return withSymbolicSizes(b.getDictionaryAttr(fields), sizes, rt::kGemmSizeFields);
 }
 
 FailureOr<rt::GemmCall> mlir::kiln::gemmCallFromAttr(DictionaryAttr attr, std::string &error) {
@@ -346,10 +414,15 @@ ConvMatch mlir::kiln::matchCudnnConv(exec::StepOp step, bool allowTf32) {
     return refuseConv("the convolution is neither NCHW nor NHWC throughout");
 
   ::kiln::rt::ConvCall call;
-  call.n = xType.getDimSize(0), call.c = xType.getDimSize(1);
-  call.h = xType.getDimSize(2), call.w = xType.getDimSize(3);
-  call.k = wType.getDimSize(0), call.r = wType.getDimSize(2), call.s = wType.getDimSize(3);
-  call.p = yType.getDimSize(2), call.q = yType.getDimSize(3);
+  // In rt::kConvSizeFields' order: n c h w k r s p q, each symbolic or
+  // static (the filter's are static).
+  SmallVector<AffineExpr> xDims = getDimSizes(xType), wDims = getDimSizes(wType),
+                          yDims = getDimSizes(yType);
+  SmallVector<AffineExpr> sizes = {xDims[0], xDims[1], xDims[2], xDims[3], wDims[0],
+                                   wDims[2], wDims[3], yDims[2], yDims[3]};
+  SmallVector<AffineExpr> symbolic = assignSizes(call, sizes, rt::convSizeField);
+  if (!symbolic.empty() && (symbolic[4] || symbolic[5] || symbolic[6]))
+    return refuseConv("the filter has symbolic sizes");
   call.groups = conv.getGroups();
   ArrayRef<int64_t> strides = conv.getStrides(), padding = conv.getPadding(),
                     dilations = conv.getDilations();
@@ -385,7 +458,8 @@ ConvMatch mlir::kiln::matchCudnnConv(exec::StepOp step, bool allowTf32) {
       // [K] would broadcast along W, not channels: only [1, K, 1, 1] (or
       // [K, 1, 1]) is a per-channel bias.
       ArrayRef<int64_t> shape = type.getShape();
-      bool perChannel = shape.size() >= 3 && shape[shape.size() - 3] == call.k &&
+      bool perChannel = !hasSymbolicSizes(type) && shape.size() >= 3 &&
+                        shape[shape.size() - 3] == call.k &&
                         shape[shape.size() - 2] == 1 && shape.back() == 1 &&
                         product(shape) == call.k;
       if (!arg || call.bias || !perChannel || type.getElementType() != element ||
@@ -407,20 +481,29 @@ ConvMatch mlir::kiln::matchCudnnConv(exec::StepOp step, bool allowTf32) {
   ConvMatch match;
   match.ok = true;
   match.call = call;
+  match.sizes = symbolic;
   int64_t width = element.isF32() ? 4 : 2;
-  // The implicit GEMM: output pixels x output channels x reduction, per group.
-  match.problem.m = call.n * call.p * call.q;
-  match.problem.n = call.k / call.groups;
-  match.problem.k = (call.c / call.groups) * call.r * call.s;
-  match.problem.batch = call.groups;
-  match.problem.bytesMoved =
-      width * (xType.getNumElements() + wType.getNumElements() + yType.getNumElements());
+  // The implicit GEMM: output pixels x output channels x reduction, per
+  // group; at the largest sizes.
+  ::kiln::rt::ConvCall at = call;
+  for (unsigned f = 0; f < symbolic.size(); ++f)
+    if (symbolic[f])
+      ::kiln::rt::convSizeField(at, f) = largest(symbolic[f], step);
+  auto elements = [&](RankedTensorType t) {
+    return largest(productOf(getDimSizes(t), step.getContext()), step);
+  };
+  match.problem.m = at.n * at.p * at.q;
+  match.problem.n = at.k / at.groups;
+  match.problem.k = (at.c / at.groups) * at.r * at.s;
+  match.problem.batch = at.groups;
+  match.problem.bytesMoved = width * (elements(xType) + elements(wType) + elements(yType));
   match.problem.tensorCores = !element.isF32() || call.allowTf32;
   match.problem.tf32 = call.allowTf32;
   return match;
 }
 
-DictionaryAttr mlir::kiln::convCallToAttr(MLIRContext *context, const ::kiln::rt::ConvCall &g) {
+DictionaryAttr mlir::kiln::convCallToAttr(MLIRContext *context, const ::kiln::rt::ConvCall &g,
+                                          ArrayRef<AffineExpr> sizes) {
   Builder b(context);
   auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
   SmallVector<NamedAttribute> fields = {
@@ -443,7 +526,7 @@ DictionaryAttr mlir::kiln::convCallToAttr(MLIRContext *context, const ::kiln::rt
       b.getNamedAttr("workspace", i64(static_cast<int64_t>(g.workspaceBytes))),
       b.getNamedAttr("layout", b.getStringAttr(g.nhwc ? "nhwc" : "nchw")),
   };
-  return b.getDictionaryAttr(fields);
+  return withSymbolicSizes(b.getDictionaryAttr(fields), sizes, ::kiln::rt::kConvSizeFields);
 }
 
 FailureOr<::kiln::rt::ConvCall> mlir::kiln::convCallFromAttr(DictionaryAttr attr,

@@ -62,10 +62,6 @@ struct KilnSelectImplementationsPass
   using Base::Base;
 
   void runOnOperation() override {
-    // Static shapes only so far: a function with symbolic sizes passes
-    // through unchanged (docs/pass-pipeline.md).
-    if (touchesSymbolicSizes(getOperation()))
-      return;
     func::FuncOp func = getOperation();
     if (precision != "strict" && precision != "tf32") {
       func.emitError("precision must be strict or tf32, not '") << precision << "'";
@@ -112,6 +108,12 @@ struct KilnSelectImplementationsPass
       GemmMatch match = matchCublasLtGemm(step, precision == "tf32");
       if (!match.ok)
         return decide("generated", "not one cuBLASLt call: " + match.reason);
+      if (touchesSymbolicSizes(step)) {
+        // The library takes its sizes per run; kiln's GEMM kernels take
+        // them as constants so far.
+        setGemm(step, match);
+        return decide("cublaslt", std::string(kSymbolicReason));
+      }
       GemmEstimate cost = estimateGemm(gpu, match.problem);
       std::string estimate = "cuBLASLt " + microseconds(cost.libraryUs) + ", generated " +
                              microseconds(cost.generatedUs) + " on " + gpu.name +
@@ -128,12 +130,20 @@ struct KilnSelectImplementationsPass
       if (impl == "auto" && cost.libraryUs >= cost.generatedUs)
         return decide("generated", estimate);
 
-      ::kiln::rt::GemmCall call = match.call;
-      call.deterministic = deterministic;
-      call.workspaceBytes = workspaceFor(gpu, match.problem);
-      step->setAttr(kGemmAttr, gemmCallToAttr(&getContext(), call));
+      setGemm(step, match);
       decide("cublaslt", impl == "library" ? "--impl=library; " + estimate : estimate);
     });
+  }
+
+  static constexpr const char *kSymbolicReason =
+      "its sizes are known only at run time, which the library takes per run (kiln's kernels "
+      "for it take them as constants so far)";
+
+  void setGemm(exec::StepOp step, const GemmMatch &match) {
+    ::kiln::rt::GemmCall call = match.call;
+    call.deterministic = deterministic;
+    call.workspaceBytes = workspaceFor(gpuSpecFor(static_cast<int>(arch)), match.problem);
+    step->setAttr(kGemmAttr, gemmCallToAttr(&getContext(), call, match.sizes));
   }
 
   template <typename Decide>
@@ -141,19 +151,21 @@ struct KilnSelectImplementationsPass
     ConvMatch match = matchCudnnConv(step, precision == "tf32");
     if (!match.ok)
       return decide("generated", "not one cuDNN graph: " + match.reason);
+    bool symbolic = touchesSymbolicSizes(step);
     GemmEstimate cost = estimateGemm(gpu, match.problem);
     std::string estimate = "cuDNN " + microseconds(cost.libraryUs) + ", generated " +
                            microseconds(cost.generatedUs) + " on " + gpu.name + " (cost model)";
     // kiln generates f32 convolutions only.
     bool generatedExists = match.call.type == ::kiln::ref::DType::F32;
-    if (generatedExists && impl == "auto" && cost.libraryUs >= cost.generatedUs)
+    if (generatedExists && !symbolic && impl == "auto" && cost.libraryUs >= cost.generatedUs)
       return decide("generated", estimate);
     ::kiln::rt::ConvCall call = match.call;
     call.deterministic = deterministic;
     call.workspaceBytes = workspaceFor(gpu, match.problem);
-    step->setAttr(kConvAttr, convCallToAttr(&getContext(), call));
-    decide("cudnn", !generatedExists ? "kiln generates f32 convolutions only; cuDNN computes "
-                                       "this one"
+    step->setAttr(kConvAttr, convCallToAttr(&getContext(), call, match.sizes));
+    decide("cudnn", symbolic           ? std::string(kSymbolicReason)
+                    : !generatedExists ? "kiln generates f32 convolutions only; cuDNN computes "
+                                         "this one"
                     : impl == "library" ? "--impl=library; " + estimate
                                         : estimate);
   }

@@ -399,6 +399,9 @@ Status CudaDevice::enqueueStep(size_t index, cudaStream_t stream) {
     std::vector<void *> args;
     for (void *&p : pointers)
       args.push_back(&p);
+    // Then the sizes a kernel over symbolic sizes takes (long long each).
+    for (const int64_t &size : step.kernelSizes)
+      args.push_back(const_cast<int64_t *>(&size));
     std::string what = step.conv ? "launching its epilogue kernel " + step.kernel + " <<<"
                                  : std::string("launching <<<");
     return cuda.check(cuda.cudaLaunchKernel(reinterpret_cast<const void *>(kernels_[index]),

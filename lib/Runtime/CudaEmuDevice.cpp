@@ -2,6 +2,8 @@
 
 #include "CudaEmuDevice.h"
 
+#include "kiln/Reference/SizeCode.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -27,6 +29,14 @@ Status CudaEmuDevice::checkLaunch(void *library, const Program &program, size_t 
     return Status::error(what + ", whose launch the cuda-emu library does not record (it was "
                          "built by an older kilnc: compile the model again)");
   long long grid = record[0], block = record[1], params = record[2];
+  // A kernel over symbolic sizes records its size parameters' codes, its
+  // grid's and each buffer's size as codes, evaluated for the program's
+  // sizes (-1 in the record above where a code stands instead).
+  const auto *sizes = static_cast<const long long *>(
+      dlsym(library, ("kiln_emu_sizes_" + step.kernel).c_str()));
+  std::vector<long long> paramBytes;
+  if (Status s = symbolicLaunch(sizes, program, step, what, grid, paramBytes); !s)
+    return s;
   if (step.grid != grid || step.block != block)
     return Status::error(what + " as <<<" + std::to_string(step.grid) + ", " +
                          std::to_string(step.block) + ">>>, but it was generated for <<<" +
@@ -48,10 +58,11 @@ Status CudaEmuDevice::checkLaunch(void *library, const Program &program, size_t 
     uint32_t value = isOutput ? step.outputs[a - step.kernelInputs.size()]
                               : step.inputs[step.kernelInputs[a]];
     const TensorSpec &type = program.values[value].type;
-    if (type.byteSize() != param[0] || static_cast<long long>(type.dtype) != param[1])
+    long long bytes = param[0] < 0 && a < paramBytes.size() ? paramBytes[a] : param[0];
+    if (type.byteSize() != bytes || static_cast<long long>(type.dtype) != param[1])
       return Status::error(what + " with a " + std::to_string(type.byteSize()) + "-byte " +
                            ref::dtypeName(type.dtype) + " buffer as parameter " +
-                           std::to_string(a) + ", which it reads as " + std::to_string(param[0]) +
+                           std::to_string(a) + ", which it reads as " + std::to_string(bytes) +
                            " bytes of " + ref::dtypeName(static_cast<ref::DType>(param[1])));
   }
   const long long *positions = param + 1;
@@ -62,6 +73,66 @@ Status CudaEmuDevice::checkLaunch(void *library, const Program &program, size_t 
   if (std::find(steps + 1, steps + 1 + steps[0], static_cast<long long>(index)) ==
       steps + 1 + steps[0])
     return Status::error(what + ", which was generated for another step");
+  return Status::ok();
+}
+
+Status CudaEmuDevice::symbolicLaunch(const long long *sizes, const Program &program,
+                                     const StepDesc &step, const std::string &what,
+                                     long long &grid, std::vector<long long> &paramBytes) {
+  if (!sizes) {
+    if (!step.kernelSizes.empty())
+      return Status::error(what + " with " + std::to_string(step.kernelSizes.size()) +
+                           " size parameters, but it takes none");
+    return Status::ok();
+  }
+  // [sizes, (length, code) each], [grid length, code], [(length, code) per
+  // buffer parameter: 0 for a static one]. The record is the compiler's
+  // own; the codes are evaluated as the loader evaluates the file's.
+  const long long *at = sizes;
+  auto code = [&](std::vector<int64_t> &out) {
+    long long length = *at++;
+    out.assign(at, at + length);
+    at += length;
+  };
+  long long count = *at++;
+  if (static_cast<size_t>(count) != step.kernelSizes.size())
+    return Status::error(what + " with " + std::to_string(step.kernelSizes.size()) +
+                         " size parameters, but it takes " + std::to_string(count));
+  std::vector<std::string> names;
+  for (size_t k = 0; k < program.symbolValues.size(); ++k)
+    names.push_back("s" + std::to_string(k));
+  for (long long k = 0; k < count; ++k) {
+    std::vector<int64_t> expected;
+    code(expected);
+    if (expected != step.kernelSizeCodes[static_cast<size_t>(k)])
+      return Status::error(what + " with size parameter " + std::to_string(k) + " '" +
+                           ref::sizeCodeText(step.kernelSizeCodes[k].data(),
+                                             step.kernelSizeCodes[k].size(), names, {}) +
+                           "', but it was generated for '" +
+                           ref::sizeCodeText(expected.data(), expected.size(), names, {}) + "'");
+  }
+  auto evaluate = [&](const std::vector<int64_t> &c, long long &value) {
+    int64_t v = 0;
+    std::string problem = ref::evaluateSizeCode(c.data(), c.size(), program.symbolValues,
+                                                nullptr, v);
+    value = v;
+    return problem.empty() ? Status::ok()
+                           : Status::error(what + ": its recorded launch is malformed: " + problem);
+  };
+  std::vector<int64_t> gridCode;
+  code(gridCode);
+  if (Status s = evaluate(gridCode, grid); !s)
+    return s;
+  size_t buffers = step.kernelInputs.size() + step.outputs.size();
+  for (size_t a = 0; a < buffers; ++a) {
+    std::vector<int64_t> bytesCode;
+    code(bytesCode);
+    long long bytes = -1;
+    if (!bytesCode.empty())
+      if (Status s = evaluate(bytesCode, bytes); !s)
+        return s;
+    paramBytes.push_back(bytes);
+  }
   return Status::ok();
 }
 
@@ -209,11 +280,16 @@ Status CudaEmuDevice::runStep(const Program &program, size_t index,
     args.push_back(const_cast<uint8_t *>(inputs[k]));
   for (uint8_t *out : outputs)
     args.push_back(out);
+  size_t buffers = args.size();
+  // Then the sizes of a kernel over symbolic sizes: as cudaLaunchKernel
+  // takes parameters, each a pointer to its value.
+  for (const int64_t &size : step.kernelSizes)
+    args.push_back(const_cast<int64_t *>(&size));
   // Checked mode: every parameter in its own guarded buffer (the arena
   // packs them together, so an overrun would land in a neighbour).
   std::vector<void *> guarded;
   if (options_.checked) {
-    for (size_t a = 0; a < args.size(); ++a) {
+    for (size_t a = 0; a < buffers; ++a) {
       bool isOutput = a >= step.kernelInputs.size();
       uint32_t value = isOutput ? step.outputs[a - step.kernelInputs.size()]
                                 : step.inputs[step.kernelInputs[a]];
@@ -235,18 +311,19 @@ Status CudaEmuDevice::runStep(const Program &program, size_t index,
         std::memcpy(copy, args[a], bytes);
       guarded.push_back(copy);
     }
+    guarded.insert(guarded.end(), args.begin() + buffers, args.end());
   }
   emu::LaunchOptions options = options_;
   emu::Profile profile;
   if (profileSample_) {
     profile.sampleBlocks = *profileSample_;
-    const std::vector<void *> &buffers = guarded.empty() ? args : guarded;
-    for (size_t a = 0; a < buffers.size(); ++a) {
+    const std::vector<void *> &pointers = guarded.empty() ? args : guarded;
+    for (size_t a = 0; a < buffers; ++a) {
       bool isOutput = a >= step.kernelInputs.size();
       uint32_t value = isOutput ? step.outputs[a - step.kernelInputs.size()]
                                 : step.inputs[step.kernelInputs[a]];
       profile.global.push_back(
-          {buffers[a], static_cast<size_t>(program.values[value].type.byteSize())});
+          {pointers[a], static_cast<size_t>(program.values[value].type.byteSize())});
     }
     options.profile = &profile;
   }
@@ -256,7 +333,7 @@ Status CudaEmuDevice::runStep(const Program &program, size_t index,
                   [&] { entry(guarded.empty() ? args.data() : guarded.data()); });
   if (profileSample_ && result.ok)
     addProfile(program, index, profile);
-  for (size_t a = 0; a < guarded.size(); ++a) {
+  for (size_t a = 0; a < guarded.size() && a < buffers; ++a) {
     if (a >= step.kernelInputs.size())
       std::memcpy(args[a], guarded[a],
                   program.values[step.outputs[a - step.kernelInputs.size()]].type.byteSize());

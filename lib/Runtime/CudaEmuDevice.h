@@ -48,6 +48,13 @@ private:
   CudaEmuDevice() = default;
   /// Whether step `index` launches its kernel as the library records it.
   static Status checkLaunch(void *library, const Program &program, size_t index);
+  /// For a kernel over symbolic sizes (`sizes`, its library record, or
+  /// null): checks its size parameters and gives its grid and each
+  /// buffer's bytes (-1: static, as the launch record has it) for the
+  /// program's sizes.
+  static Status symbolicLaunch(const long long *sizes, const Program &program,
+                               const StepDesc &step, const std::string &what, long long &grid,
+                               std::vector<long long> &paramBytes);
   void addProfile(const Program &program, size_t index, const emu::Profile &profile) const;
   using ThreadEntry = void (*)(void *const *);
   void *library_ = nullptr;

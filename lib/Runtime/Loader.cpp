@@ -109,6 +109,26 @@ private:
   Status steps(Program &p);
   Status deviceCode(Program &p);
   Status cpuKernels(const kx::Step *s, const std::string &what, const Program &p, StepDesc &step);
+  /// A library call's sizes known per run (ExecutableFormat.fbs,
+  /// SymbolicField), evaluated for this program's sizes into `field(k)`.
+  template <typename Field>
+  Status symbolicFields(
+      const flatbuffers::Vector<flatbuffers::Offset<kx::SymbolicField>> *fields, unsigned count,
+      Field field, const std::string &what) {
+    if (!fields)
+      return Status::ok();
+    if (!symbols)
+      return Status::error(what + " has sizes known per run in an executable without size "
+                                  "symbols");
+    for (const kx::SymbolicField *f : *fields) {
+      if (f->field() >= count)
+        return Status::error(what + " has no size #" + std::to_string(f->field()));
+      if (Status es = evaluateSizeCode(f->size(), *symbols, field(f->field())); !es)
+        return Status::error(what + ": size #" + std::to_string(f->field()) + ": " +
+                             es.message());
+    }
+    return Status::ok();
+  }
   Status schedule(Program &p);
 
   const kx::Executable &exe;
@@ -392,6 +412,32 @@ Status ProgramBuilder::steps(Program &p) {
       step.kernel = s->kernel()->str();
       step.grid = s->grid();
       step.block = s->block();
+      if (s->grid_size() || s->kernel_sizes()) {
+        // A kernel over symbolic sizes: its grid and size parameters per run.
+        if (!symbols)
+          return Status::error(what + " launches kernel '" + step.kernel +
+                               "' over symbolic sizes in an executable without size symbols");
+        if (!s->grid_size() || step.grid != 0)
+          return Status::error(what + " launches kernel '" + step.kernel +
+                               "' over symbolic sizes without a grid of symbolic size");
+        int64_t grid = 0;
+        if (Status es = evaluateSizeCode(s->grid_size(), *symbols, grid); !es)
+          return Status::error(what + ": the grid of kernel '" + step.kernel + "': " +
+                               es.message());
+        if (grid < 1 || grid > INT32_MAX)
+          return Status::error(what + " launches kernel '" + step.kernel + "' with " +
+                               std::to_string(grid) + " blocks");
+        step.grid = static_cast<uint32_t>(grid);
+        if (s->kernel_sizes())
+          for (const kx::SizeExpr *size : *s->kernel_sizes()) {
+            int64_t value = 0;
+            if (Status es = evaluateSizeCode(size, *symbols, value); !es)
+              return Status::error(what + ": a size parameter of kernel '" + step.kernel +
+                                   "': " + es.message());
+            step.kernelSizes.push_back(value);
+            step.kernelSizeCodes.emplace_back(size->code()->begin(), size->code()->end());
+          }
+      }
       if (step.grid < 1 || step.block < 1 || step.block > 1024)
         return Status::error(what + " launches kernel '" + step.kernel + "' with " +
                              std::to_string(step.grid) + " blocks of " +
@@ -436,6 +482,11 @@ Status ProgramBuilder::steps(Program &p) {
       call.a = g->a(), call.b = g->b(), call.c = g->c(), call.bias = g->bias();
       call.workspaceBytes = g->workspace_bytes(), call.workspaceOffset = g->workspace_offset();
       call.deterministic = g->deterministic();
+      if (Status ss = symbolicFields(g->symbolic(), kNumGemmSizeFields,
+                                     [&](unsigned f) -> int64_t & { return gemmSizeField(call, f); },
+                                     what + ": its cuBLASLt call");
+          !ss)
+        return ss;
       const TensorSpec &out = p.values[step.outputs[0]].type;
       std::string problem = checkGemmCall(call, inputTypes, inputElements, out.dtype,
                                           out.numElements(), p.arenaBytes);
@@ -463,6 +514,11 @@ Status ProgramBuilder::steps(Program &p) {
       call.allowTf32 = g->allow_tf32(), call.deterministic = g->deterministic();
       call.workspaceBytes = g->workspace_bytes(), call.workspaceOffset = g->workspace_offset();
       call.nhwc = g->nhwc();
+      if (Status ss = symbolicFields(g->symbolic(), kNumConvSizeFields,
+                                     [&](unsigned f) -> int64_t & { return convSizeField(call, f); },
+                                     what + ": its cuDNN call");
+          !ss)
+        return ss;
       // The descriptor's layout must be the values': the CPU backend reads
       // the values' layouts, cuDNN and cuda-emu the descriptor's.
       const std::vector<int64_t> channelsLast = {0, 2, 3, 1};
@@ -727,6 +783,8 @@ Status ProgramBuilder::schedule(Program &p) {
 
 Status ProgramBuilder::build(Program &p) {
   p.name = exe.name() ? exe.name()->str() : "model";
+  if (symbols)
+    p.symbolValues = *symbols;
   p.arenaBytes = exe.arena_bytes();
   p.numStreams = exe.num_streams();
   p.numEvents = exe.num_events();

@@ -85,6 +85,12 @@ struct StepDesc {
   uint32_t grid = 0, block = 0;
   uint32_t dynamicShared = 0; ///< bytes per block
   std::vector<uint32_t> kernelInputs;
+  /// A kernel over symbolic sizes: the sizes it takes after its buffers
+  /// (`long long` parameters), evaluated for the program's symbol values,
+  /// and their codes as the file has them (what cuda-emu compares with the
+  /// kernel's record).
+  std::vector<int64_t> kernelSizes;
+  std::vector<std::vector<int64_t>> kernelSizeCodes;
   /// The cuBLASLt call computing the step on a GPU (then there is no
   /// kernel); validated against the step's buffers and the arena.
   std::optional<GemmCall> gemm;
@@ -121,6 +127,9 @@ struct Program {
   /// Host library calls must give the same bits on any thread count
   /// (kilnc --deterministic for --target=cpu).
   bool deterministic = false;
+  /// The size symbols' values the program is built for (empty for a static
+  /// executable).
+  std::vector<int64_t> symbolValues;
 };
 
 /// Whether `step` only moves one value from one device to another (a

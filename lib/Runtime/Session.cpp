@@ -69,9 +69,6 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Executabl
   if (exe->isDynamic()) {
     // A program and device per size signature, made at the first run of
     // each (Session::selectSignature).
-    if (options.device == DeviceChoice::Cuda)
-      return Status::error("executables over ranges of sizes run on the cpu, reference and "
-                           "cuda-emu devices so far; compile for one size for --device=cuda");
     session->inputStorage_.resize(p.inputs.size());
     session->exe_ = std::move(exe);
     return session;
@@ -263,7 +260,10 @@ Status Session::bindSymbols(std::vector<int64_t> &values) const {
 /// before for the same sizes, or a new one (the least recently used of
 /// kMaxSignatures dropped).
 Status Session::selectSignature() {
-  constexpr size_t kMaxSignatures = 8;
+  // Each device holds an arena of the plan's (largest) size: on a GPU,
+  // whose memory the model's weights and activations fill, two (the sizes
+  // of two alternating runs); on the host, 8.
+  const size_t kMaxSignatures = options_.device == DeviceChoice::Cuda ? 2 : 8;
   std::vector<int64_t> values;
   Status st = bindSymbols(values);
   if (!st)
@@ -293,14 +293,17 @@ Status Session::selectSignature() {
     return program.status();
   if (Status s = checkInputs(**program); !s)
     return s;
-  auto device = createHostDevice(**program, options_);
-  if (!device)
-    return device.status();
+  // The least recently used goes first, so that its memory is free for
+  // the new one's.
   if (signatures_.size() == kMaxSignatures) {
     signatures_.erase(signatures_.begin());
     program_ = nullptr;
     current_ = nullptr;
   }
+  auto device = options_.device == DeviceChoice::Cuda ? createCudaDevice(**program, options_)
+                                                      : createHostDevice(**program, options_);
+  if (!device)
+    return device.status();
   signatures_.push_back({values, std::move(*program), std::move(*device)});
   program_ = signatures_.back().program.get();
   current_ = signatures_.back().device.get();

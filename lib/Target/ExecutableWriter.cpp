@@ -44,6 +44,8 @@ private:
                                                     ElementsAttr value);
   FailureOr<flatbuffers::Offset<kx::Step>> step(exec::StepOp step, unsigned stepIndex);
   FailureOr<flatbuffers::Offset<kx::GemmCall>> gemmCall(exec::StepOp step);
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<kx::SymbolicField>>>
+  symbolicFields(ArrayRef<AffineExpr> sizes);
   FailureOr<flatbuffers::Offset<kx::ConvCall>> convCall(exec::StepOp step);
   flatbuffers::Offset<kx::Attr> attr(const std::string &name, const ::kiln::ref::OpAttr &a);
 
@@ -281,6 +283,17 @@ static FailureOr<uint64_t> libraryWorkspace(exec::StepOp s, uint64_t bytes, Stri
   return offset ? static_cast<uint64_t>(offset.getInt()) : uint64_t(0);
 }
 
+/// A library call's symbolic sizes (null where static), by field number;
+/// null when none.
+flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<kx::SymbolicField>>>
+Writer::symbolicFields(ArrayRef<AffineExpr> sizes) {
+  std::vector<flatbuffers::Offset<kx::SymbolicField>> fields;
+  for (auto [k, size] : llvm::enumerate(sizes))
+    if (size)
+      fields.push_back(kx::CreateSymbolicField(fbb, static_cast<uint8_t>(k), sizeExpr(size)));
+  return fields.empty() ? 0 : fbb.CreateVector(fields);
+}
+
 /// The step's cuBLASLt descriptor, or a null offset when it has none.
 FailureOr<flatbuffers::Offset<kx::GemmCall>> Writer::gemmCall(exec::StepOp s) {
   auto attr = s->getAttrOfType<DictionaryAttr>(kGemmAttr);
@@ -293,11 +306,12 @@ FailureOr<flatbuffers::Offset<kx::GemmCall>> Writer::gemmCall(exec::StepOp s) {
   FailureOr<uint64_t> offset = libraryWorkspace(s, g->workspaceBytes, "cuBLASLt");
   if (failed(offset))
     return failure();
+  auto symbolic = symbolicFields(symbolicCallSizes(attr, ::kiln::rt::kGemmSizeFields));
   return kx::CreateGemmCall(
       fbb, g->m, g->n, g->k, g->transA, g->transB, g->lda, g->ldb, g->ldc, g->batch, g->strideA,
       g->strideB, g->strideC, static_cast<kx::DType>(g->typeA), static_cast<kx::DType>(g->typeC),
       g->tf32, static_cast<kx::GemmEpilogue>(g->epilogue), g->alpha, g->beta, g->a, g->b, g->c,
-      g->bias, g->workspaceBytes, *offset, g->deterministic);
+      g->bias, g->workspaceBytes, *offset, g->deterministic, symbolic);
 }
 
 /// The step's cuDNN descriptor, or a null offset when it has none.
@@ -312,12 +326,13 @@ FailureOr<flatbuffers::Offset<kx::ConvCall>> Writer::convCall(exec::StepOp s) {
   FailureOr<uint64_t> offset = libraryWorkspace(s, g->workspaceBytes, "cuDNN");
   if (failed(offset))
     return failure();
+  auto symbolic = symbolicFields(symbolicCallSizes(attr, ::kiln::rt::kConvSizeFields));
   return kx::CreateConvCall(fbb, g->n, g->c, g->h, g->w, g->k, g->r, g->s, g->p, g->q, g->groups,
                             g->strideH, g->strideW, g->dilationH, g->dilationW, g->padTop,
                             g->padLeft, g->padBottom, g->padRight,
                             static_cast<kx::DType>(g->type), g->bias, g->relu, g->x, g->filter,
                             g->biasInput, g->allowTf32, g->deterministic, g->workspaceBytes,
-                            *offset, g->nhwc);
+                            *offset, g->nhwc, symbolic);
 }
 
 FailureOr<flatbuffers::Offset<kx::Step>> Writer::step(exec::StepOp s, unsigned stepIndex) {
@@ -413,14 +428,24 @@ FailureOr<flatbuffers::Offset<kx::Step>> Writer::step(exec::StepOp s, unsigned s
   auto kernel = code.kernels.find(stepIndex);
   StepKernel none;
   const StepKernel &k = kernel == code.kernels.end() ? none : kernel->second;
+  bool symbolic = !k.name.empty() && !k.gridCode.empty();
+  std::vector<flatbuffers::Offset<kx::SizeExpr>> kernelSizes;
+  if (symbolic)
+    for (AffineExpr size : k.sizes)
+      kernelSizes.push_back(sizeExpr(size));
+  auto gridSize =
+      symbolic ? kx::CreateSizeExpr(fbb, fbb.CreateVector(k.gridCode.data(), k.gridCode.size()))
+               : 0;
   return kx::CreateStepDirect(fbb, stepName(kind, opNames).c_str(), s.getStream().value_or(0),
                               s.getEvent() ? static_cast<int64_t>(*s.getEvent()) : -1, &waits,
                               &inputs, &outputs, &ops, &yields, kind.c_str(),
-                              k.name.empty() ? nullptr : k.name.c_str(), k.name.empty() ? 0 : k.grid,
+                              k.name.empty() ? nullptr : k.name.c_str(),
+                              k.name.empty() || symbolic ? 0 : k.grid,
                               k.name.empty() ? 0 : k.block,
                               k.name.empty() ? nullptr : &k.inputs, *gemm, *conv,
                               k.name.empty() ? 0 : k.dynamicShared,
-                              cpuKernels.empty() ? nullptr : &cpuKernels);
+                              cpuKernels.empty() ? nullptr : &cpuKernels,
+                              symbolic ? &kernelSizes : nullptr, gridSize);
 }
 
 LogicalResult Writer::write(llvm::raw_ostream &os) {

@@ -1,11 +1,14 @@
 // Passes over symbolic sizes. Fusion takes them: regions form over values
 // of one symbolic shape as over static ones, and stop where a consumer's
 // sizes differ. The CPU's batch-norm folding and channels-last chains take
-// a dynamic batch over static images. The GPU layouts, placement and
-// sibling fusion take static shapes only so far: a function with symbolic
-// sizes passes through each of them unchanged.
+// a dynamic batch over static images. Placement puts on the device the
+// ops whose kernels take their sizes as arguments (elementwise, data
+// movement, row reductions) and keeps the rest on the host, saying why.
+// The GPU layouts and sibling fusion take static shapes only so far: a
+// function with symbolic sizes passes through each of them unchanged.
 // RUN: kiln-opt %s -split-input-file --kiln-fusion-pipeline | FileCheck %s --check-prefix=FUSE
-// RUN: kiln-opt %s -split-input-file --kiln-assign-layouts --kiln-place --kiln-fuse-siblings | FileCheck %s --check-prefix=STATIC
+// RUN: kiln-opt %s -split-input-file --kiln-assign-layouts --kiln-fuse-siblings | FileCheck %s --check-prefix=STATIC
+// RUN: kiln-opt %s -split-input-file --kiln-place 2>&1 | FileCheck %s --check-prefix=PLACE
 // RUN: kiln-opt %s -split-input-file --kiln-fold-batch-norm --kiln-cpu-channels-last | FileCheck %s --check-prefix=CPU
 
 !x = tensor<?x8xf32, #kiln.enc<row_major, cpu, [s0]>>
@@ -32,6 +35,15 @@
 // CPU-NOT: kiln.batch_norm
 // CPU: %[[R:.*]] = kiln.relu %[[C]] {{.*}} -> tensor<?x4x6x6xf32, #kiln.enc<nhwc, cpu, [s0]>>
 // CPU: kiln.relayout %[[R]] {{.*}} -> tensor<?x4x6x6xf32, #kiln.enc<row_major, cpu, [s0]>>
+// The matmul and the convolution go to the device (cuBLASLt and cuDNN take
+// their sizes per run), their epilogues with them.
+// PLACE-LABEL: func.func @epilogues
+// PLACE: %[[X:.*]] = kiln.transfer %arg0 {to = "cuda:0"}
+// PLACE: kiln.matmul %[[X]], %w : {{.*}} -> tensor<?x8xf32, #kiln.enc<row_major, cuda:0, [s0]>>
+// PLACE: kiln.add {{.*}} -> tensor<?x8xf32, #kiln.enc<row_major, cuda:0, [s0]>>
+// PLACE: kiln.relu {{.*}} -> tensor<?x8xf32, #kiln.enc<row_major, cuda:0, [s0]>>
+// PLACE: kiln.conv2d {{.*}} -> tensor<?x4x6x6xf32, #kiln.enc<row_major, cuda:0, [s0]>>
+// PLACE: kiln.batch_norm {{.*}} -> tensor<?x4x6x6xf32, #kiln.enc<row_major, cuda:0, [s0]>>
 // STATIC-LABEL: func.func @epilogues
 // STATIC-NOT: kiln.fusion
 // STATIC-NOT: kiln.transfer
@@ -92,4 +104,23 @@ func.func @siblings(%x: !p) -> (!p, !p)
   %0 = kiln.matmul %x, %w1 : (!p, tensor<8x8xf32, #kiln.enc<row_major, cpu>>) -> !p
   %1 = kiln.matmul %x, %w2 : (!p, tensor<8x8xf32, #kiln.enc<row_major, cpu>>) -> !p
   return %0, %1 : !p, !p
+}
+
+// -----
+
+// Pooling over a symbolic batch has no kernel taking its sizes yet: it
+// stays on the host, saying why, and the relu after it goes to the device.
+// PLACE: warning: runs on the host: its sizes are known only at run time, and its device code takes them as constants so far
+// PLACE-NEXT: %0 = kiln.max_pool2d %x
+// PLACE-LABEL: func.func @pooling
+// PLACE: %[[P:.*]] = kiln.max_pool2d %arg0 {{.*}} -> tensor<?x4x3x3xf32, #kiln.enc<row_major, cpu, [s0]>>
+// PLACE: %[[D:.*]] = kiln.transfer %[[P]] {to = "cuda:0"}
+// PLACE: kiln.relu %[[D]] {{.*}} -> tensor<?x4x3x3xf32, #kiln.enc<row_major, cuda:0, [s0]>>
+!img = tensor<?x4x6x6xf32, #kiln.enc<row_major, cpu, [s0]>>
+!pooled = tensor<?x4x3x3xf32, #kiln.enc<row_major, cpu, [s0]>>
+func.func @pooling(%x: !img) -> !pooled
+    attributes {kiln.symbols = [{name = "batch", min = 1, max = 8, opt = 4}]} {
+  %0 = kiln.max_pool2d %x {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (!img) -> !pooled
+  %1 = kiln.relu %0 : (!pooled) -> !pooled
+  return %1 : !pooled
 }

@@ -170,6 +170,35 @@ for name, edit in [
         ("dyn-row-without-count.kx", f"{kernel}['row_size'] = {{'code': [0, 3]}}")]:
     subprocess.run([sys.executable, edit_kx, path("dyn.kx"), path(name), edit], check=True)
 
+# The same range for cuda-emu (its relu kernel takes the batch as an
+# argument, its grid computed per run) and hostile edits of the kernel's
+# symbolic launch; and a symbolic grid in a file of static shapes.
+subprocess.run([kilnc, path("dyn.onnx"), "--input-shape", "x=1..4x3", "--target=cuda-emu", "-o",
+                path("dyn-emu.kx")], check=True, capture_output=True)
+relu = "step('kiln_relu_1')"
+for name, edit in [
+        ("dyn-emu-no-blocks.kx", f"{relu}['grid_size'] = {{'code': [1, 0, 0, 0, 3]}}"),
+        ("dyn-emu-grid-and-size.kx", f"{relu}['grid'] = 5"),
+        ("dyn-emu-other-size.kx", f"{relu}['kernel_sizes'] = [{{'code': [0, 7]}}]"),
+        ("dyn-emu-no-sizes.kx", f"del {relu}['kernel_sizes']"),
+        ("dyn-emu-bad-size.kx", f"{relu}['kernel_sizes'] = [{{'code': [1, 9]}}]")]:
+    subprocess.run([sys.executable, edit_kx, path("dyn-emu.kx"), path(name), edit], check=True)
+# A matmul over the range: a cuBLASLt call whose rows (n) are filled in per
+# run; edits naming a size the call lacks, and rows past its buffers.
+write("dynmm.onnx", model([helper.make_node("MatMul", ["x", "w"], ["y"])], [f32("x", ["batch", 8])],
+                          [f32("y", ["batch", 4])],
+                          [numpy_helper.from_array(np.ones((8, 4), np.float32), "w")]))
+subprocess.run([kilnc, path("dynmm.onnx"), "--input-shape", "x=1..4x8", "--target=cuda-emu",
+                "--impl=library", "-o", path("dynmm.kx")], check=True, capture_output=True)
+gemm = "[s for s in exe['steps'] if 'gemm' in s][0]['gemm']"
+for name, edit in [
+        ("dyn-gemm-no-such-size.kx", f"{gemm}['symbolic'][0]['field'] = 12"),
+        ("dyn-gemm-rows-past-buffers.kx", f"{gemm}['symbolic'][0]['size'] = {{'code': [0, 1000]}}")]:
+    subprocess.run([sys.executable, edit_kx, path("dynmm.kx"), path(name), edit], check=True)
+subprocess.run([sys.executable, edit_kx, path("emu.kx"), path("emu-symbolic-grid.kx"),
+                "step('kiln_matmul_1')['grid'] = 0; "
+                "step('kiln_matmul_1')['grid_size'] = {'code': [0, 1]}"], check=True)
+
 # An executable reading a Reshape's shape at run time (rt.kx) and hostile
 # edits of its size symbols' codes; a buffer placed per run in a file of
 # static shapes.

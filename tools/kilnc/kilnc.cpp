@@ -572,11 +572,6 @@ int main(int argc, char **argv) {
 
   // Emit.
   if (kind == EmitKind::Cuda) {
-    if (driver::hasDynamicDimensions(*module)) {
-      llvm::errs() << "kilnc: error: --emit=cuda writes GPU kernels, which take one size; this "
-                      "model has dynamic dimensions\n";
-      return 1;
-    }
     return failed(driver::writeKernelSources(*module, options, outputFilename)) ? 1 : 0;
   }
   std::string message;

@@ -55,6 +55,14 @@ struct GeneratedKernel {
   /// device refuses a step whose buffers differ).
   std::vector<int64_t> paramBytes;
   std::vector<int> paramDTypes;
+  /// A kernel over symbolic sizes: the sizes it takes after its buffers
+  /// (`const long long s<k>`, the symbols' values), its grid as size code
+  /// (include/kiln/Reference/SizeCode.h; then gridBlocks is 0), and each
+  /// buffer's bytes as size code where they are symbolic (paramBytes -1
+  /// there; empty codes for static ones).
+  std::vector<AffineExpr> sizeArgs;
+  std::vector<int64_t> gridCode;
+  std::vector<std::vector<int64_t>> paramByteCodes;
   std::string location;      ///< model file:line of the step's first op
   /// The step's arithmetic per launch (2 per multiply-add), for the
   /// profile's ideal time; and whether it is f16/bf16 work a Tensor Core

@@ -31,9 +31,6 @@ namespace driver {
 /// needs exactly one, when it has none or several.
 mlir::func::FuncOp modelFunction(mlir::ModuleOp module, llvm::StringRef what);
 
-/// Whether some value of `module` has dynamic dimensions (symbolic sizes).
-bool hasDynamicDimensions(mlir::ModuleOp module);
-
 class Compilation {
 public:
   /// `options` must pass verifyCompileOptions; both arguments outlive this.

@@ -17,6 +17,7 @@
 #include "kiln/Runtime/ConvCall.h"
 #include "kiln/Runtime/GemmCall.h"
 
+#include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/BuiltinAttributes.h"
 
 #include <string>
@@ -36,7 +37,11 @@ struct GemmMatch {
   bool ok = false;
   std::string reason;          ///< why not, when !ok
   ::kiln::rt::GemmCall call;   ///< when ok (workspace not yet set)
-  GemmProblem problem;         ///< for the cost model, when ok
+  /// Over symbolic sizes: each size's expression in rt::kGemmSizeFields'
+  /// order, null where static (`call` holds the number; 0 where symbolic);
+  /// empty when all are static.
+  SmallVector<AffineExpr> sizes;
+  GemmProblem problem;         ///< for the cost model (at the largest sizes), when ok
 };
 
 /// Whether `step` (one matmul, or a matmul_epilogue region) is one cuBLASLt
@@ -48,6 +53,8 @@ struct ConvMatch {
   bool ok = false;
   std::string reason;          ///< why not, when !ok
   ::kiln::rt::ConvCall call;   ///< when ok (workspace not yet set)
+  /// As GemmMatch::sizes, in rt::kConvSizeFields' order.
+  SmallVector<AffineExpr> sizes;
   GemmProblem problem;         ///< the implicit GEMM, for the cost model
 };
 
@@ -55,12 +62,19 @@ struct ConvMatch {
 /// operation graph: y = relu?(conv(x, w) + bias), NCHW.
 ConvMatch matchCudnnConv(exec::StepOp step, bool allowTf32);
 
-DictionaryAttr convCallToAttr(MLIRContext *context, const ::kiln::rt::ConvCall &call);
+DictionaryAttr convCallToAttr(MLIRContext *context, const ::kiln::rt::ConvCall &call,
+                              ArrayRef<AffineExpr> sizes = {});
 FailureOr<::kiln::rt::ConvCall> convCallFromAttr(DictionaryAttr attr, std::string &error);
 
 /// The descriptor as an attribute, and back (failing with a message on a
 /// malformed attribute).
-DictionaryAttr gemmCallToAttr(MLIRContext *context, const ::kiln::rt::GemmCall &call);
+DictionaryAttr gemmCallToAttr(MLIRContext *context, const ::kiln::rt::GemmCall &call,
+                              ArrayRef<AffineExpr> sizes = {});
+/// Over symbolic sizes, a descriptor carries `symbolic`: its sizes known
+/// per run by field name (`names`: rt::kGemmSizeFields or
+/// rt::kConvSizeFields), whose numbers are 0. Each size's expression in
+/// the names' order, null where static; empty when none is symbolic.
+SmallVector<AffineExpr> symbolicCallSizes(DictionaryAttr call, ArrayRef<const char *> names);
 FailureOr<::kiln::rt::GemmCall> gemmCallFromAttr(DictionaryAttr attr, std::string &error);
 
 } // namespace kiln

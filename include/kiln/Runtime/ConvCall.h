@@ -49,6 +49,17 @@ struct ConvCall {
   uint64_t workspaceBytes = 0, workspaceOffset = 0;
 };
 
+/// The call's sizes, in the order an executable numbers them when one is
+/// symbolic (ExecutableFormat.fbs, SymbolicField), and the name the
+/// compiler's descriptor gives each.
+constexpr const char *kConvSizeFields[] = {"n", "c", "h", "w", "k", "r", "s", "p", "q"};
+constexpr unsigned kNumConvSizeFields = 9;
+inline int64_t &convSizeField(ConvCall &call, unsigned field) {
+  int64_t *fields[kNumConvSizeFields] = {&call.n, &call.c, &call.h, &call.w, &call.k,
+                                         &call.r, &call.s, &call.p, &call.q};
+  return *fields[field];
+}
+
 /// Why `call` cannot run on these buffers, or "" when every access stays
 /// inside them and the shapes agree.
 std::string checkConvCall(const ConvCall &call, const std::vector<ref::DType> &inputTypes,

@@ -75,6 +75,19 @@ struct GemmCall {
   static int64_t extent(int64_t rows, int64_t cols, int64_t ld, int64_t batch, int64_t stride);
 };
 
+/// The call's sizes, in the order an executable numbers them when one is
+/// symbolic (ExecutableFormat.fbs, SymbolicField: its value per run), and
+/// the name the compiler's descriptor gives each.
+constexpr const char *kGemmSizeFields[] = {"m",   "n",     "k",        "lda",      "ldb",
+                                           "ldc", "batch", "stride_a", "stride_b", "stride_c"};
+constexpr unsigned kNumGemmSizeFields = 10;
+inline int64_t &gemmSizeField(GemmCall &call, unsigned field) {
+  int64_t *fields[kNumGemmSizeFields] = {&call.m,   &call.n,     &call.k,       &call.lda,
+                                         &call.ldb, &call.ldc,   &call.batch,   &call.strideA,
+                                         &call.strideB, &call.strideC};
+  return *fields[field];
+}
+
 /// Why `call` cannot run on these buffers (a step's input and output types
 /// and the arena size), or "" when every access stays inside them.
 std::string checkGemmCall(const GemmCall &call, const std::vector<ref::DType> &inputTypes,

@@ -19,6 +19,10 @@ struct StepKernel {
   unsigned grid = 1, block = 1;
   unsigned dynamicShared = 0; ///< bytes of dynamic shared memory per block
   std::vector<uint32_t> inputs; ///< step inputs passed, then every output
+  /// Over symbolic sizes: the sizes passed after the buffers, and the grid
+  /// as size code (then `grid` is not written).
+  std::vector<AffineExpr> sizes;
+  std::vector<int64_t> gridCode;
 };
 
 /// A run of a host step's ops compiled for the CPU (kiln/CodeGen/CpuCode.h):
