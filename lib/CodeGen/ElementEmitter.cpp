@@ -35,6 +35,17 @@ std::string mlir::kiln::cudaLiteral(double value, bool isDouble) {
   return isDouble ? s : s + "f";
 }
 
+/// Whether `size` and all its parts are never negative (no negative
+/// constant in it: symbols are sizes), so C's truncating division and
+/// remainder are the floor ones.
+static bool neverNegative(AffineExpr size) {
+  if (auto constant = llvm::dyn_cast<AffineConstantExpr>(size))
+    return constant.getValue() >= 0;
+  if (auto binary = llvm::dyn_cast<AffineBinaryOpExpr>(size))
+    return neverNegative(binary.getLHS()) && neverNegative(binary.getRHS());
+  return true;
+}
+
 std::string mlir::kiln::sizeText(AffineExpr size) {
   if (auto constant = llvm::dyn_cast<AffineConstantExpr>(size))
     return std::to_string(constant.getValue()) + "LL";
@@ -42,17 +53,23 @@ std::string mlir::kiln::sizeText(AffineExpr size) {
     return "s" + std::to_string(symbol.getPosition());
   auto binary = llvm::cast<AffineBinaryOpExpr>(size);
   std::string a = sizeText(binary.getLHS()), b = sizeText(binary.getRHS());
+  // Divisors are positive constants. A part that may be negative (a
+  // convolution's (s0 - 3) floordiv 2 at s0 = 2) divides by the floor
+  // helpers, as the runtime evaluates sizes.
+  bool plain = neverNegative(binary.getLHS());
   switch (size.getKind()) {
   case AffineExprKind::Add:
     return "(" + a + " + " + b + ")";
   case AffineExprKind::Mul:
     return "(" + a + " * " + b + ")";
   case AffineExprKind::FloorDiv:
-    return "(" + a + " / " + b + ")";
+    return plain ? "(" + a + " / " + b + ")" : "kiln_floordiv_size(" + a + ", " + b + ")";
   case AffineExprKind::CeilDiv:
-    return "((" + a + " + " + b + " - 1LL) / " + b + ")";
+    return plain ? "((" + a + " + " + b + " - 1LL) / " + b + ")"
+                 : "(-kiln_floordiv_size(-" + a + ", " + b + "))";
   default: // Mod
-    return "(" + a + " % " + b + ")";
+    return plain ? "(" + a + " % " + b + ")"
+                 : "(" + a + " - " + b + " * kiln_floordiv_size(" + a + ", " + b + "))";
   }
 }
 
@@ -1170,6 +1187,12 @@ __device__ __forceinline__ long long kiln_pow_i64(long long a, long long b) {
     base *= base;
   }
   return (long long)result;
+}
+)"},
+      {"kiln_floordiv_size", R"(// Floor division by a positive divisor, as sizes are evaluated (C's
+// division truncates toward zero).
+__device__ __forceinline__ long long kiln_floordiv_size(long long a, long long b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
 }
 )"},
       {"kiln_f2i", R"(// Toward zero; NaN gives 0 and out-of-range values saturate to 64 bits

@@ -30,8 +30,8 @@ std::string cudaLiteral(double value, bool isDouble);
 
 /// A size as a C expression over the kernel's size parameters (`s0`,
 /// `s1`, ..., one per size symbol the step uses): "128LL", "(s0 * 64LL)".
-/// Sizes are never negative and divisors positive, so C's division and
-/// remainder are the floor ones.
+/// Divisions and remainders floor, as the runtime evaluates sizes (C's
+/// own where the dividend is never negative, else kiln_floordiv_size).
 std::string sizeText(AffineExpr size);
 
 /// The size symbols the types in `step` use, in order: the parameters a

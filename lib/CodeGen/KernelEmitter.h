@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <utility>
 #include <ostream>
 #include <string>
@@ -33,19 +34,15 @@ protected:
       kernel.reason = why;
   }
 
-  /// The least and the greatest value `size` takes over the size symbols'
-  /// ranges, for the choices a kernel over symbolic sizes makes once for
-  /// every size (kiln's sizes grow with each symbol: sums, products and
-  /// divisions by positive constants). A constant is its own range.
-  std::pair<int64_t, int64_t> sizeRange(AffineExpr size) const {
-    SmallVector<int64_t> least, greatest;
-    for (const SizeSymbol &symbol :
-         getSizeSymbols(step->getParentOfType<func::FuncOp>())) {
-      least.push_back(symbol.min);
-      greatest.push_back(symbol.max);
-    }
-    return {evaluateSize(size, least).value_or(0),
-            evaluateSize(size, greatest).value_or(INT64_MAX)};
+  /// Bounds on `size` over the size symbols' ranges (interval
+  /// arithmetic: never narrower than the truth), for the choices a kernel
+  /// over symbolic sizes makes once for every size; std::nullopt (with a
+  /// reason) when it has none. A constant is its own range.
+  std::optional<std::pair<int64_t, int64_t>> sizeBounds(AffineExpr size) {
+    auto bounds = sizeRange(size, getSizeSymbols(step->getParentOfType<func::FuncOp>()));
+    if (!bounds)
+      fail("the size " + sizeString(size) + " has no bounds over the symbols' ranges");
+    return bounds;
   }
 
   exec::StepOp step;

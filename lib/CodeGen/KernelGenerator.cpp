@@ -136,10 +136,12 @@ std::vector<GeneratedKernel> mlir::kiln::generateKernels(func::FuncOp plan,
     } else if (options.placed && exec::runsOnHost(step)) {
       kernel.name.clear();
       kernel.reason = "kiln-place put it on the host (its warning says why)";
-    } else if (touchesSymbolicSizes(step) && step.getKind() && *step.getKind() != "loop" &&
-               *step.getKind() != "reduction") {
+    } else if (touchesSymbolicSizes(step) &&
+               (step.getKind() ? *step.getKind() != "loop" && *step.getKind() != "reduction"
+                               : oneMatmul || oneConv || llvm::isa<ArgSortOp>(first))) {
       // Over symbolic sizes the loop and reduction kernels take their sizes
-      // as arguments so far (hasDeviceCodeOverSymbolicSizes).
+      // as arguments so far (hasDeviceCodeOverSymbolicSizes); a matmul or
+      // convolution the library does not compute has no kernel.
       kernel.name.clear();
       kernel.reason = "'" + kernel.kind + "' kernels take their sizes as constants so far, and "
                       "this step's sizes are known only at run time";
@@ -166,6 +168,12 @@ std::vector<GeneratedKernel> mlir::kiln::generateKernels(func::FuncOp plan,
     }
     if (!kernel.source.empty())
       kernel.source = integerHelpersFor(kernel.source) + kernel.source;
+    // A kernel taking sizes launches by size code even where its grid is
+    // static (rows of a static count, each of a symbolic length).
+    if (!kernel.name.empty() && !kernel.sizeArgs.empty() && kernel.gridCode.empty()) {
+      kernel.gridCode = {static_cast<int64_t>(::kiln::ref::SizeOp::Constant), kernel.gridBlocks};
+      kernel.gridBlocks = 0;
+    }
     if (impl && impl.getValue() == "generated")
       if (auto reason = step->getAttrOfType<StringAttr>(kImplReasonAttr))
         kernel.whyGenerated = reason.getValue().str();

@@ -84,12 +84,17 @@ public:
     MLIRContext *context = step.getContext();
     AffineExpr rowSize = productOf(llvm::ArrayRef(shape).take_front(first), context);
     AffineExpr colSize = productOf(llvm::ArrayRef(shape).drop_front(first), context);
-    auto [leastRows, mostRows] = sizeRange(rowSize);
-    auto [leastCols, colsBound] = sizeRange(colSize);
+    auto rowBounds = sizeBounds(rowSize), colBounds = sizeBounds(colSize);
+    if (!rowBounds || !colBounds)
+      return;
+    // (Each at most 2^40 elements, as every size is: no overflow below.)
+    const int64_t mostRows = rowBounds->second, colsBound = colBounds->second;
     if (mostRows == 0 || colsBound == 0)
       return fail("the tensor is empty");
-    if (leastCols == 0)
+    if (colBounds->first <= 0)
       return fail("a row may be empty (its size's range starts at 0)");
+    if (mostRows > (int64_t(1) << 40) || colsBound > (int64_t(1) << 40))
+      return fail("a size may exceed 2^40");
     const std::string rows = sizeText(rowSize), cols = sizeText(colSize);
 
     std::vector<std::string> params = kernelParameters(step, elements, kernel);

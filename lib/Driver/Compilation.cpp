@@ -80,27 +80,6 @@ LogicalResult Compilation::optimize(ModuleOp module) {
 }
 
 LogicalResult Compilation::lower(ModuleOp module) {
-  // Dynamic dimensions serve every target (GPU kernels take their sizes
-  // as arguments); sizes read from input values only the CPU so far.
-  if (options.target != Target::CPU)
-    for (auto func : module.getOps<func::FuncOp>()) {
-      SmallVector<mlir::kiln::SizeSymbol> symbols = mlir::kiln::getSizeSymbols(func);
-      if (llvm::none_of(symbols, [](const mlir::kiln::SizeSymbol &s) { return s.isComputed(); }))
-        continue;
-      // At the first op sized by such a value (or the function, when the
-      // values only check).
-      Operation *at = func;
-      func.walk([&](Operation *op) {
-        if (op == func.getOperation() || !mlir::kiln::usesComputedSymbols(op, symbols))
-          return WalkResult::advance();
-        at = op;
-        return WalkResult::interrupt();
-      });
-      return at->emitError()
-             << "reads sizes from input values at run time (shapes, axes or pads given as "
-                "model inputs), which executables for GPU targets do not do so far: compile "
-                "for --target=cpu, or give the values with --input-value NAME=FILE";
-    }
   PassManager plan(module.getContext());
   if (failed(configure(plan)))
     return failure();

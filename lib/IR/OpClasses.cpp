@@ -13,6 +13,8 @@
 #include "kiln/IR/KilnTypes.h"
 #include "kiln/IR/ReferenceConversion.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
 #include <algorithm>
 #include <vector>
 
@@ -124,6 +126,15 @@ std::string mlir::kiln::whyNoDeviceCode(Operation *op) {
     return "its element type has no generated kernel";
   if (touchesSymbolicSizes(op) && !hasDeviceCodeOverSymbolicSizes(op))
     return "its sizes are known only at run time, and its device code takes them as constants "
+           "so far";
+  // Sizes read from input values (and the ops the loader validates per
+  // run: a checked reshape, axes or bounds read at run time) stay on the
+  // host, where those values are read.
+  bool perRun = op->hasAttr("checked_at_run_time") ||
+                (hasPerSignatureAttrs(op) && !llvm::isa<ReshapeOp, BroadcastOp>(op));
+  if (auto func = op->getParentOfType<func::FuncOp>();
+      perRun || (func && usesComputedSymbols(op, getSizeSymbols(func))))
+    return "its sizes are read from input values at run time, which device code does not take "
            "so far";
   if (hasRowReductionKernel(op) || isPerElementOp(op))
     return "";

@@ -146,7 +146,8 @@ GemmMatch mlir::kiln::matchCublasLtGemm(exec::StepOp step, bool allowTf32) {
   // stride_b stride_c. (A stride of a single batch is unused: 0 when the
   // batch is static 1.)
   AffineExpr zero = getAffineConstantExpr(0, step.getContext());
-  bool oneBatch = batches == getAffineConstantExpr(1, step.getContext());
+  auto constantBatches = llvm::dyn_cast<AffineConstantExpr>(batches);
+  bool oneBatch = constantBatches && constantBatches.getValue() <= 1;
   SmallVector<AffineExpr> sizes = {N, M, K, tb ? K : N, ta ? M : K, N, batches,
                                    *strideRhs, *strideLhs, oneBatch ? zero : M * N};
   SmallVector<AffineExpr> symbolic = assignSizes(call, sizes, rt::gemmSizeField);
@@ -255,6 +256,25 @@ static DictionaryAttr withSymbolicSizes(DictionaryAttr call, ArrayRef<AffineExpr
   return b.getDictionaryAttr(fields);
 }
 
+/// "" when `call`'s `symbolic` dictionary (if any) names only the call's
+/// sizes, each by a map of one result; else what is wrong.
+static std::string checkSymbolicSizes(DictionaryAttr call, ArrayRef<const char *> names) {
+  Attribute attr = call.get("symbolic");
+  if (!attr)
+    return "";
+  auto symbolic = llvm::dyn_cast<DictionaryAttr>(attr);
+  if (!symbolic)
+    return "its 'symbolic' sizes are not a dictionary";
+  for (NamedAttribute named : symbolic) {
+    auto map = llvm::dyn_cast<AffineMapAttr>(named.getValue());
+    if (!llvm::is_contained(names, named.getName().strref()) || !map ||
+        map.getValue().getNumResults() != 1 || map.getValue().getNumDims() != 0)
+      return "its symbolic size '" + named.getName().str() +
+             "' is not one of the call's sizes as a map of the size symbols";
+  }
+  return "";
+}
+
 SmallVector<AffineExpr> mlir::kiln::symbolicCallSizes(DictionaryAttr call,
                                                       ArrayRef<const char *> names) {
   auto symbolic = call.getAs<DictionaryAttr>("symbolic");
@@ -341,6 +361,10 @@ FailureOr<rt::GemmCall> mlir::kiln::gemmCallFromAttr(DictionaryAttr attr, std::s
   auto epilogue = attr.getAs<StringAttr>("epilogue");
   if (!ok || !type || !compute || !epilogue) {
     error = "the gemm descriptor lacks a field or has one of the wrong kind";
+    return failure();
+  }
+  if (std::string problem = checkSymbolicSizes(attr, rt::kGemmSizeFields); !problem.empty()) {
+    error = "the gemm descriptor: " + problem;
     return failure();
   }
   static const ::kiln::ref::DType kTypes[] = {::kiln::ref::DType::F32, ::kiln::ref::DType::F16,
@@ -559,6 +583,11 @@ FailureOr<::kiln::rt::ConvCall> mlir::kiln::convCallFromAttr(DictionaryAttr attr
       dilations.empty() || padding.empty() || !groups || !x || !w || !bias || !workspace ||
       !type || !epilogue || !tf32 || !deterministic) {
     error = "the conv descriptor lacks a field or has one of the wrong kind";
+    return failure();
+  }
+  if (std::string problem = checkSymbolicSizes(attr, ::kiln::rt::kConvSizeFields);
+      !problem.empty()) {
+    error = "the conv descriptor: " + problem;
     return failure();
   }
   g.n = input[0], g.c = input[1], g.h = input[2], g.w = input[3];

@@ -34,6 +34,10 @@ Status CudaEmuDevice::checkLaunch(void *library, const Program &program, size_t 
   // sizes (-1 in the record above where a code stands instead).
   const auto *sizes = static_cast<const long long *>(
       dlsym(library, ("kiln_emu_sizes_" + step.kernel).c_str()));
+  size_t given = step.kernelInputs.size() + step.outputs.size();
+  if (params < 0 || given != static_cast<size_t>(params))
+    return Status::error(what + " with " + std::to_string(given) + " buffers, but it takes " +
+                         std::to_string(params));
   std::vector<long long> paramBytes;
   if (Status s = symbolicLaunch(sizes, program, step, what, grid, paramBytes); !s)
     return s;
@@ -48,10 +52,6 @@ Status CudaEmuDevice::checkLaunch(void *library, const Program &program, size_t 
     return Status::error(what + " with " + std::to_string(step.dynamicShared) +
                          " bytes of dynamic shared memory, but it was generated for " +
                          std::to_string(sharedBytes));
-  size_t given = step.kernelInputs.size() + step.outputs.size();
-  if (params < 0 || given != static_cast<size_t>(params))
-    return Status::error(what + " with " + std::to_string(given) + " buffers, but it takes " +
-                         std::to_string(params));
   const long long *param = record + 3;
   for (size_t a = 0; a < given; ++a, param += 2) {
     bool isOutput = a >= step.kernelInputs.size();
@@ -87,7 +87,9 @@ Status CudaEmuDevice::symbolicLaunch(const long long *sizes, const Program &prog
   }
   // [sizes, (length, code) each], [grid length, code], [(length, code) per
   // buffer parameter: 0 for a static one]. The record is the compiler's
-  // own; the codes are evaluated as the loader evaluates the file's.
+  // own, for as many buffers as its launch record says (checked against
+  // the step first); the codes are evaluated as the loader evaluates the
+  // file's.
   const long long *at = sizes;
   auto code = [&](std::vector<int64_t> &out) {
     long long length = *at++;

@@ -9,7 +9,9 @@
 
 #include "FusionUtils.h"
 
+#include "kiln/IR/KilnTypes.h"
 #include "kiln/IR/OpClasses.h"
+#include "kiln/IR/SymbolicSizes.h"
 #include "kiln/Transforms/Passes.h"
 
 namespace mlir {
@@ -104,6 +106,13 @@ struct KilnFuseAttentionPass : public ::mlir::kiln::impl::KilnFuseAttentionBase<
     }
     if (!scores)
       return notFused("no matmul computes the scores");
+    // On a GPU over symbolic sizes the fused kernel would take its sizes
+    // as constants; unfused, the matmuls (cuBLASLt) and the softmax (the
+    // reduction kernel) take theirs per run.
+    auto encoding = getEncoding(softmax.getType());
+    if (encoding && encoding.getDeviceKind() == DeviceKind::CUDA && touchesSymbolicSizes(softmax))
+      return notFused("its sizes are known only at run time, and the GPU's attention kernel "
+                      "takes them as constants so far");
     auto type = llvm::cast<RankedTensorType>(softmax.getType());
     int64_t axis = softmax.getAxis();
     if (axis != -1 && axis != type.getRank() - 1)
