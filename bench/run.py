@@ -16,7 +16,8 @@ Sections:
             ids, masks and images;
   dynamic   models compiled once over ranges of input sizes: compile time
             and run time at the OPT point against a static compile of that
-            size, and the outputs against ONNX Runtime at other sizes;
+            size, and the outputs against ONNX Runtime at other sizes, on
+            the CPU and (one executable compiled for it) on cuda-emu;
   fusion    kernels launched and bytes moved per model, unfused vs fused;
   placement per model compiled for the GPU (cuda-emu makes the same
             choices): steps on the host, and bytes crossing between host
@@ -257,27 +258,36 @@ class Bench:
             options = ort.SessionOptions()
             options.intra_op_num_threads = self.threads
             session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+            # The same ranges for cuda-emu: one executable whose kernels take
+            # the sizes as arguments, the generated code emulated on the CPU.
+            emu_start = time.perf_counter()
+            self.compile(path, stem + ".emu.kx", *ranges, "--target=cuda-emu")
+            self.row("dynamic", name, "cuda-emu compile", f"{time.perf_counter() - emu_start:.2f}",
+                     "s")
             for make in others:
                 feeds = make()
                 tag = "x".join(str(d) for d in next(iter(feeds.values())).shape)
-                out_dir = f"{stem}.{tag}.out"
-                p = subprocess.run([self.run, stem + ".kx", "--threads", str(self.threads),
-                                    "--output-dir", out_dir,
-                                    *[a for s in specs(feeds, tag) for a in ("--input", s)]],
-                                   capture_output=True, text=True, env=self.env)
-                if p.returncode != 0:
-                    raise RuntimeError(f"kiln-run {name} at {tag} failed:\n{p.stderr[-2000:]}")
                 expected = session.run(None, feeds)
-                worst = 0.0
-                for out, want in zip(session.get_outputs(), expected):
-                    got = np.load(os.path.join(out_dir, out.name + ".npy"))
-                    if got.shape != want.shape:
-                        raise RuntimeError(f"{name} at {tag}: {out.name} is {got.shape}, "
-                                           f"ONNX Runtime's {want.shape}")
-                    scale = max(float(np.abs(want).max()), 1e-30)
-                    worst = max(worst, float(np.abs(got - want).max()) / scale)
-                self.row("dynamic", name, f"vs ORT at {tag}", f"{worst:.1e}", "rel",
-                         target="<= 1e-4", status="met" if worst <= 1e-4 else "MISSED")
+                for device, exe in (("cpu", stem + ".kx"), ("cuda-emu", stem + ".emu.kx")):
+                    out_dir = f"{stem}.{tag}.{device}.out"
+                    p = subprocess.run([self.run, exe, "--threads", str(self.threads),
+                                        f"--device={device}", "--output-dir", out_dir,
+                                        *[a for s in specs(feeds, tag) for a in ("--input", s)]],
+                                       capture_output=True, text=True, env=self.env)
+                    if p.returncode != 0:
+                        raise RuntimeError(f"kiln-run {name} on {device} at {tag} failed:\n"
+                                           f"{p.stderr[-2000:]}")
+                    worst = 0.0
+                    for out, want in zip(session.get_outputs(), expected):
+                        got = np.load(os.path.join(out_dir, out.name + ".npy"))
+                        if got.shape != want.shape:
+                            raise RuntimeError(f"{name} on {device} at {tag}: {out.name} is "
+                                               f"{got.shape}, ONNX Runtime's {want.shape}")
+                        scale = max(float(np.abs(want).max()), 1e-30)
+                        worst = max(worst, float(np.abs(got - want).max()) / scale)
+                    metric = f"vs ORT at {tag}" if device == "cpu" else f"cuda-emu vs ORT at {tag}"
+                    self.row("dynamic", name, metric, f"{worst:.1e}", "rel",
+                             target="<= 1e-4", status="met" if worst <= 1e-4 else "MISSED")
 
     # --------------------------------------------------------------- fusion
 

@@ -21,6 +21,7 @@
 #include "kiln/CodeGen/KernelGenerator.h"
 #include "kiln/IR/KilnOps.h"
 #include "kiln/IR/KilnTypes.h"
+#include "kiln/IR/SymbolicSizes.h"
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -78,25 +79,45 @@ public:
     if (!getEncoding(xType).isRowMajor() || !getEncoding(yType).isRowMajor())
       return fail("the convolution is not NCHW (implicit GEMM for NHWC is not written)");
     Value output = yield.getValues().front();
-    if (llvm::cast<RankedTensorType>(output.getType()).getShape() != yType.getShape())
+    if (getDimSizes(llvm::cast<RankedTensorType>(output.getType())) != getDimSizes(yType))
       return fail("the epilogue changes the result's shape");
+    // The batch may be symbolic (the kernel then takes it as an argument);
+    // the images and filters are static, as kiln's convolutions are.
+    for (RankedTensorType type : {xType, wType, yType})
+      for (int64_t d = 1; d < type.getRank(); ++d)
+        if (type.isDynamicDim(d))
+          return fail("a convolution's dimension other than the batch is symbolic");
     std::vector<std::string> params = kernelParameters(step, elements, kernel);
     if (!kernel.reason.empty())
       return;
 
-    int64_t batch = xType.getDimSize(0), channels = xType.getDimSize(1),
+    AffineExpr batch = getDimSizes(xType)[0];
+    int64_t channels = xType.getDimSize(1),
             height = xType.getDimSize(2), width = xType.getDimSize(3);
     int64_t outChannels = wType.getDimSize(0), kh = wType.getDimSize(2), kw = wType.getDimSize(3);
     int64_t oh = yType.getDimSize(2), ow = yType.getDimSize(3);
     int64_t groups = conv.getGroups();
     int64_t cg = channels / groups, og = outChannels / groups;
     auto strides = conv.getStrides(), padding = conv.getPadding(), dilations = conv.getDilations();
-    // The GEMM: M output pixels, N output channels of a group, K taps.
-    int64_t m = batch * oh * ow, n = og, k = cg * kh * kw;
-    int64_t tilesM = (m + kTileM - 1) / kTileM, tilesN = (n + kTileN - 1) / kTileN;
-    int64_t tiles = groups * tilesM * tilesN;
-    if (tiles == 0 || k == 0)
+    // The GEMM: M output pixels (symbolic with the batch), N output
+    // channels of a group, K taps.
+    AffineExpr m = batch * (oh * ow);
+    int64_t n = og, k = cg * kh * kw;
+    AffineExpr tilesM = m.ceilDiv(kTileM);
+    int64_t tilesN = (n + kTileN - 1) / kTileN;
+    AffineExpr tiles = tilesM * (groups * tilesN);
+    std::optional<std::pair<int64_t, int64_t>> mBounds = sizeBounds(m);
+    if (!mBounds)
+      return;
+    const int64_t mostM = mBounds->second;
+    if (mostM == 0 || n == 0 || k == 0)
       return fail("the convolution is empty");
+    // A static size as a number, a symbolic one as its C.
+    auto size = [&](AffineExpr e, bool narrowType) {
+      if (auto c = llvm::dyn_cast<AffineConstantExpr>(e))
+        return std::to_string(c.getValue()) + (narrowType ? "" : "LL");
+      return sizeText(e);
+    };
 
     // The epilogue at result element (image, channel, y, x).
     std::vector<std::string> resultIndex = {"img", "oc", "py", "px"};
@@ -117,8 +138,12 @@ public:
     // Pixel, tap, channel and element indices are 32-bit where all of them
     // fit: 64-bit index arithmetic takes twice the registers, enough to make
     // ptxas spill (at the 64 registers it aims for with nvcc's PTX).
-    bool narrow = fitsInt32({xType.getNumElements(), wType.getNumElements(),
-                             yType.getNumElements(), m + kTileM, n + kTileN, k + kTileK,
+    auto mostElements = [&](RankedTensorType t) {
+      return maxElements(t, getSizeSymbols(step->getParentOfType<func::FuncOp>()))
+          .value_or(INT64_MAX);
+    };
+    bool narrow = fitsInt32({mostElements(xType), wType.getNumElements(), mostElements(yType),
+                             mostM + kTileM, n + kTileN, k + kTileK,
                              oh * strides[0] + kh * dilations[0] + padding[0],
                              ow * strides[1] + kw * dilations[1] + padding[1]});
     std::string I = narrow ? "int" : "long long";
@@ -130,7 +155,7 @@ public:
        << kernel.stepName << "\n";
     if (!kernel.location.empty())
       os << "// from " << kernel.location << "\n";
-    os << "// conv2d as an implicit GEMM per group: " << m << " output pixels x " << n
+    os << "// conv2d as an implicit GEMM per group: " << sizeString(m) << " output pixels x " << n
        << " channels over " << k << " taps (" << cg << " channels x " << kh << "x" << kw
        << "); the A tile is gathered from the input (zero in the padding), never stored.\n"
        << "extern \"C\" __global__ void " << tiledLaunchBounds(kThreads) << "\n"
@@ -140,10 +165,12 @@ public:
        << ", 16); // [tap][channel ^ 4 * (tap % 8)]\n"
        << "  KILN_SHARED(float, tileC, " << kTileM * kLdC << "); // [pixel][channel], results\n"
        << "  const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;\n"
-       << "  for (long long tile = blockIdx.x; tile < " << ll(tiles) << "; tile += gridDim.x) {\n"
-       << "    const " << I << " group = " << narrowed("tile / " + ll(tilesM * tilesN)) << ";\n"
+       << "  for (long long tile = blockIdx.x; tile < " << size(tiles, false)
+       << "; tile += gridDim.x) {\n"
+       << "    const " << I << " group = " << narrowed("tile / " + size(tilesM * tilesN, false))
+       << ";\n"
        << "    const " << I << " m0 = "
-       << narrowed("(tile / " + ll(tilesN) + ") % " + ll(tilesM)) << " * " << num(kTileM)
+       << narrowed("(tile / " + ll(tilesN) + ") % " + size(tilesM, false)) << " * " << num(kTileM)
        << ", n0 = " << narrowed("tile % " + ll(tilesN)) << " * " << num(kTileN) << ";\n"
        << "    float acc[4][4] = {};\n"
        << "    for (" << I << " k0 = 0; k0 < " << num(k) << "; k0 += " << kTileK << ") {\n"
@@ -152,7 +179,7 @@ public:
        << "        const " << I << " pixel = m0 + e % " << kTileM << ", tap = k0 + e / " << kTileM
        << ";\n"
        << "        float value = 0.0f;\n"
-       << "        if (pixel < " << num(m) << " && tap < " << num(k) << ") {\n"
+       << "        if (pixel < " << size(m, narrow) << " && tap < " << num(k) << ") {\n"
        << "          const " << I << " img = pixel / " << num(oh * ow) << ", py = pixel / "
        << num(ow) << " % " << num(oh) << ", px = pixel % " << num(ow) << ";\n"
        << "          const " << I << " c = tap / " << num(kh * kw) << ", r = tap / " << num(kw)
@@ -199,7 +226,7 @@ public:
        << "      {\n"
        << "        const " << I << " pixel = m0 + e % " << kTileM << ", channel = n0 + e / "
        << kTileM << ";\n"
-       << "        if (pixel >= " << num(m) << " || channel >= " << num(n) << ")\n"
+       << "        if (pixel >= " << size(m, narrow) << " || channel >= " << num(n) << ")\n"
        << "          continue;\n"
        << "        const " << I << " img = pixel / " << num(oh * ow) << ", py = pixel / " << num(ow)
        << " % " << num(oh) << ", px = pixel % " << num(ow) << ";\n"
@@ -216,9 +243,13 @@ public:
        << "  }\n}\n";
     kernel.source = os.str();
     kernel.blockThreads = kThreads;
-    kernel.gridBlocks = static_cast<unsigned>(std::min(tiles, kMaxBlocks));
+    if (auto constant = llvm::dyn_cast<AffineConstantExpr>(tiles))
+      kernel.gridBlocks = static_cast<unsigned>(std::min(constant.getValue(), kMaxBlocks));
+    else
+      kernel.gridCode = gridCode(tiles, 1, kMaxBlocks);
     kernel.unit = "CUDA cores (implicit GEMM, tile 64x64x16, 4x4 per thread)";
-    kernel.flops = 2.0 * static_cast<double>(groups) * m * n * k;
+    // (Per launch; over symbolic sizes at the largest.)
+    kernel.flops = 2.0 * static_cast<double>(groups) * mostM * n * k;
   }
 };
 

@@ -90,7 +90,8 @@ inline std::vector<int64_t> gridCode(AffineExpr items, int64_t perBlock, int64_t
   appendSizeCode(items, code);
   for (auto [op, constant] : {std::pair(SizeOp::CeilDiv, perBlock),
                               std::pair(SizeOp::Max, int64_t(1)), std::pair(SizeOp::Min, maxBlocks)})
-    code.append({static_cast<int64_t>(SizeOp::Constant), constant, static_cast<int64_t>(op)});
+    if (op != SizeOp::CeilDiv || constant != 1)
+      code.append({static_cast<int64_t>(SizeOp::Constant), constant, static_cast<int64_t>(op)});
   return {code.begin(), code.end()};
 }
 

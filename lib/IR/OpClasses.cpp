@@ -117,6 +117,9 @@ bool mlir::kiln::hasDeviceCodeOverSymbolicSizes(Operation *op) {
   // their sizes per run (kiln-select-impl).
   if (llvm::isa<MatMulOp, Conv2dOp>(op))
     return !isWindowOp(op);
+  // Pooling windows over a symbolic batch (the window's image is static).
+  if (llvm::isa<MaxPool2dOp, AvgPool2dOp>(op))
+    return allTypes(op, isStaticButBatch);
   return isElementwiseOp(op) || hasRowReductionKernel(op) ||
          llvm::isa<BroadcastOp, ReshapeOp, TransposeOp, RelayoutOp>(op);
 }
