@@ -83,7 +83,9 @@ public:
       return fail("the epilogue changes the result's shape");
     // The batch may be symbolic (the kernel then takes it as an argument);
     // the images and filters are static, as kiln's convolutions are.
-    for (RankedTensorType type : {xType, wType, yType})
+    if (!wType.hasStaticShape())
+      return fail("the convolution's filter is symbolic");
+    for (RankedTensorType type : {xType, yType})
       for (int64_t d = 1; d < type.getRank(); ++d)
         if (type.isDynamicDim(d))
           return fail("a convolution's dimension other than the batch is symbolic");

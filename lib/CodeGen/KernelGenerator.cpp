@@ -93,6 +93,7 @@ std::vector<GeneratedKernel> mlir::kiln::generateKernels(func::FuncOp plan,
 
   for (exec::StepOp step : plan.getBody().getOps<exec::StepOp>()) {
     GeneratedKernel kernel;
+    std::vector<GeneratedKernel> classes; // the step's size classes, if any
     kernel.step = index++;
     kernel.stepName = nameOf(step);
     kernel.location = locationOf(step);
@@ -157,7 +158,7 @@ std::vector<GeneratedKernel> mlir::kiln::generateKernels(func::FuncOp plan,
         oneMatmul) {
       emitMatmulKernel(step, kernel, options);
     } else if ((step.getKind() && *step.getKind() == "reduction") || oneReduction) {
-      emitReductionKernel(step, kernel);
+      emitReductionKernel(step, kernel, classes);
     } else if (!step.getKind() || *step.getKind() == "loop") {
       // An unfused elementwise op is a one-op loop; a transpose that moves
       // the last dimension goes through shared memory.
@@ -167,18 +168,23 @@ std::vector<GeneratedKernel> mlir::kiln::generateKernels(func::FuncOp plan,
       kernel.name.clear();
       kernel.reason = "'" + kernel.kind + "' kernels are not generated yet";
     }
-    if (!kernel.source.empty())
-      kernel.source = integerHelpersFor(kernel.source) + kernel.source;
-    // A kernel taking sizes launches by size code even where its grid is
-    // static (rows of a static count, each of a symbolic length).
-    if (!kernel.name.empty() && !kernel.sizeArgs.empty() && kernel.gridCode.empty()) {
-      kernel.gridCode = {static_cast<int64_t>(::kiln::ref::SizeOp::Constant), kernel.gridBlocks};
-      kernel.gridBlocks = 0;
-    }
     if (impl && impl.getValue() == "generated")
       if (auto reason = step->getAttrOfType<StringAttr>(kImplReasonAttr))
         kernel.whyGenerated = reason.getValue().str();
     kernels.push_back(std::move(kernel));
+    for (GeneratedKernel &sizeClass : classes)
+      kernels.push_back(std::move(sizeClass));
+  }
+  for (GeneratedKernel &kernel : kernels) {
+    if (kernel.source.empty())
+      continue;
+    kernel.source = integerHelpersFor(kernel.source) + kernel.source;
+    // A kernel taking sizes launches by size code even where its grid is
+    // static (rows of a static count, each of a symbolic length).
+    if (!kernel.sizeArgs.empty() && kernel.gridCode.empty()) {
+      kernel.gridCode = {static_cast<int64_t>(::kiln::ref::SizeOp::Constant), kernel.gridBlocks};
+      kernel.gridBlocks = 0;
+    }
   }
   shareIdenticalKernels(kernels);
   return kernels;

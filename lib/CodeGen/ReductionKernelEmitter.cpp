@@ -49,8 +49,14 @@ std::string substitute(std::string pattern, const std::string &x) {
 
 class ReductionEmitter : public KernelEmitter {
 public:
-  ReductionEmitter(exec::StepOp step, GeneratedKernel &kernel)
-      : KernelEmitter(step, kernel) {}
+  /// `rowLimit`: the longest row this kernel serves, when shorter than the
+  /// symbols' ranges allow (a size class); 0 for every row.
+  ReductionEmitter(exec::StepOp step, GeneratedKernel &kernel, int64_t rowLimit = 0)
+      : KernelEmitter(step, kernel), rowLimit(rowLimit) {}
+
+  /// The bounds of the row's length, from the symbols' ranges (after emit).
+  std::optional<std::pair<int64_t, int64_t>> rowLengths;
+  AffineExpr rowLength;
 
   void emit() {
     Block &body = step.getBody().front();
@@ -88,7 +94,11 @@ public:
     if (!rowBounds || !colBounds)
       return;
     // (Each at most 2^40 elements, as every size is: no overflow below.)
-    const int64_t mostRows = rowBounds->second, colsBound = colBounds->second;
+    rowLengths = colBounds;
+    rowLength = colSize;
+    const int64_t mostRows = rowBounds->second;
+    const int64_t colsBound =
+        rowLimit > 0 ? std::min(rowLimit, colBounds->second) : colBounds->second;
     if (mostRows == 0 || colsBound == 0)
       return fail("the tensor is empty");
     if (colBounds->first <= 0)
@@ -402,6 +412,7 @@ private:
   }
 
   Operation *anchor = nullptr;
+  int64_t rowLimit = 0;
   SmallVector<AffineExpr> shape;
   Value scaleValue, biasValue;
   std::vector<std::string> trailingIndex;
@@ -409,7 +420,30 @@ private:
 
 } // namespace
 
-void mlir::kiln::emitReductionKernel(exec::StepOp step, GeneratedKernel &kernel) {
-  ReductionEmitter(step, kernel).emit();
+void mlir::kiln::emitReductionKernel(exec::StepOp step, GeneratedKernel &kernel,
+                                     std::vector<GeneratedKernel> &classes) {
+  GeneratedKernel base = kernel; // the step's description, before any text
+  ReductionEmitter main(step, kernel);
+  main.emit();
   discardIfFailed(kernel);
+  // A symbolic row length that may be short or long: the main kernel takes
+  // a block per row (every length); runs whose rows fit a warp's limit get
+  // the warp-per-row kernel instead, chosen per run by their size class.
+  if (kernel.name.empty() || !main.rowLengths || main.rowLengths->first > kWarpRowLimit ||
+      main.rowLengths->second <= kWarpRowLimit)
+    return;
+  GeneratedKernel shortRows = base;
+  shortRows.name += "_short_rows";
+  ReductionEmitter(step, shortRows, kWarpRowLimit).emit();
+  discardIfFailed(shortRows);
+  if (shortRows.name.empty())
+    return;
+  using ::kiln::ref::SizeOp;
+  SmallVector<int64_t> when;
+  appendSizeCode(main.rowLength, when);
+  when.append({static_cast<int64_t>(SizeOp::Constant), kWarpRowLimit + 1,
+               static_cast<int64_t>(SizeOp::Lt)});
+  shortRows.sizeClass.assign(when.begin(), when.end());
+  shortRows.sizeClassText = "rows of at most " + std::to_string(kWarpRowLimit) + " elements";
+  classes.push_back(std::move(shortRows));
 }

@@ -91,6 +91,12 @@ LogicalResult buildDeviceCode(func::FuncOp plan, const CompileOptions &options,
     cudnn += llvm::StringRef(kernel.library).starts_with("cuDNN");
     if (kernel.name.empty())
       continue;
+    if (!kernel.sizeClass.empty()) { // another kernel of a step counted already
+      code.kernels[kernel.step].classes.push_back(
+          {kernel.sizeClass, kernel.name, kernel.blockThreads, kernel.dynamicSharedBytes,
+           kernel.gridCode, kernel.sizeArgs});
+      continue;
+    }
     // A cuDNN step's kernel is its fallback epilogue, not the step.
     generated += kernel.library.empty();
     mlir::kiln::StepKernel step;
@@ -103,14 +109,17 @@ LogicalResult buildDeviceCode(func::FuncOp plan, const CompileOptions &options,
     step.gridCode = kernel.gridCode;
     code.kernels[kernel.step] = step;
   }
+  // The steps (a step with size classes has several entries).
+  size_t steps = kernels.empty() ? 0 : kernels.back().step + 1;
   // Kernels to compile: the steps' own and the cuDNN steps' epilogues.
   unsigned distinct = 0, distinctSteps = 0, epilogues = 0;
   for (const mlir::kiln::GeneratedKernel &kernel : kernels) {
     distinct += !kernel.name.empty() && kernel.sameAs < 0;
-    distinctSteps += !kernel.name.empty() && kernel.sameAs < 0 && kernel.library.empty();
+    distinctSteps += !kernel.name.empty() && kernel.sameAs < 0 && kernel.library.empty() &&
+                     kernel.sizeClass.empty();
     epilogues += !kernel.name.empty() && !kernel.library.empty();
   }
-  llvm::errs() << "kilnc: " << generated << " of " << kernels.size() - copies
+  llvm::errs() << "kilnc: " << generated << " of " << steps - copies
                << " steps have generated kernels";
   if (distinctSteps < generated)
     llvm::errs() << " (" << distinctSteps << " distinct)";
@@ -122,7 +131,7 @@ LogicalResult buildDeviceCode(func::FuncOp plan, const CompileOptions &options,
     llvm::errs() << " (with " << epilogues
                  << (epilogues == 1 ? " epilogue kernel" : " epilogue kernels")
                  << " for when cuDNN has no fused engine)";
-  size_t onHost = kernels.size() - copies - generated - cublas - cudnn;
+  size_t onHost = steps - copies - generated - cublas - cudnn;
   llvm::errs() << "; " << onHost << (onHost == 1 ? " runs" : " run") << " on the host";
   if (copies)
     llvm::errs() << " (and " << copies << " copies between host and device, "
@@ -211,7 +220,7 @@ LogicalResult writeKernelSources(ModuleOp module, const CompileOptions &options,
   for (auto func : module.getOps<func::FuncOp>())
     for (const mlir::kiln::GeneratedKernel &kernel :
          mlir::kiln::generateKernels(func, codeGenOptions(options))) {
-      ++total;
+      total += kernel.sizeClass.empty(); // a step's size classes are more kernels of it
       shared += kernel.sameAs >= 0;
       if (kernel.name.empty() || kernel.sameAs >= 0)
         continue;

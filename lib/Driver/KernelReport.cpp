@@ -24,6 +24,8 @@ LogicalResult reportKernels(ModuleOp module, const std::vector<std::string> &arc
       symbolNames.push_back(symbol.name);
     for (const mlir::kiln::GeneratedKernel &kernel : mlir::kiln::generateKernels(func, codeGen)) {
       os << "  #" << kernel.step << " " << kernel.stepName;
+      if (!kernel.sizeClass.empty()) // chosen per run over the step's own kernel
+        os << ", for " << kernel.sizeClassText;
       if (!kernel.library.empty()) {
         os << ": " << kernel.library << ": " << kernel.reason << "\n";
         if (kernel.name.empty())

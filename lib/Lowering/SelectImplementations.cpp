@@ -136,8 +136,7 @@ struct KilnSelectImplementationsPass
   }
 
   static constexpr const char *kSymbolicReason =
-      "its sizes are known only at run time, which the library takes per run (kiln's kernels "
-      "for it take them as constants so far)";
+      "its sizes are known only at run time, which the library takes per run";
 
   void setGemm(exec::StepOp step, const GemmMatch &match) {
     ::kiln::rt::GemmCall call = match.call;

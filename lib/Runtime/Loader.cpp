@@ -109,6 +109,13 @@ private:
   Status steps(Program &p);
   Status deviceCode(Program &p);
   Status cpuKernels(const kx::Step *s, const std::string &what, const Program &p, StepDesc &step);
+  /// A kernel's launch as the file gives it (a step's own kernel or a size
+  /// class's), over symbolic sizes evaluated for this program's sizes, into
+  /// `step`'s kernel, grid, block, shared bytes and size parameters.
+  Status kernelLaunch(const std::string &what, const std::string &kernel, uint32_t grid,
+                      const kx::SizeExpr *gridSize,
+                      const flatbuffers::Vector<flatbuffers::Offset<kx::SizeExpr>> *sizes,
+                      uint32_t block, uint32_t dynamicShared, StepDesc &step);
   /// A library call's sizes known per run (ExecutableFormat.fbs,
   /// SymbolicField), evaluated for this program's sizes into `field(k)`.
   template <typename Field>
@@ -409,46 +416,44 @@ Status ProgramBuilder::steps(Program &p) {
     }
     if (s->kernel() && s->kernel()->size() > 0) {
       // A device kernel: its launch and its parameters.
-      step.kernel = s->kernel()->str();
-      step.grid = s->grid();
-      step.block = s->block();
-      if (s->grid_size() || s->kernel_sizes()) {
-        // A kernel over symbolic sizes: its grid and size parameters per run.
+      if (Status ls = kernelLaunch(what, s->kernel()->str(), s->grid(), s->grid_size(),
+                                   s->kernel_sizes(), s->block(), s->dynamic_shared(), step);
+          !ls)
+        return ls;
+      if (s->kernel_classes()) {
+        // Kernels for size classes: each checked, the first whose class
+        // holds at these sizes launched instead.
         if (!symbols)
-          return Status::error(what + " launches kernel '" + step.kernel +
-                               "' over symbolic sizes in an executable without size symbols");
-        if (!s->grid_size() || step.grid != 0)
-          return Status::error(what + " launches kernel '" + step.kernel +
-                               "' over symbolic sizes without a grid of symbolic size");
-        int64_t grid = 0;
-        if (Status es = evaluateSizeCode(s->grid_size(), *symbols, grid); !es)
-          return Status::error(what + ": the grid of kernel '" + step.kernel + "': " +
-                               es.message());
-        if (grid < 1 || grid > INT32_MAX)
-          return Status::error(what + " launches kernel '" + step.kernel + "' with " +
-                               std::to_string(grid) + " blocks");
-        step.grid = static_cast<uint32_t>(grid);
-        if (s->kernel_sizes())
-          for (const kx::SizeExpr *size : *s->kernel_sizes()) {
-            int64_t value = 0;
-            if (Status es = evaluateSizeCode(size, *symbols, value); !es)
-              return Status::error(what + ": a size parameter of kernel '" + step.kernel +
-                                   "': " + es.message());
-            step.kernelSizes.push_back(value);
-            step.kernelSizeCodes.emplace_back(size->code()->begin(), size->code()->end());
+          return Status::error(what + " has kernels for size classes in an executable "
+                                      "without size symbols");
+        bool chosen = false;
+        for (const kx::KernelClass *c : *s->kernel_classes()) {
+          int64_t holds = 0;
+          if (Status es = evaluateSizeCode(c->when(), *symbols, holds); !es)
+            return Status::error(what + ": a size class of kernel '" + step.kernel + "': " +
+                                 es.message());
+          StepDesc candidate;
+          if (!c->kernel() || c->kernel()->size() == 0)
+            return Status::error(what + " has a size class without a kernel");
+          if (!c->grid_size())
+            return Status::error(what + " has a size class whose kernel '" + c->kernel()->str() +
+                                 "' has no grid of symbolic size");
+          if (Status ls = kernelLaunch(what, c->kernel()->str(), 0, c->grid_size(),
+                                       c->kernel_sizes(), c->block(), c->dynamic_shared(),
+                                       candidate);
+              !ls)
+            return ls;
+          if (holds && !chosen) {
+            chosen = true;
+            step.kernel = candidate.kernel;
+            step.grid = candidate.grid;
+            step.block = candidate.block;
+            step.dynamicShared = candidate.dynamicShared;
+            step.kernelSizes = candidate.kernelSizes;
+            step.kernelSizeCodes = candidate.kernelSizeCodes;
           }
+        }
       }
-      if (step.grid < 1 || step.block < 1 || step.block > 1024)
-        return Status::error(what + " launches kernel '" + step.kernel + "' with " +
-                             std::to_string(step.grid) + " blocks of " +
-                             std::to_string(step.block) + " threads");
-      // At most sm_90's; a GPU with less refuses when the executable loads
-      // (the CUDA device's opt-in), with CUDA's error.
-      step.dynamicShared = s->dynamic_shared();
-      if (step.dynamicShared > kMaxSharedBytesSm90)
-        return Status::error(what + " asks for " + std::to_string(step.dynamicShared) +
-                             " bytes of dynamic shared memory for kernel '" + step.kernel +
-                             "' (at most " + std::to_string(kMaxSharedBytesSm90) + ")");
       st = indices(s->kernel_inputs(), step.kernelInputs, step.inputs.size(), "kernel input");
       if (!st)
         return st;
@@ -561,6 +566,53 @@ Status ProgramBuilder::steps(Program &p) {
       return cs;
     p.steps.push_back(std::move(step));
   }
+  return Status::ok();
+}
+
+Status ProgramBuilder::kernelLaunch(
+    const std::string &what, const std::string &kernel, uint32_t grid,
+    const kx::SizeExpr *gridSize,
+    const flatbuffers::Vector<flatbuffers::Offset<kx::SizeExpr>> *sizes, uint32_t block,
+    uint32_t dynamicShared, StepDesc &step) {
+  step.kernel = kernel;
+  step.grid = grid;
+  step.block = block;
+  if (gridSize || sizes) {
+    // A kernel over symbolic sizes: its grid and size parameters per run.
+    if (!symbols)
+      return Status::error(what + " launches kernel '" + step.kernel +
+                           "' over symbolic sizes in an executable without size symbols");
+    if (!gridSize || step.grid != 0)
+      return Status::error(what + " launches kernel '" + step.kernel +
+                           "' over symbolic sizes without a grid of symbolic size");
+    int64_t blocks = 0;
+    if (Status es = evaluateSizeCode(gridSize, *symbols, blocks); !es)
+      return Status::error(what + ": the grid of kernel '" + step.kernel + "': " + es.message());
+    if (blocks < 1 || blocks > INT32_MAX)
+      return Status::error(what + " launches kernel '" + step.kernel + "' with " +
+                           std::to_string(blocks) + " blocks");
+    step.grid = static_cast<uint32_t>(blocks);
+    if (sizes)
+      for (const kx::SizeExpr *size : *sizes) {
+        int64_t value = 0;
+        if (Status es = evaluateSizeCode(size, *symbols, value); !es)
+          return Status::error(what + ": a size parameter of kernel '" + step.kernel + "': " +
+                               es.message());
+        step.kernelSizes.push_back(value);
+        step.kernelSizeCodes.emplace_back(size->code()->begin(), size->code()->end());
+      }
+  }
+  if (step.grid < 1 || step.block < 1 || step.block > 1024)
+    return Status::error(what + " launches kernel '" + step.kernel + "' with " +
+                         std::to_string(step.grid) + " blocks of " + std::to_string(step.block) +
+                         " threads");
+  // At most sm_90's; a GPU with less refuses when the executable loads (the
+  // CUDA device's opt-in), with CUDA's error.
+  step.dynamicShared = dynamicShared;
+  if (step.dynamicShared > kMaxSharedBytesSm90)
+    return Status::error(what + " asks for " + std::to_string(step.dynamicShared) +
+                         " bytes of dynamic shared memory for kernel '" + step.kernel +
+                         "' (at most " + std::to_string(kMaxSharedBytesSm90) + ")");
   return Status::ok();
 }
 

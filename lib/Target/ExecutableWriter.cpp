@@ -433,9 +433,19 @@ FailureOr<flatbuffers::Offset<kx::Step>> Writer::step(exec::StepOp s, unsigned s
   if (symbolic)
     for (AffineExpr size : k.sizes)
       kernelSizes.push_back(sizeExpr(size));
-  auto gridSize =
-      symbolic ? kx::CreateSizeExpr(fbb, fbb.CreateVector(k.gridCode.data(), k.gridCode.size()))
-               : 0;
+  auto code = [&](const std::vector<int64_t> &c) {
+    return kx::CreateSizeExpr(fbb, fbb.CreateVector(c.data(), c.size()));
+  };
+  auto gridSize = symbolic ? code(k.gridCode) : 0;
+  std::vector<flatbuffers::Offset<kx::KernelClass>> classes;
+  for (const StepKernel::SizeClass &c : k.classes) {
+    std::vector<flatbuffers::Offset<kx::SizeExpr>> sizes;
+    for (AffineExpr size : c.sizes)
+      sizes.push_back(sizeExpr(size));
+    classes.push_back(kx::CreateKernelClassDirect(fbb, code(c.when), c.name.c_str(),
+                                                  code(c.gridCode), c.block, c.dynamicShared,
+                                                  &sizes));
+  }
   return kx::CreateStepDirect(fbb, stepName(kind, opNames).c_str(), s.getStream().value_or(0),
                               s.getEvent() ? static_cast<int64_t>(*s.getEvent()) : -1, &waits,
                               &inputs, &outputs, &ops, &yields, kind.c_str(),
@@ -445,7 +455,8 @@ FailureOr<flatbuffers::Offset<kx::Step>> Writer::step(exec::StepOp s, unsigned s
                               k.name.empty() ? nullptr : &k.inputs, *gemm, *conv,
                               k.name.empty() ? 0 : k.dynamicShared,
                               cpuKernels.empty() ? nullptr : &cpuKernels,
-                              symbolic ? &kernelSizes : nullptr, gridSize);
+                              symbolic ? &kernelSizes : nullptr, gridSize,
+                              classes.empty() ? nullptr : &classes);
 }
 
 LogicalResult Writer::write(llvm::raw_ostream &os) {

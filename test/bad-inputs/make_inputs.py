@@ -195,6 +195,18 @@ for name, edit in [
         ("dyn-gemm-no-such-size.kx", f"{gemm}['symbolic'][0]['field'] = 12"),
         ("dyn-gemm-rows-past-buffers.kx", f"{gemm}['symbolic'][0]['size'] = {{'code': [0, 1000]}}")]:
     subprocess.run([sys.executable, edit_kx, path("dynmm.kx"), path(name), edit], check=True)
+# A softmax over rows of 1..2048: a size class of short rows with its own
+# kernel; edits of the class.
+write("dynsm.onnx", model([helper.make_node("Softmax", ["x"], ["y"], axis=-1)],
+                          [f32("x", [4, "n"])], [f32("y", [4, "n"])]))
+subprocess.run([kilnc, path("dynsm.onnx"), "--input-shape", "x=4x1..2048", "--target=cuda-emu",
+                "-o", path("dynsm.kx")], check=True, capture_output=True)
+cls = "step('kiln_softmax_1')['kernel_classes'][0]"
+for name, edit in [
+        ("dyn-class-unknown-symbol.kx", f"{cls}['when'] = {{'code': [1, 4]}}"),
+        ("dyn-class-no-grid.kx", f"del {cls}['grid_size']"),
+        ("dyn-class-other-kernel.kx", f"{cls}['kernel'] = 'kiln_softmax_1'")]:
+    subprocess.run([sys.executable, edit_kx, path("dynsm.kx"), path(name), edit], check=True)
 subprocess.run([sys.executable, edit_kx, path("emu.kx"), path("emu-symbolic-grid.kx"),
                 "step('kiln_matmul_1')['grid'] = 0; "
                 "step('kiln_matmul_1')['grid_size'] = {'code': [0, 1]}"], check=True)

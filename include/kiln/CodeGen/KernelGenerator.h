@@ -63,6 +63,13 @@ struct GeneratedKernel {
   std::vector<AffineExpr> sizeArgs;
   std::vector<int64_t> gridCode;
   std::vector<std::vector<int64_t>> paramByteCodes;
+  /// A size class of its step: this kernel serves the runs whose sizes
+  /// make `sizeClass` (size code) nonzero, in preference to the step's main
+  /// kernel (its entry without a class, which serves every size);
+  /// `sizeClassText` says which runs ("rows of at most 1024 elements").
+  /// Such an entry follows its step's main entry.
+  std::vector<int64_t> sizeClass;
+  std::string sizeClassText;
   std::string location;      ///< model file:line of the step's first op
   /// The step's arithmetic per launch (2 per multiply-add), for the
   /// profile's ideal time; and whether it is f16/bf16 work a Tensor Core
@@ -116,8 +123,12 @@ bool emitTiledTransposeKernel(exec::StepOp step, GeneratedKernel &kernel);
 void emitArgSortKernel(exec::StepOp step, GeneratedKernel &kernel);
 
 /// The row-wise reduction kernel for `step` (a reduction region or one
-/// reduction op), or a reason in `kernel.reason`.
-void emitReductionKernel(exec::StepOp step, GeneratedKernel &kernel);
+/// reduction op), or a reason in `kernel.reason`. Over a symbolic row
+/// length whose range spans both shapes of the kernel, `kernel` is the one
+/// for every length (a block per row) and `classes` gets the one for the
+/// short rows (a warp per row), chosen per run.
+void emitReductionKernel(exec::StepOp step, GeneratedKernel &kernel,
+                         std::vector<GeneratedKernel> &classes);
 
 /// The implicit-GEMM convolution kernel with its fused epilogue for `step`
 /// (a conv_epilogue region or one conv2d), or a reason.

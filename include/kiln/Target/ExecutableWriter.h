@@ -23,6 +23,16 @@ struct StepKernel {
   /// as size code (then `grid` is not written).
   std::vector<AffineExpr> sizes;
   std::vector<int64_t> gridCode;
+  /// Kernels for size classes of the step: each serves the runs whose sizes
+  /// make `when` nonzero (the first that does), the step's own the rest.
+  struct SizeClass {
+    std::vector<int64_t> when;
+    std::string name;
+    unsigned block = 1, dynamicShared = 0;
+    std::vector<int64_t> gridCode;
+    std::vector<AffineExpr> sizes;
+  };
+  std::vector<SizeClass> classes;
 };
 
 /// A run of a host step's ops compiled for the CPU (kiln/CodeGen/CpuCode.h):

@@ -106,13 +106,6 @@ struct KilnFuseAttentionPass : public ::mlir::kiln::impl::KilnFuseAttentionBase<
     }
     if (!scores)
       return notFused("no matmul computes the scores");
-    // On a GPU over symbolic sizes the fused kernel would take its sizes
-    // as constants; unfused, the matmuls (cuBLASLt) and the softmax (the
-    // reduction kernel) take theirs per run.
-    auto encoding = getEncoding(softmax.getType());
-    if (encoding && encoding.getDeviceKind() == DeviceKind::CUDA && touchesSymbolicSizes(softmax))
-      return notFused("its sizes are known only at run time, and the GPU's attention kernel "
-                      "takes them as constants so far");
     auto type = llvm::cast<RankedTensorType>(softmax.getType());
     int64_t axis = softmax.getAxis();
     if (axis != -1 && axis != type.getRank() - 1)
@@ -125,6 +118,14 @@ struct KilnFuseAttentionPass : public ::mlir::kiln::impl::KilnFuseAttentionBase<
         context.getTransposeA())
       return notFused("the probabilities do not feed a matmul with v");
     group.moved.insert(context);
+    // On a GPU over symbolic sizes the fused kernel would take its sizes
+    // as constants; unfused, the matmuls (cuBLASLt) and the softmax (the
+    // reduction kernel) take theirs per run.
+    auto encoding = getEncoding(softmax.getType());
+    if (encoding && encoding.getDeviceKind() == DeviceKind::CUDA &&
+        llvm::any_of(group.moved, [](Operation *op) { return touchesSymbolicSizes(op); }))
+      return notFused("its sizes are known only at run time, and the GPU's attention kernel "
+                      "takes them as constants so far");
     Limits unbounded{1 << 20, 1 << 20, 1 << 20};
     std::string problem = checkLegality(group, unbounded);
     if (!problem.empty())

@@ -1,6 +1,8 @@
 """Small models whose GPU kernels take sizes as arguments in the corner
 cases: a row reduction over a static number of rows of a symbolic length,
-and a plain matmul over symbolic rows.
+a softmax whose rows may be short or long (two size classes), a grouped
+convolution over a symbolic batch whose output pixels are no multiple of
+its tiles, and a plain matmul over symbolic rows.
 
     symbolic_kernels.py OUT_DIR
 """
@@ -33,6 +35,18 @@ save(f"{out}/rowsum.onnx",
       helper.make_node("Relu", ["y"], ["z"])],
      [f32("x", [4, "n"])], [f32("z", [4])],
      [numpy_helper.from_array(np.array([1], np.int64), "axes")])
+# A softmax over rows of 1..2048 elements: a warp per row up to 1024, a
+# block per row beyond, chosen per run.
+save(f"{out}/softmax.onnx", [helper.make_node("Softmax", ["x"], ["y"], axis=-1)],
+     [f32("x", [4, "n"])], [f32("y", [4, "n"])])
+# Two groups of 3 output channels over 4 input channels, 9x9 images into
+# 7x7: n * 49 output pixels, tiles of 64 partly filled.
+save(f"{out}/grouped_conv.onnx",
+     [helper.make_node("Conv", ["x", "w", "b"], ["c"], group=2),
+      helper.make_node("Relu", ["c"], ["y"])],
+     [f32("x", ["n", 4, 9, 9])], [f32("y", ["n", 6, 7, 7])],
+     [numpy_helper.from_array(rng.uniform(-0.5, 0.5, (6, 2, 3, 3)).astype(np.float32), "w"),
+      numpy_helper.from_array(rng.uniform(-0.5, 0.5, (6,)).astype(np.float32), "b")])
 # A plain matmul over n rows.
 save(f"{out}/rows_matmul.onnx",
      [helper.make_node("MatMul", ["x", "w"], ["y"])],
