@@ -14,9 +14,9 @@
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
-#include <utility>
 #include <ostream>
 #include <string>
+#include <utility>
 
 namespace mlir {
 namespace kiln {

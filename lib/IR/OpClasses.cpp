@@ -127,9 +127,6 @@ bool mlir::kiln::hasDeviceCodeOverSymbolicSizes(Operation *op) {
 std::string mlir::kiln::whyNoDeviceCode(Operation *op) {
   if (!allTypes(op, hasKernelElementType))
     return "its element type has no generated kernel";
-  if (touchesSymbolicSizes(op) && !hasDeviceCodeOverSymbolicSizes(op))
-    return "its sizes are known only at run time, and its device code takes them as constants "
-           "so far";
   // Sizes read from input values (and the ops the loader validates per
   // run: a checked reshape, axes or bounds read at run time) stay on the
   // host, where those values are read.
@@ -138,6 +135,9 @@ std::string mlir::kiln::whyNoDeviceCode(Operation *op) {
   if (auto func = op->getParentOfType<func::FuncOp>();
       perRun || (func && usesComputedSymbols(op, getSizeSymbols(func))))
     return "its sizes are read from input values at run time, which device code does not take "
+           "so far";
+  if (touchesSymbolicSizes(op) && !hasDeviceCodeOverSymbolicSizes(op))
+    return "its sizes are known only at run time, and its device code takes them as constants "
            "so far";
   if (hasRowReductionKernel(op) || isPerElementOp(op))
     return "";
