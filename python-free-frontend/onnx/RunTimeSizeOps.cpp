@@ -490,7 +490,8 @@ LogicalResult padAtRunTime(NodeContext &c, ArrayRef<AffineExpr> pads, const std:
   };
   auto constant = [&](int64_t v) { return getAffineConstantExpr(v, context); };
   Value y = x;
-  for (auto [i, axis] : llvm::enumerate(axes)) {
+  for (auto [i, padded] : llvm::enumerate(axes)) {
+    const int64_t axis = padded; // (a lambda below captures it)
     int64_t n = in[axis];
     // Reflection mirrors within the dimension; the others repeat.
     int64_t most = mode == "reflect" ? std::max<int64_t>(n - 1, 0) : kRunTimeValueBound;

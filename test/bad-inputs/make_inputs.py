@@ -65,6 +65,12 @@ short.dims.extend([4, 4])
 short.raw_data = b"\x00" * 12  # 3 floats for 16
 write("short-initializer.onnx", model([helper.make_node("Add", ["x", "w"], ["y"])],
                                       [f32("x", [4, 4])], [f32("y", [4, 4])], [short]))
+# A node that names no outputs (a fuzzer finding: converters name their
+# results after the outputs).
+write("node-without-outputs.onnx",
+      model([helper.make_node("Relu", ["x"], ["y"]), helper.make_node("Reshape", ["y", "s"], [])],
+            [f32("x", [4, 4]), helper.make_tensor_value_info("s", TensorProto.INT64, [2])],
+            [f32("y", [4, 4])]))
 external = TensorProto()
 external.name, external.data_type = "w", TensorProto.FLOAT
 external.dims.extend([4])
