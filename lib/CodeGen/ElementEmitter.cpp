@@ -938,6 +938,11 @@ std::string ElementEmitter::reduceWindow(Value value, const std::vector<std::str
   std::vector<std::string> inIndex, loopVars;
   std::vector<int64_t> loopExtents;
   int64_t count = 1;
+  // The reduced extents as C (symbolic ones over the size parameters) and
+  // their product: a float reduction may run over symbolic extents.
+  SmallVector<AffineExpr> dimSizes = getDimSizes(inType);
+  std::vector<std::string> loopBounds;
+  AffineExpr countSize = getAffineConstantExpr(1, op->getContext());
   size_t out = 0;
   for (size_t d = 0; d < inDims.size(); ++d) {
     if (!reduced[d]) {
@@ -950,7 +955,14 @@ std::string ElementEmitter::reduceWindow(Value value, const std::vector<std::str
     inIndex.push_back(var);
     loopVars.push_back(var);
     loopExtents.push_back(inDims[d]);
+    loopBounds.push_back(sizeText(dimSizes[d]));
+    countSize = countSize * dimSizes[d];
     count *= inDims[d];
+  }
+  bool symbolicCount = !llvm::isa<AffineConstantExpr>(countSize);
+  if (symbolicCount && (integer || llvm::isa<ArgMaxOp>(op))) {
+    fail("argmax and integer reductions over a symbolic extent have no kernel yet");
+    return "0LL";
   }
 
   if (auto argmax = llvm::dyn_cast<ArgMaxOp>(op)) {
@@ -1008,11 +1020,14 @@ std::string ElementEmitter::reduceWindow(Value value, const std::vector<std::str
   // Nested loops over the reduced axes, outermost first.
   std::vector<std::string> headers;
   for (size_t k = 0; k < loopVars.size(); ++k)
-    headers.push_back(forLoop(loopVars[k], loopExtents[k]));
+    headers.push_back("for (long long " + loopVars[k] + " = 0; " + loopVars[k] + " < " +
+                      loopBounds[k] + "; ++" + loopVars[k] + ")");
   inside.push_back(update);
   emitBlocks(headers, inside);
   if (kind != Mean)
     return fresh(value, acc);
+  if (symbolicCount) // (float: the integer case refused above)
+    return fresh(value, acc + " / (" + type + ")" + sizeText(countSize));
   if (integer)
     return fresh(value, count ? acc + " / " + std::to_string(count) + "LL" : acc);
   return fresh(value, acc + " / " + cudaLiteral(static_cast<double>(count), isDouble));

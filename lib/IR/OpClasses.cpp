@@ -120,6 +120,37 @@ bool mlir::kiln::hasDeviceCodeOverSymbolicSizes(Operation *op) {
   // Pooling windows over a symbolic batch (the window's image is static).
   if (llvm::isa<MaxPool2dOp, AvgPool2dOp>(op))
     return allTypes(op, isStaticButBatch);
+  // Float reductions over any axes, symbolic extents included (a loop per
+  // output element; argmax and integers over a symbolic extent: no).
+  if (llvm::isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp>(op))
+    return llvm::isa<FloatType>(
+        llvm::cast<RankedTensorType>(op->getOperand(0).getType()).getElementType());
+  // Data movement whose index arithmetic needs only static extents: a
+  // slice's starts and steps (its ends only size the result), a gather's
+  // gathered axis, a pad's padded axes, a concat's axis.
+  auto staticDim = [](Value v, int64_t d) {
+    return !llvm::cast<RankedTensorType>(v.getType()).isDynamicDim(d);
+  };
+  if (auto slice = llvm::dyn_cast<SliceOp>(op))
+    return !slice->hasAttr("run_time_bounds");
+  if (llvm::isa<GatherOp, GatherElementsOp>(op)) {
+    Value data = op->getOperand(0);
+    int64_t rank = llvm::cast<RankedTensorType>(data.getType()).getRank();
+    int64_t axis = op->getAttrOfType<IntegerAttr>("axis").getInt();
+    return staticDim(data, axis < 0 ? axis + rank : axis);
+  }
+  if (auto pad = llvm::dyn_cast<PadOp>(op)) {
+    for (size_t d = 0; d < pad.getLow().size(); ++d)
+      if ((pad.getLow()[d] != 0 || pad.getHigh()[d] != 0) &&
+          !staticDim(pad.getInput(), static_cast<int64_t>(d)))
+        return false;
+    return true;
+  }
+  if (auto concat = llvm::dyn_cast<ConcatOp>(op)) {
+    int64_t rank = llvm::cast<RankedTensorType>(concat.getType()).getRank();
+    int64_t axis = concat.getAxis() < 0 ? concat.getAxis() + rank : concat.getAxis();
+    return llvm::all_of(concat.getInputs(), [&](Value v) { return staticDim(v, axis); });
+  }
   return isElementwiseOp(op) || hasRowReductionKernel(op) ||
          llvm::isa<BroadcastOp, ReshapeOp, TransposeOp, RelayoutOp>(op);
 }
@@ -130,8 +161,9 @@ std::string mlir::kiln::whyNoDeviceCode(Operation *op) {
   // Sizes read from input values (and the ops the loader validates per
   // run: a checked reshape, axes or bounds read at run time) stay on the
   // host, where those values are read.
-  bool perRun = op->hasAttr("checked_at_run_time") ||
-                (hasPerSignatureAttrs(op) && !llvm::isa<ReshapeOp, BroadcastOp>(op));
+  bool perRun = op->hasAttr("checked_at_run_time") || op->hasAttr("run_time_axes") ||
+                op->hasAttr("run_time_bounds") ||
+                (llvm::isa<IotaOp>(op) && hasPerSignatureAttrs(op));
   if (auto func = op->getParentOfType<func::FuncOp>();
       perRun || (func && usesComputedSymbols(op, getSizeSymbols(func))))
     return "its sizes are read from input values at run time, which device code does not take "

@@ -109,20 +109,24 @@ func.func @siblings(%x: !p) -> (!p, !p)
 // -----
 
 // Pooling over a symbolic batch goes to the device (its window's image is
-// static); a sum over the batch itself (a window of symbolic extent) has
-// no kernel taking its sizes yet: it stays on the host, saying why.
+// static), as does a float sum over the batch itself (a loop of symbolic
+// extent per output element); an argmax over the batch has no kernel taking
+// its sizes yet: it stays on the host, saying why.
 // PLACE: warning: runs on the host: its sizes are known only at run time, and its device code takes them as constants so far
-// PLACE-NEXT: %1 = kiln.reduce_sum %0
+// PLACE-NEXT: %2 = kiln.argmax %0
 // PLACE-LABEL: func.func @pooling
 // PLACE: %[[P:.*]] = kiln.max_pool2d %{{.*}} -> tensor<?x4x3x3xf32, #kiln.enc<row_major, cuda:0, [s0]>>
 // PLACE: %[[H:.*]] = kiln.transfer %[[P]] {to = "cpu"}
-// PLACE: kiln.reduce_sum %[[H]] {{.*}} -> tensor<4x3x3xf32, #kiln.enc<row_major, cpu>>
+// PLACE: kiln.reduce_sum %[[P]] {{.*}} -> tensor<4x3x3xf32, #kiln.enc<row_major, cuda:0>>
+// PLACE: kiln.argmax %[[H]] {{.*}} -> tensor<4x3x3xi64, #kiln.enc<row_major, cpu>>
 !img = tensor<?x4x6x6xf32, #kiln.enc<row_major, cpu, [s0]>>
 !pooled = tensor<?x4x3x3xf32, #kiln.enc<row_major, cpu, [s0]>>
 !summed = tensor<4x3x3xf32, #kiln.enc<row_major, cpu>>
-func.func @pooling(%x: !img) -> !summed
+!picked = tensor<4x3x3xi64, #kiln.enc<row_major, cpu>>
+func.func @pooling(%x: !img) -> (!summed, !picked)
     attributes {kiln.symbols = [{name = "batch", min = 1, max = 8, opt = 4}]} {
   %0 = kiln.max_pool2d %x {kernel = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (!img) -> !pooled
   %1 = kiln.reduce_sum %0 {axes = array<i64: 0>, keepdims = false} : (!pooled) -> !summed
-  return %1 : !summed
+  %2 = kiln.argmax %0 {axis = 0 : i64, keepdims = false} : (!pooled) -> !picked
+  return %1, %2 : !summed, !picked
 }

@@ -49,11 +49,12 @@ bool isPerElementOp(Operation *op);
 /// Ops whose device code takes its sizes as kernel arguments, so that one
 /// kernel serves every size of symbolic shapes: the elementwise ops and
 /// the data movement that is index arithmetic over the sizes (broadcast,
-/// reshape, transpose, relayout), pooling over a symbolic batch, the row
-/// reductions of the reduction kernel, and the float matmuls and
-/// convolutions (cuBLASLt and cuDNN take sizes per run; kiln's convolution
-/// kernel a symbolic batch). Over symbolic sizes the others run on the host
-/// so far.
+/// reshape, transpose, relayout; slices, gathers, pads and concats whose
+/// index arithmetic needs only static extents), pooling over a symbolic
+/// batch, float reductions over any axes, the row reductions of the
+/// reduction kernel, and the float matmuls and convolutions (cuBLASLt and
+/// cuDNN take sizes per run; kiln's convolution kernel a symbolic batch).
+/// Over symbolic sizes the others run on the host so far.
 bool hasDeviceCodeOverSymbolicSizes(Operation *op);
 
 /// Why `op`, with its element types and attributes, has no device code

@@ -1,6 +1,7 @@
 """Small models whose GPU kernels take sizes as arguments in the corner
 cases: a row reduction over a static number of rows of a symbolic length,
-a softmax whose rows may be short or long (two size classes), a grouped
+a softmax whose rows may be short or long (two size classes), a softmax
+over a symbolic number of rows, a grouped
 convolution over a symbolic batch whose output pixels are no multiple of
 its tiles, and a plain matmul over symbolic rows.
 
@@ -39,6 +40,9 @@ save(f"{out}/rowsum.onnx",
 # block per row beyond, chosen per run.
 save(f"{out}/softmax.onnx", [helper.make_node("Softmax", ["x"], ["y"], axis=-1)],
      [f32("x", [4, "n"])], [f32("y", [4, "n"])])
+# A softmax over n rows of 8.
+save(f"{out}/rows_softmax.onnx", [helper.make_node("Softmax", ["x"], ["y"], axis=-1)],
+     [f32("x", ["n", 8])], [f32("y", ["n", 8])])
 # Two groups of 3 output channels over 4 input channels, 9x9 images into
 # 7x7: n * 49 output pixels, tiles of 64 partly filled.
 save(f"{out}/grouped_conv.onnx",
