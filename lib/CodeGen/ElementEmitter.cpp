@@ -637,6 +637,10 @@ std::string ElementEmitter::moveData(Value value, const std::vector<std::string>
   if (auto pad = llvm::dyn_cast<PadOp>(op)) {
     std::vector<std::string> inIndex, inside;
     ArrayRef<int64_t> dims = inDims(pad.getInput());
+    if (hasSymbolicSizes(pad.getInput().getType())) {
+      fail("a pad over symbolic sizes has no kernel yet");
+      return "0LL";
+    }
     for (size_t d = 0; d < index.size(); ++d) {
       int64_t low = pad.getLow()[d];
       inIndex.push_back(strided(index[d], -low, 1));
@@ -652,6 +656,11 @@ std::string ElementEmitter::moveData(Value value, const std::vector<std::string>
   }
   if (auto concat = llvm::dyn_cast<ConcatOp>(op)) {
     size_t axis = static_cast<size_t>(normalisedAxis(concat.getAxis(), index.size()));
+    if (llvm::any_of(concat.getInputs(),
+                     [&](Value v) { return ShapedType::isDynamic(inDims(v)[axis]); })) {
+      fail("a concat along a symbolic axis has no kernel yet");
+      return "0LL";
+    }
     // if (i < end0) {...} else if (i < end1) {...} else {...}
     std::string result = declare(*scalarType(value.getType()), "v", zeroOf(value.getType()));
     int64_t start = 0;
@@ -685,6 +694,10 @@ std::string ElementEmitter::moveData(Value value, const std::vector<std::string>
   Value data = op->getOperand(0), indices = op->getOperand(1);
   int64_t axis = normalisedAxis(op->getAttrOfType<IntegerAttr>("axis").getInt(),
                                 static_cast<int64_t>(inDims(data).size()));
+  if (ShapedType::isDynamic(inDims(data)[axis])) {
+    fail("a gather along a symbolic axis has no kernel yet");
+    return "0LL";
+  }
   int64_t extent = inDims(data)[axis];
   std::vector<std::string> idxIndex, inIndex;
   size_t indexRank = inDims(indices).size();
@@ -721,6 +734,16 @@ std::string ElementEmitter::reduceWindow(Value value, const std::vector<std::str
   auto forLoop = [&](const std::string &var, int64_t extent) {
     return "for (long long " + var + " = 0; " + var + " < " + L(extent) + "; ++" + var + ")";
   };
+  // Over symbolic sizes only the float reductions loop over symbolic
+  // extents and pooling takes a symbolic batch (hasDeviceCodeOverSymbolicSizes);
+  // every other window reads static extents.
+  bool floatReduction = llvm::isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp,
+                                  ReduceProdOp>(op);
+  bool pooling = llvm::isa<MaxPool2dOp, AvgPool2dOp>(op);
+  if (hasSymbolicSizes(inType) && !floatReduction && !(pooling && isStaticButBatch(inType))) {
+    fail("'" + op->getName().stripDialect().str() + "' over symbolic sizes has no kernel yet");
+    return "0LL";
+  }
 
   if (llvm::isa<SoftmaxOp, LogSoftmaxOp>(op)) {
     // Over one axis: its maximum, then the sum of exponentials, then this
@@ -954,12 +977,13 @@ std::string ElementEmitter::reduceWindow(Value value, const std::vector<std::str
     std::string var = "r" + std::to_string(next++);
     inIndex.push_back(var);
     loopVars.push_back(var);
-    loopExtents.push_back(inDims[d]);
+    loopExtents.push_back(inDims[d]); // (only read where static: argmax)
     loopBounds.push_back(sizeText(dimSizes[d]));
     countSize = countSize * dimSizes[d];
-    count *= inDims[d];
   }
   bool symbolicCount = !llvm::isa<AffineConstantExpr>(countSize);
+  if (!symbolicCount)
+    count = llvm::cast<AffineConstantExpr>(countSize).getValue();
   if (symbolicCount && (integer || llvm::isa<ArgMaxOp>(op))) {
     fail("argmax and integer reductions over a symbolic extent have no kernel yet");
     return "0LL";

@@ -127,7 +127,7 @@ bool mlir::kiln::hasDeviceCodeOverSymbolicSizes(Operation *op) {
         llvm::cast<RankedTensorType>(op->getOperand(0).getType()).getElementType());
   // Data movement whose index arithmetic needs only static extents: a
   // slice's starts and steps (its ends only size the result), a gather's
-  // gathered axis, a pad's padded axes, a concat's axis.
+  // gathered axis, a concat's axis. (A pad takes no symbolic input.)
   auto staticDim = [](Value v, int64_t d) {
     return !llvm::cast<RankedTensorType>(v.getType()).isDynamicDim(d);
   };
@@ -138,13 +138,6 @@ bool mlir::kiln::hasDeviceCodeOverSymbolicSizes(Operation *op) {
     int64_t rank = llvm::cast<RankedTensorType>(data.getType()).getRank();
     int64_t axis = op->getAttrOfType<IntegerAttr>("axis").getInt();
     return staticDim(data, axis < 0 ? axis + rank : axis);
-  }
-  if (auto pad = llvm::dyn_cast<PadOp>(op)) {
-    for (size_t d = 0; d < pad.getLow().size(); ++d)
-      if ((pad.getLow()[d] != 0 || pad.getHigh()[d] != 0) &&
-          !staticDim(pad.getInput(), static_cast<int64_t>(d)))
-        return false;
-    return true;
   }
   if (auto concat = llvm::dyn_cast<ConcatOp>(op)) {
     int64_t rank = llvm::cast<RankedTensorType>(concat.getType()).getRank();
@@ -161,9 +154,12 @@ std::string mlir::kiln::whyNoDeviceCode(Operation *op) {
   // Sizes read from input values (and the ops the loader validates per
   // run: a checked reshape, axes or bounds read at run time) stay on the
   // host, where those values are read.
-  bool perRun = op->hasAttr("checked_at_run_time") || op->hasAttr("run_time_axes") ||
-                op->hasAttr("run_time_bounds") ||
-                (llvm::isa<IotaOp>(op) && hasPerSignatureAttrs(op));
+  // (A symbolic reshape target or broadcast shape, and a slice's end at a
+  // symbolic size, are per signature but not read from values.)
+  bool symbolicEnds = llvm::isa<SliceOp>(op) && !op->hasAttr("run_time_bounds");
+  bool perRun = op->hasAttr("checked_at_run_time") ||
+                (hasPerSignatureAttrs(op) && !llvm::isa<ReshapeOp, BroadcastOp>(op) &&
+                 !symbolicEnds);
   if (auto func = op->getParentOfType<func::FuncOp>();
       perRun || (func && usesComputedSymbols(op, getSizeSymbols(func))))
     return "its sizes are read from input values at run time, which device code does not take "

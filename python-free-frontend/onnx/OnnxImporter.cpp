@@ -347,18 +347,18 @@ LogicalResult Importer::convertNode(const onnx::NodeProto &node, size_t index) {
                               << "'), which " << node.op_type() << " requires";
     }
   }
-  // Converters name their results after the outputs: at least the
-  // schema's least (every op kiln converts has one).
-  int leastOutputs = schema ? std::max(1, schema->min_output()) : 1;
-  if (node.output_size() < leastOutputs)
-    return emitError(loc) << "has " << node.output_size() << " outputs; " << node.op_type()
-                          << " gives at least " << leastOutputs;
   auto converter = converters().find(node.op_type());
   if (converter == converters().end()) {
     unsupported.push_back({name, node.op_type(), "no converter for this op", opset});
     poison();
     return success();
   }
+  // Converters name their results after the outputs: at least the
+  // schema's least (every op kiln converts has one).
+  int leastOutputs = schema ? std::max(1, schema->min_output()) : 1;
+  if (node.output_size() < leastOutputs)
+    return emitError(loc) << "has " << node.output_size() << " outputs; " << node.op_type()
+                          << " gives at least " << leastOutputs;
   // Converters read their inputs' shapes; those written (and tested) for
   // dynamic dimensions are listed, the others refuse them by name.
   if (!symbols.empty() && !takesDynamicDimensions(node.op_type()))

@@ -49,8 +49,8 @@ bool isPerElementOp(Operation *op);
 /// Ops whose device code takes its sizes as kernel arguments, so that one
 /// kernel serves every size of symbolic shapes: the elementwise ops and
 /// the data movement that is index arithmetic over the sizes (broadcast,
-/// reshape, transpose, relayout; slices, gathers, pads and concats whose
-/// index arithmetic needs only static extents), pooling over a symbolic
+/// reshape, transpose, relayout; slices, gathers and concats whose index
+/// arithmetic needs only static extents), pooling over a symbolic
 /// batch, float reductions over any axes, the row reductions of the
 /// reduction kernel, and the float matmuls and convolutions (cuBLASLt and
 /// cuDNN take sizes per run; kiln's convolution kernel a symbolic batch).

@@ -1,7 +1,8 @@
 """Small models whose GPU kernels take sizes as arguments in the corner
 cases: a row reduction over a static number of rows of a symbolic length,
 a softmax whose rows may be short or long (two size classes), a softmax
-over a symbolic number of rows, a grouped
+over a symbolic number of rows, a mean and a maximum over a symbolic
+middle axis, a grouped
 convolution over a symbolic batch whose output pixels are no multiple of
 its tiles, and a plain matmul over symbolic rows.
 
@@ -43,6 +44,12 @@ save(f"{out}/softmax.onnx", [helper.make_node("Softmax", ["x"], ["y"], axis=-1)]
 # A softmax over n rows of 8.
 save(f"{out}/rows_softmax.onnx", [helper.make_node("Softmax", ["x"], ["y"], axis=-1)],
      [f32("x", ["n", 8])], [f32("y", ["n", 8])])
+# The mean (keeping the axis) and the maximum over the middle axis of
+# [2, n, 4]: a loop of symbolic extent per output element.
+save(f"{out}/middle_reductions.onnx",
+     [helper.make_node("ReduceMean", ["x"], ["m"], axes=[1], keepdims=1),
+      helper.make_node("ReduceMax", ["x"], ["y"], axes=[1], keepdims=0)],
+     [f32("x", [2, "n", 4])], [f32("m", [2, 1, 4]), f32("y", [2, 4])])
 # Two groups of 3 output channels over 4 input channels, 9x9 images into
 # 7x7: n * 49 output pixels, tiles of 64 partly filled.
 save(f"{out}/grouped_conv.onnx",
