@@ -60,9 +60,8 @@ void nameKernelsOfErrors(
 } // namespace
 
 /// The bytes the plan's transfer steps copy between host and device in one
-/// run (what crosses PCIe on a GPU).
-/// The bytes the plan's copies move a run: "N bytes", or over symbolic
-/// sizes "at most N bytes" (at the ranges' largest sizes).
+/// run (what crosses PCIe on a GPU): "N bytes", or over symbolic sizes "at
+/// most N bytes" (at the ranges' largest sizes).
 std::string transferBytes(func::FuncOp plan) {
   SmallVector<mlir::kiln::SizeSymbol> symbols = mlir::kiln::getSizeSymbols(plan);
   int64_t bytes = 0;
