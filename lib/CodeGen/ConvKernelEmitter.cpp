@@ -250,8 +250,13 @@ public:
     else
       kernel.gridCode = gridCode(tiles, 1, kMaxBlocks);
     kernel.unit = "CUDA cores (implicit GEMM, tile 64x64x16, 4x4 per thread)";
-    // (Per launch; over symbolic sizes at the largest.)
+    // (Per launch; over symbolic sizes at the largest, and per run as code.)
     kernel.flops = 2.0 * static_cast<double>(groups) * mostM * n * k;
+    if (!llvm::isa<AffineConstantExpr>(m)) {
+      SmallVector<int64_t> code;
+      appendSizeCode(m * (2 * groups * n * k), code);
+      kernel.flopsCode.assign(code.begin(), code.end());
+    }
   }
 };
 

@@ -96,10 +96,18 @@ std::string mlir::kiln::emuLibrarySource(const std::vector<GeneratedKernel> &ker
       auto found = build.resources.find(kernel.name);
       std::pair<int, int> resources =
           found == build.resources.end() ? std::make_pair(-1, -1) : found->second;
+      // (FLOPs -1: over symbolic sizes, per run from kiln_emu_flops_K's code.)
       s += "extern \"C\" const long long kiln_emu_profile_" + kernel.name + "[] = {" +
-           joined({resources.first, resources.second, static_cast<long long>(kernel.flops),
+           joined({resources.first, resources.second,
+                   kernel.flopsCode.empty() ? static_cast<long long>(kernel.flops) : -1,
                    kernel.tensorCoreWork ? 1 : 0}) +
            "};\n";
+      if (!kernel.flopsCode.empty()) {
+        std::vector<long long> code = {static_cast<long long>(kernel.flopsCode.size())};
+        code.insert(code.end(), kernel.flopsCode.begin(), kernel.flopsCode.end());
+        s += "extern \"C\" const long long kiln_emu_flops_" + kernel.name + "[] = {" +
+             joined(code) + "};\n";
+      }
     }
   }
   return s;

@@ -173,6 +173,7 @@ inline void discardIfFailed(GeneratedKernel &kernel) {
   kernel.sizeArgs.clear();
   kernel.gridCode.clear();
   kernel.paramByteCodes.clear();
+  kernel.flopsCode.clear();
 }
 
 } // namespace kiln

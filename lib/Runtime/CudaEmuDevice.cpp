@@ -158,6 +158,18 @@ void CudaEmuDevice::addProfile(const Program &program, size_t index,
       // Static (from NVRTC; -1: unknown) and dynamic bytes.
       p.sharedBytes = record[1] < 0 ? -1 : static_cast<int>(record[1] + step.dynamicShared);
       p.flops = static_cast<double>(record[2]);
+      // Over symbolic sizes: this signature's, from the recorded code.
+      const auto *flops = static_cast<const long long *>(
+          dlsym(library_, ("kiln_emu_flops_" + step.kernel).c_str()));
+      if (record[2] < 0 && flops) {
+        int64_t value = 0;
+        std::vector<int64_t> code(flops + 1, flops + 1 + flops[0]);
+        p.flops = ref::evaluateSizeCode(code.data(), code.size(), program.symbolValues, nullptr,
+                                        value)
+                      .empty()
+                      ? static_cast<double>(value)
+                      : 0.0;
+      }
       p.tensorCores = record[3] != 0;
     }
   }

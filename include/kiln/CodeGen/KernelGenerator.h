@@ -76,6 +76,9 @@ struct GeneratedKernel {
   /// could do.
   double flops = 0;
   bool tensorCoreWork = false;
+  /// Over symbolic sizes: the FLOPs per launch as size code, evaluated per
+  /// signature for the profile (`flops` is then the largest sizes').
+  std::vector<int64_t> flopsCode;
   /// Set when an earlier step has the very same kernel (same text but for
   /// its name and model location, same launch): this step launches that
   /// step's kernel, `name` is its name and `source` is empty, so each
