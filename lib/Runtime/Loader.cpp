@@ -432,26 +432,21 @@ Status ProgramBuilder::steps(Program &p) {
           if (Status es = evaluateSizeCode(c->when(), *symbols, holds); !es)
             return Status::error(what + ": a size class of kernel '" + step.kernel + "': " +
                                  es.message());
-          StepDesc candidate;
           if (!c->kernel() || c->kernel()->size() == 0)
             return Status::error(what + " has a size class without a kernel");
           if (!c->grid_size())
             return Status::error(what + " has a size class whose kernel '" + c->kernel()->str() +
                                  "' has no grid of symbolic size");
+          // The chosen class's launch replaces the step's own; the others
+          // are only checked.
+          bool take = holds && !chosen;
+          chosen |= take;
+          StepDesc checkedOnly;
           if (Status ls = kernelLaunch(what, c->kernel()->str(), 0, c->grid_size(),
                                        c->kernel_sizes(), c->block(), c->dynamic_shared(),
-                                       candidate);
+                                       take ? step : checkedOnly);
               !ls)
             return ls;
-          if (holds && !chosen) {
-            chosen = true;
-            step.kernel = candidate.kernel;
-            step.grid = candidate.grid;
-            step.block = candidate.block;
-            step.dynamicShared = candidate.dynamicShared;
-            step.kernelSizes = candidate.kernelSizes;
-            step.kernelSizeCodes = candidate.kernelSizeCodes;
-          }
         }
       }
       st = indices(s->kernel_inputs(), step.kernelInputs, step.inputs.size(), "kernel input");
@@ -577,6 +572,8 @@ Status ProgramBuilder::kernelLaunch(
   step.kernel = kernel;
   step.grid = grid;
   step.block = block;
+  step.kernelSizes.clear();
+  step.kernelSizeCodes.clear();
   if (gridSize || sizes) {
     // A kernel over symbolic sizes: its grid and size parameters per run.
     if (!symbols)
