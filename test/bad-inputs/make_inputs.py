@@ -122,8 +122,17 @@ subprocess.run([kilnc, path("emu.kg"), "--target=cuda-emu", "-o", path("emu.kx")
 subprocess.run([kilnc, path("emu.kg"), "--target=cuda-emu", "--emu-profile", "-o",
                 path("emu-profiled.kx")], check=True, capture_output=True)
 edit_kx = os.path.join(os.path.dirname(os.path.abspath(__file__)), "edit_kx.py")
+
+
+def edit_each(source, edits):
+    """Writes each (name, statement) of `edits` as `source` edited by
+    edit_kx.py."""
+    for name, statement in edits:
+        subprocess.run([sys.executable, edit_kx, path(source), path(name), statement], check=True)
+
+
 so = "code('cuda-emu', 'elf-so')['data']"
-for name, edit in [
+edit_each("emu.kx", [
         ("emu-block.kx", "step('kiln_matmul_1')['block'] = 512"),  # past its tiles
         ("emu-grid.kx", "step('kiln_matmul_1')['grid'] = 4000000000"),
         ("emu-shared.kx", "step('kiln_matmul_1')['dynamic_shared'] = 4096"),
@@ -135,8 +144,7 @@ for name, edit in [
         # (program header at 64, p_filesz 32 bytes in) grown past its end
         # (dlopen maps a file of the blob's size).
         ("emu-truncated-library.kx", f"del {so}[4096:]"),
-        ("emu-segment-past-end.kx", f"{so}[96:104] = list((1 << 40).to_bytes(8, 'little'))")]:
-    subprocess.run([sys.executable, edit_kx, path("emu.kx"), path(name), edit], check=True)
+        ("emu-segment-past-end.kx", f"{so}[96:104] = list((1 << 40).to_bytes(8, 'little'))")])
 # Kernels alike in launch and buffers: a step given another step's kernel,
 # and a subtraction given its operands the other way round.
 with open(path("emu-pair.kg"), "w") as f:
@@ -144,10 +152,9 @@ with open(path("emu-pair.kg"), "w") as f:
             "b = sigmoid(z)\nc = x - z\noutput a\noutput b\noutput c\n")
 subprocess.run([kilnc, path("emu-pair.kg"), "--target=cuda-emu", "-o", path("emu-pair.kx")],
                check=True, capture_output=True)
-for name, edit in [
+edit_each("emu-pair.kx", [
         ("emu-other-step.kx", "step('kiln_sigmoid_4')['kernel'] = 'kiln_relu_2'"),
-        ("emu-swapped-operands.kx", "step('kiln_sub_6')['kernel_inputs'] = [1, 0]")]:
-    subprocess.run([sys.executable, edit_kx, path("emu-pair.kx"), path(name), edit], check=True)
+        ("emu-swapped-operands.kx", "step('kiln_sub_6')['kernel_inputs'] = [1, 0]")])
 
 # An executable over a range of sizes (x: [1..4, 3]) and hostile edits of
 # its symbolic sizes and size symbols.
@@ -157,7 +164,7 @@ subprocess.run([kilnc, path("dyn.onnx"), "--input-shape", "x=1..4x3", "-o", path
                check=True, capture_output=True)
 size_code = "exe['values'][0]['type']['sizes'][0]['code']"
 kernel = "exe['steps'][0]['cpu_kernels'][0]"
-for name, edit in [
+edit_each("dyn.kx", [
         ("dyn-unknown-symbol.kx", f"{size_code}[:] = [1, 5]"),
         ("dyn-divide-by-zero.kx", f"{size_code}[:] = [1, 0, 0, 0, 4]"),
         ("dyn-malformed-size.kx", f"{size_code}[:] = [1, 0, 2]"),
@@ -173,8 +180,7 @@ for name, edit in [
         ("dyn-unpaired-counts.kx", f"{kernel}['count_reads'] = [0]"),
         ("dyn-count-not-dividing.kx",
          f"{kernel}['count_reads'] = [0]; {kernel}['count_divisors'] = [7]"),
-        ("dyn-row-without-count.kx", f"{kernel}['row_size'] = {{'code': [0, 3]}}")]:
-    subprocess.run([sys.executable, edit_kx, path("dyn.kx"), path(name), edit], check=True)
+        ("dyn-row-without-count.kx", f"{kernel}['row_size'] = {{'code': [0, 3]}}")])
 
 # The same range for cuda-emu (its relu kernel takes the batch as an
 # argument, its grid computed per run) and hostile edits of the kernel's
@@ -182,13 +188,12 @@ for name, edit in [
 subprocess.run([kilnc, path("dyn.onnx"), "--input-shape", "x=1..4x3", "--target=cuda-emu", "-o",
                 path("dyn-emu.kx")], check=True, capture_output=True)
 relu = "step('kiln_relu_1')"
-for name, edit in [
+edit_each("dyn-emu.kx", [
         ("dyn-emu-no-blocks.kx", f"{relu}['grid_size'] = {{'code': [1, 0, 0, 0, 3]}}"),
         ("dyn-emu-grid-and-size.kx", f"{relu}['grid'] = 5"),
         ("dyn-emu-other-size.kx", f"{relu}['kernel_sizes'] = [{{'code': [0, 7]}}]"),
         ("dyn-emu-no-sizes.kx", f"del {relu}['kernel_sizes']"),
-        ("dyn-emu-bad-size.kx", f"{relu}['kernel_sizes'] = [{{'code': [1, 9]}}]")]:
-    subprocess.run([sys.executable, edit_kx, path("dyn-emu.kx"), path(name), edit], check=True)
+        ("dyn-emu-bad-size.kx", f"{relu}['kernel_sizes'] = [{{'code': [1, 9]}}]")])
 # A matmul over the range: a cuBLASLt call whose rows (n) are filled in per
 # run; edits naming a size the call lacks, and rows past its buffers.
 write("dynmm.onnx", model([helper.make_node("MatMul", ["x", "w"], ["y"])], [f32("x", ["batch", 8])],
@@ -197,10 +202,9 @@ write("dynmm.onnx", model([helper.make_node("MatMul", ["x", "w"], ["y"])], [f32(
 subprocess.run([kilnc, path("dynmm.onnx"), "--input-shape", "x=1..4x8", "--target=cuda-emu",
                 "--impl=library", "-o", path("dynmm.kx")], check=True, capture_output=True)
 gemm = "[s for s in exe['steps'] if 'gemm' in s][0]['gemm']"
-for name, edit in [
+edit_each("dynmm.kx", [
         ("dyn-gemm-no-such-size.kx", f"{gemm}['symbolic'][0]['field'] = 12"),
-        ("dyn-gemm-rows-past-buffers.kx", f"{gemm}['symbolic'][0]['size'] = {{'code': [0, 1000]}}")]:
-    subprocess.run([sys.executable, edit_kx, path("dynmm.kx"), path(name), edit], check=True)
+        ("dyn-gemm-rows-past-buffers.kx", f"{gemm}['symbolic'][0]['size'] = {{'code': [0, 1000]}}")])
 # A softmax over rows of 1..2048: a size class of short rows with its own
 # kernel; edits of the class.
 write("dynsm.onnx", model([helper.make_node("Softmax", ["x"], ["y"], axis=-1)],
@@ -208,14 +212,12 @@ write("dynsm.onnx", model([helper.make_node("Softmax", ["x"], ["y"], axis=-1)],
 subprocess.run([kilnc, path("dynsm.onnx"), "--input-shape", "x=4x1..2048", "--target=cuda-emu",
                 "-o", path("dynsm.kx")], check=True, capture_output=True)
 cls = "step('kiln_softmax_1')['kernel_classes'][0]"
-for name, edit in [
+edit_each("dynsm.kx", [
         ("dyn-class-unknown-symbol.kx", f"{cls}['when'] = {{'code': [1, 4]}}"),
         ("dyn-class-no-grid.kx", f"del {cls}['grid_size']"),
-        ("dyn-class-other-kernel.kx", f"{cls}['kernel'] = 'kiln_softmax_1'")]:
-    subprocess.run([sys.executable, edit_kx, path("dynsm.kx"), path(name), edit], check=True)
-subprocess.run([sys.executable, edit_kx, path("emu.kx"), path("emu-symbolic-grid.kx"),
-                "step('kiln_matmul_1')['grid'] = 0; "
-                "step('kiln_matmul_1')['grid_size'] = {'code': [0, 1]}"], check=True)
+        ("dyn-class-other-kernel.kx", f"{cls}['kernel'] = 'kiln_softmax_1'")])
+edit_each("emu.kx", [("emu-symbolic-grid.kx", "step('kiln_matmul_1')['grid'] = 0; "
+                                              "step('kiln_matmul_1')['grid_size'] = {'code': [0, 1]}")])
 
 # An executable reading a Reshape's shape at run time (rt.kx) and hostile
 # edits of its size symbols' codes; a buffer placed per run in a file of
@@ -228,18 +230,16 @@ np.save(path("rt-x.npy"), np.ones((2, 3, 4), np.float32))
 np.save(path("rt-shape.npy"), np.array([4, 3, 2], np.int64))
 np.save(path("rt-two-inferred.npy"), np.array([-1, -1, 2], np.int64))
 np.save(path("rt-shape-i8.npy"), np.array([4, 3, 2], np.int8))
-for name, edit in [
+edit_each("rt.kx", [
         ("rt-reads-floats.kx", "exe['symbols'][0]['code'] = [12, 0, 0]"),
         ("rt-reads-past-input.kx", "exe['symbols'][0]['code'] = [12, 1, 9]"),
         ("rt-later-symbol.kx", "exe['symbols'][0]['code'] = [1, 3]"),
         ("rt-missing-input.kx", "exe['symbols'][0]['code'] = [12, 5, 0]"),
         ("rt-input-sized-at-run-time.kx",
          "exe['values'][0]['type']['shape'][0] = -1; "
-         "exe['values'][0]['type']['sizes'] = [{'code': [1, 4]}]")]:
-    subprocess.run([sys.executable, edit_kx, path("rt.kx"), path(name), edit], check=True)
-subprocess.run([sys.executable, edit_kx, path("tiny.kx"), path("placed-static.kx"),
-                "[v for v in exe['values'] if v.get('kind') == 'Buffer'][0]['index'] = 2**64 - 1"],
-               check=True)
+         "exe['values'][0]['type']['sizes'] = [{'code': [1, 4]}]")])
+edit_each("tiny.kx", [("placed-static.kx", "[v for v in exe['values'] if v.get('kind') == "
+                                           "'Buffer'][0]['index'] = 2**64 - 1")])
 
 # A cuDNN step's kernel may only be its epilogue (bias, ReLU): given other
 # inputs, or kept when the epilogue is gone, the loader refuses the step.
@@ -249,14 +249,13 @@ with open(path("conv-lib.kg"), "w") as f:
             "weight b: f32[3] = random(seed=2, scale=0.2)\ny = relu(conv2d(x, w, b))\noutput y\n")
 subprocess.run([kilnc, path("conv-lib.kg"), "--target=cuda-emu", "--impl=library", "-o",
                 path("conv-lib.kx")], check=True, capture_output=True)
-for name, edit in [
+edit_each("conv-lib.kx", [
         ("conv-epilogue-inputs.kx", "step('kiln_cudnn_epilogue_1')['kernel_inputs'] = [0]"),
         ("conv-epilogue-none.kx", "s = step('kiln_cudnn_epilogue_1'); s['conv']['bias'] = False; "
                                   "s['conv']['relu'] = False; s['conv']['bias_input'] = -1"),
         # A descriptor that says channels last over row-major values: the
         # CPU would read one layout and cuDNN the other.
-        ("conv-layout-mismatch.kx", "step('kiln_cudnn_epilogue_1')['conv']['nhwc'] = True")]:
-    subprocess.run([sys.executable, edit_kx, path("conv-lib.kx"), path(name), edit], check=True)
+        ("conv-layout-mismatch.kx", "step('kiln_cudnn_epilogue_1')['conv']['nhwc'] = True")])
 
 # Native CPU code whose records disagree with the step or the object:
 # built for x86-64-v2, which every x86-64 machine running the tests has.
@@ -267,7 +266,7 @@ subprocess.run([kilnc, path("cpu.kg"), "--cpu=x86-64-v2", "-o", path("cpu.kx")],
                capture_output=True)
 run = "exe['steps'][0]['cpu_kernels'][0]"
 elf = "code('x86-64-v2', 'elf-rel')"
-for name, edit in [
+edit_each("cpu.kx", [
         ("cpu-run-past-ops.kx", f"{run}['op_count'] = 9"),
         ("cpu-reads-later.kx", f"{run}['reads'][0] = 5"),
         # The code loads an int64 where the step has f32; a dtype per read.
@@ -280,8 +279,7 @@ for name, edit in [
         ("cpu-unknown-level.kx", f"{elf}['target'] = 'x86-64-v9'"),
         ("cpu-no-code.kx", "exe['device_code'] = []"),
         ("cpu-truncated-object.kx", f"del {elf}['data'][600:]"),
-        ("cpu-shared-object.kx", f"{elf}['data'][16] = 3")]:  # ET_DYN, not ET_REL
-    subprocess.run([sys.executable, edit_kx, path("cpu.kx"), path(name), edit], check=True)
+        ("cpu-shared-object.kx", f"{elf}['data'][16] = 3")])  # ET_DYN, not ET_REL
 
 # --- tensors -------------------------------------------------------------
 np.save(path("x.npy"), np.random.default_rng(1).uniform(-1, 1, (2, 3)).astype(np.float32))
