@@ -105,7 +105,8 @@ public:
 
     std::vector<std::string> batchLines;
     std::vector<std::string> batchIndex =
-        ElementEmitter::decompose(batchDims, "batch", "b", batchLines);
+        ElementEmitter::decompose(getAffineConstantExprs(batchDims, step.getContext()), "batch",
+                                  "b", batchLines);
     Problem p;
     p.queries = queries;
     p.keys = keys;

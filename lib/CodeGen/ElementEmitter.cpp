@@ -147,22 +147,6 @@ std::vector<AffineExpr> ElementEmitter::physicalStrideSizes(RankedTensorType typ
   return strides;
 }
 
-std::vector<int64_t> ElementEmitter::physicalStrides(RankedTensorType type) {
-  ArrayRef<int64_t> dims = type.getShape();
-  TensorEncodingAttr encoding = getEncoding(type);
-  if (!encoding || encoding.isRowMajor())
-    return rowMajorStrides(dims);
-  // dimOrder lists the logical dimensions outermost first.
-  ArrayRef<int64_t> order = encoding.getDimOrder();
-  std::vector<int64_t> strides(dims.size(), 1);
-  int64_t stride = 1;
-  for (size_t k = order.size(); k-- > 0;) {
-    strides[order[k]] = stride;
-    stride *= dims[order[k]];
-  }
-  return strides;
-}
-
 std::optional<std::string> ElementEmitter::scalarType(Type type) {
   Type element = llvm::cast<RankedTensorType>(type).getElementType();
   if (element.isF32())
@@ -1130,27 +1114,6 @@ void mlir::kiln::appendSizeParameters(exec::StepOp step, GeneratedKernel &kernel
                      (name.empty() ? "" : " /* " + name + " */"));
     kernel.sizeArgs.push_back(getAffineSymbolExpr(symbol, step.getContext()));
   }
-}
-
-std::vector<std::string> ElementEmitter::decompose(llvm::ArrayRef<int64_t> dims,
-                                                   const std::string &linear,
-                                                   const std::string &prefix,
-                                                   std::vector<std::string> &lines) {
-  std::vector<int64_t> strides = rowMajorStrides(dims);
-  std::vector<std::string> index;
-  for (size_t d = 0; d < dims.size(); ++d) {
-    if (dims[d] == 1) {
-      index.push_back("0LL");
-      continue;
-    }
-    std::string expr = strides[d] == 1 ? linear : "(" + linear + " / " + std::to_string(strides[d]) + "LL)";
-    if (d > 0)
-      expr += " % " + std::to_string(dims[d]) + "LL";
-    std::string name = prefix + std::to_string(d);
-    lines.push_back("const long long " + name + " = " + expr + ";");
-    index.push_back(name);
-  }
-  return index;
 }
 
 std::vector<std::string> ElementEmitter::decompose(llvm::ArrayRef<AffineExpr> dims,

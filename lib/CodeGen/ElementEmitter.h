@@ -76,8 +76,7 @@ public:
   static std::vector<AffineExpr> rowMajorStrides(llvm::ArrayRef<AffineExpr> dims,
                                                  MLIRContext *context);
   /// Element stride of each logical dimension in memory, by the type's
-  /// layout (row-major, nhwc, perm[...]).
-  static std::vector<int64_t> physicalStrides(RankedTensorType type);
+  /// layout (row-major, nhwc, perm[...]), symbolic where sizes are.
   static std::vector<AffineExpr> physicalStrideSizes(RankedTensorType type);
   /// "index * stride" as C (just `index` for a stride of 1).
   static std::string scaled(const std::string &index, AffineExpr stride);
@@ -86,11 +85,8 @@ public:
                                                  const std::vector<std::string> &index);
   /// Decomposes `linear` (a row-major position in `dims`) into one index
   /// expression per dimension ("0LL" for size-1 dimensions), declaring
-  /// variables <prefix>0, <prefix>1, ... in `lines`.
-  static std::vector<std::string> decompose(llvm::ArrayRef<int64_t> dims, const std::string &linear,
-                                            const std::string &prefix,
-                                            std::vector<std::string> &lines);
-  /// The same over symbolic sizes (the sizes' C expressions, sizeText).
+  /// variables <prefix>0, <prefix>1, ... in `lines`; symbolic sizes are
+  /// their C expressions (sizeText).
   static std::vector<std::string> decompose(llvm::ArrayRef<AffineExpr> dims,
                                             const std::string &linear, const std::string &prefix,
                                             std::vector<std::string> &lines);

@@ -146,7 +146,8 @@ public:
     // (batch dimensions broadcast NumPy-style against the result's).
     std::vector<std::string> batchLines;
     std::vector<std::string> batchIndex =
-        ElementEmitter::decompose(batchDims, "batch", "b", batchLines);
+        ElementEmitter::decompose(getAffineConstantExprs(batchDims, step.getContext()), "batch",
+                                  "b", batchLines);
     auto matrixStart = [&](RankedTensorType type) {
       return ElementEmitter::batchOffset(type, batchIndex);
     };

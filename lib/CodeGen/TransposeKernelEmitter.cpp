@@ -90,7 +90,8 @@ public:
 
     std::vector<std::string> restLines;
     std::vector<std::string> restIndex =
-        ElementEmitter::decompose(restExtents, "rest", "r", restLines);
+        ElementEmitter::decompose(getAffineConstantExprs(restExtents, step.getContext()), "rest",
+                                  "r", restLines);
     std::string inBase, outBase;
     for (size_t k = 0; k < restDims.size(); ++k) {
       if (restExtents[k] == 1)

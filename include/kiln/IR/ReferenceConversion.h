@@ -38,7 +38,7 @@ FailureOr<::kiln::ref::OpAttrs> toReferenceAttrs(Operation *op);
 
 /// True when an attribute of `op` has values only per size signature (a
 /// symbolic target, slice bounds or reduction axes, an iota's length):
-/// toReferenceAttrs leaves it out (or a placeholder), so such an op cannot
+/// toReferenceAttrs leaves it out (an iota's symbolic length: no values), so such an op cannot
 /// be evaluated at compile time.
 bool hasPerSignatureAttrs(Operation *op);
 
