@@ -103,6 +103,40 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op,
     }
     return WalkResult::advance();
   });
+  if (walk.wasInterrupted())
+    return failure();
+  // Each `bound` symbol is a length one kiln.take_prefix binds, within
+  // the entries it keeps a prefix of.
+  SmallVector<SizeSymbol> symbols = getSizeSymbols(op);
+  SmallVector<Operation *> binders(symbols.size());
+  walk = op->walk([&](TakePrefixOp prefix) {
+    // (A malformed length is the op's own error: its types do not infer.)
+    AffineMap length = prefix.getLength();
+    auto symbol = length.getNumResults() == 1
+                      ? llvm::dyn_cast<AffineSymbolExpr>(length.getResult(0))
+                      : nullptr;
+    auto input = llvm::dyn_cast<RankedTensorType>(prefix.getInput().getType());
+    if (!symbol || !input || prefix.getAxis() < 0 || prefix.getAxis() >= input.getRank())
+      return WalkResult::advance();
+    unsigned k = symbol.getPosition();
+    if (k >= symbols.size() || !symbols[k].bound) {
+      prefix.emitOpError("binds size symbol s")
+          << k << ", which '" << kSizeSymbolsAttrName << "' must list as `bound`";
+      return WalkResult::interrupt();
+    }
+    if (binders[k]) {
+      prefix.emitOpError("binds '") << symbols[k].name << "', which another op binds too";
+      return WalkResult::interrupt();
+    }
+    binders[k] = prefix;
+    if (symbols[k].max > input.getDimSize(prefix.getAxis())) {
+      prefix.emitOpError("binds '") << symbols[k].name << "' up to " << symbols[k].max
+                                    << ", past the " << input.getDimSize(prefix.getAxis())
+                                    << " entries it keeps a prefix of";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
   return failure(walk.wasInterrupted());
 }
 

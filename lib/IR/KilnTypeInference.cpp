@@ -814,6 +814,30 @@ LogicalResult ArgSortOp::inferReturnTypes(MLIRContext *context, OptLoc loc, Adap
   return success();
 }
 
+LogicalResult TakePrefixOp::inferReturnTypes(MLIRContext *, OptLoc loc, Adaptor adaptor,
+                                             SmallVectorImpl<Type> &results) {
+  FailureOr<TensorEncodingAttr> enc = commonDevice(loc, {adaptor.getInput(), adaptor.getCount()});
+  if (failed(enc) || failed(requireAttr(loc, adaptor.getAxisAttr(), "axis")) ||
+      failed(requireAttr(loc, adaptor.getLengthAttr(), "length")))
+    return failure();
+  RankedTensorType type = tensorType(adaptor.getInput()),
+                   count = tensorType(adaptor.getCount());
+  if (failed(checkAxis(loc, adaptor.getAxis(), type.getRank())) ||
+      failed(requireStaticDims(loc, "take_prefix", type,
+                               {static_cast<int64_t>(adaptor.getAxis())})))
+    return failure();
+  if (count.getRank() != 0 || !count.getElementType().isSignlessInteger(64))
+    return fail(loc, "take_prefix: the count must be an i64 scalar");
+  AffineMap length = adaptor.getLength();
+  if (length.getNumDims() || length.getNumResults() != 1 ||
+      !llvm::isa<AffineSymbolExpr>(length.getResult(0)))
+    return fail(loc, "take_prefix: `length` must map the size symbols to one of them");
+  SmallVector<AffineExpr> sizes = getDimSizes(type);
+  sizes[adaptor.getAxis()] = length.getResult(0);
+  results.push_back(typeWith(sizes, type.getElementType(), *enc));
+  return success();
+}
+
 LogicalResult TransferOp::inferReturnTypes(MLIRContext *, OptLoc loc,
                                            Adaptor adaptor,
                                            SmallVectorImpl<Type> &results) {

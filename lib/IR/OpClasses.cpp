@@ -160,8 +160,18 @@ std::string mlir::kiln::whyNoDeviceCode(Operation *op) {
   bool perRun = op->hasAttr("checked_at_run_time") ||
                 (hasPerSignatureAttrs(op) && !llvm::isa<ReshapeOp, BroadcastOp>(op) &&
                  !symbolicEnds);
-  if (auto func = op->getParentOfType<func::FuncOp>();
-      perRun || (func && usesComputedSymbols(op, getSizeSymbols(func))))
+  SmallVector<SizeSymbol> symbols;
+  if (auto func = op->getParentOfType<func::FuncOp>())
+    symbols = getSizeSymbols(func);
+  // Lengths that follow computed data: read between steps, on the host.
+  SmallVector<SizeSymbol> lengths(symbols);
+  for (SizeSymbol &s : lengths)
+    if (!s.bound)
+      s.code.clear();
+  if (llvm::isa<TakePrefixOp>(op) || usesComputedSymbols(op, lengths))
+    return "its sizes follow computed data (a length read when the model runs), which device "
+           "code does not take so far";
+  if (perRun || usesComputedSymbols(op, symbols))
     return "its sizes are read from input values at run time, which device code does not take "
            "so far";
   if (touchesSymbolicSizes(op) && !hasDeviceCodeOverSymbolicSizes(op))

@@ -390,6 +390,7 @@ SmallVector<SizeSymbol> mlir::kiln::getSizeSymbols(Operation *op) {
     get("opt", s.opt);
     if (auto code = dict.getAs<DenseI64ArrayAttr>("code"))
       s.code.assign(code.asArrayRef().begin(), code.asArrayRef().end());
+    s.bound = dict.contains("bound");
     symbols.push_back(s);
   }
   return symbols;
@@ -406,7 +407,9 @@ Attribute mlir::kiln::buildSizeSymbolsAttr(MLIRContext *context,
         b.getNamedAttr("max", b.getI64IntegerAttr(s.max)),
         b.getNamedAttr("opt", b.getI64IntegerAttr(s.opt)),
     };
-    if (s.isComputed())
+    if (s.bound)
+      fields.push_back(b.getNamedAttr("bound", b.getUnitAttr()));
+    else if (s.isComputed())
       fields.push_back(b.getNamedAttr("code", b.getDenseI64ArrayAttr(s.code)));
     entries.push_back(b.getDictionaryAttr(fields));
   }
@@ -428,10 +431,20 @@ LogicalResult mlir::kiln::verifySizeSymbolsAttr(
     auto max = dict ? dict.getAs<IntegerAttr>("max") : IntegerAttr();
     auto opt = dict ? dict.getAs<IntegerAttr>("opt") : IntegerAttr();
     auto code = dict ? dict.getAs<DenseI64ArrayAttr>("code") : DenseI64ArrayAttr();
-    if (!name || !min || !max || !opt || dict.size() != (code ? 5u : 4u))
+    auto bound = dict ? dict.getAs<UnitAttr>("bound") : UnitAttr();
+    if (!name || !min || !max || !opt || (code && bound) ||
+        dict.size() != (code || bound ? 5u : 4u))
       return emitError() << "size symbol s" << k
-                         << " must be {name, min, max, opt} or {name, min, max, opt, code}";
-    if (code) {
+                         << " must be {name, min, max, opt}, {name, min, max, opt, code} or "
+                            "{name, min, max, opt, bound}";
+    if (bound) {
+      // A length: what a prefix of an upper-bound buffer keeps.
+      if (!(0 <= min.getInt() && min.getInt() <= opt.getInt() && opt.getInt() <= max.getInt() &&
+            max.getInt() <= kRunTimeValueBound))
+        return emitError() << "size symbol s" << k << " ('" << name.getValue()
+                           << "') needs 0 <= min <= opt <= max <= 2^31, got " << min.getInt()
+                           << ".." << max.getInt() << ":" << opt.getInt();
+    } else if (code) {
       // Read at run time: any sign (a Reshape's -1), within the bound.
       std::string problem = ::kiln::ref::checkSizeCode(
           code.asArrayRef().data(), code.size(), k, numInputs);

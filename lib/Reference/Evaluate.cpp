@@ -176,6 +176,14 @@ const std::unordered_map<std::string, Evaluator> &evaluators() {
       return scatterElements(*in[0], *in[1], *in[2], intAttr(a, "axis", 0),
                              it == a.end() ? "none" : it->second.s);
     };
+    m["kiln.take_prefix"] = [](const OpAttrs &a, const Operands &in) {
+      // `length` is the count the runtime read and bound (in[1]'s value).
+      const Tensor &x = *in[0];
+      std::vector<int64_t> starts(x.shape.size(), 0), ends = x.shape,
+                           steps(x.shape.size(), 1);
+      ends[intAttr(a, "axis", 0)] = intsAttr(a, "length").at(0);
+      return slice(x, starts, ends, steps);
+    };
     m["kiln.argsort"] = [](const OpAttrs &a, const Operands &in) {
       return argsort(*in[0], intAttr(a, "axis", 0), intAttr(a, "descending", 0) != 0);
     };

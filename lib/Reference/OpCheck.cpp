@@ -354,6 +354,21 @@ const std::unordered_map<std::string, Rule> &rules() {
         return c.fail("unknown reduction"), std::nullopt;
       return c.in[0];
     };
+    m["kiln.take_prefix"] = [](Checker &c) -> std::optional<TensorInfo> {
+      if (!c.arity(2, 2))
+        return std::nullopt;
+      int64_t axis = c.integer("axis", std::nullopt);
+      Shape length = c.ints("length", std::nullopt);
+      if (!c.axis(axis, c.in[0].shape.size()))
+        return std::nullopt;
+      if (c.in[1].dtype != DType::I64 || !c.in[1].shape.empty())
+        return c.fail("the count must be an i64 scalar"), std::nullopt;
+      if (length.size() != 1 || length[0] < 0 || length[0] > c.in[0].shape[axis])
+        return c.fail("the length must lie within the axis"), std::nullopt;
+      Shape shape = c.in[0].shape;
+      shape[axis] = length[0];
+      return TensorInfo{c.in[0].dtype, shape};
+    };
     m["kiln.argsort"] = [](Checker &c) -> std::optional<TensorInfo> {
       if (!c.arity(1, 1) || !c.axis(c.integer("axis", std::nullopt), c.in[0].shape.size()))
         return std::nullopt;

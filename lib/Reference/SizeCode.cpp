@@ -15,7 +15,8 @@ bool shapeOf(int64_t op, int &inline_, int &pops) {
   switch (static_cast<SizeOp>(op)) {
   case SizeOp::Constant:
   case SizeOp::Symbol: inline_ = 1; pops = 0; return true;
-  case SizeOp::InputElement: inline_ = 2; pops = 0; return true;
+  case SizeOp::InputElement:
+  case SizeOp::ValueElement: inline_ = 2; pops = 0; return true;
   case SizeOp::ScaledElement: inline_ = 3; pops = 0; return true;
   case SizeOp::Select: inline_ = 0; pops = 3; return true;
   case SizeOp::Add:
@@ -34,7 +35,7 @@ bool shapeOf(int64_t op, int &inline_, int &pops) {
 } // namespace
 
 std::string checkSizeCode(const int64_t *code, size_t size, size_t numSymbols,
-                          size_t numInputs) {
+                          size_t numInputs, size_t numValues) {
   if (size == 0 || size > kMaxSizeCode)
     return "a symbolic size is malformed";
   size_t depth = 0;
@@ -54,6 +55,13 @@ std::string checkSizeCode(const int64_t *code, size_t size, size_t numSymbols,
                              " element " + std::to_string(code[pc + 2]) + " of " +
                              std::to_string(numInputs) + " inputs"
                        : "a symbolic size reads an input where only size symbols may appear";
+    if (op == SizeOp::ValueElement &&
+        (code[pc + 1] < 0 || static_cast<uint64_t>(code[pc + 1]) >= numValues || code[pc + 2] < 0))
+      return numValues ? "a symbolic size reads value #" + std::to_string(code[pc + 1]) +
+                             " element " + std::to_string(code[pc + 2]) + " of " +
+                             std::to_string(numValues) + " values"
+                       : "a symbolic size reads a computed value where only size symbols and "
+                         "inputs may appear";
     depth = depth - pops + 1;
     pc += inline_;
   }
@@ -73,9 +81,11 @@ void forEachSizeInstruction(const int64_t *code, size_t size,
 
 std::string evaluateSizeCode(const int64_t *code, size_t size, const std::vector<int64_t> &symbols,
                              const InputElementReader *readInput, int64_t &value,
-                             const FloatElementReader *readFloat) {
+                             const FloatElementReader *readFloat,
+                             const InputElementReader *readValue) {
   std::string problem =
-      checkSizeCode(code, size, symbols.size(), readInput ? static_cast<size_t>(-1) : 0);
+      checkSizeCode(code, size, symbols.size(), readInput ? static_cast<size_t>(-1) : 0,
+                    readValue ? static_cast<size_t>(-1) : 0);
   if (!problem.empty())
     return problem;
   std::vector<int64_t> stack;
@@ -86,10 +96,10 @@ std::string evaluateSizeCode(const int64_t *code, size_t size, const std::vector
       stack.push_back(op == SizeOp::Constant ? arg : symbols[arg]);
       continue;
     }
-    if (op == SizeOp::InputElement) {
-      int64_t input = code[++pc], element = code[++pc], v = 0;
+    if (op == SizeOp::InputElement || op == SizeOp::ValueElement) {
+      int64_t source = code[++pc], element = code[++pc], v = 0;
       std::string error;
-      if (!(*readInput)(input, element, v, error))
+      if (!(*(op == SizeOp::InputElement ? readInput : readValue))(source, element, v, error))
         return error;
       stack.push_back(v);
       continue;
@@ -149,7 +159,8 @@ std::string evaluateSizeCode(const int64_t *code, size_t size, const std::vector
 std::string sizeCodeText(const int64_t *code, size_t size,
                          const std::vector<std::string> &symbolNames,
                          const std::vector<std::string> &inputNames) {
-  if (!checkSizeCode(code, size, symbolNames.size(), inputNames.size()).empty())
+  if (!checkSizeCode(code, size, symbolNames.size(), inputNames.size(), static_cast<size_t>(-1))
+           .empty())
     return "?";
   std::vector<std::string> texts;
   for (size_t pc = 0; pc < size; ++pc) {
@@ -165,6 +176,11 @@ std::string sizeCodeText(const int64_t *code, size_t size,
     if (op == SizeOp::InputElement) {
       int64_t input = code[++pc], element = code[++pc];
       texts.push_back(inputNames[input] + "[" + std::to_string(element) + "]");
+      continue;
+    }
+    if (op == SizeOp::ValueElement) {
+      int64_t value = code[++pc], element = code[++pc];
+      texts.push_back("value #" + std::to_string(value) + "[" + std::to_string(element) + "]");
       continue;
     }
     if (op == SizeOp::ScaledElement) {

@@ -329,7 +329,7 @@ Status CudaDevice::recordTiming(size_t event, cudaStream_t stream, bool capturin
                      "recording a timing event");
 }
 
-Status CudaDevice::enqueueSchedule(bool capturing) {
+Status CudaDevice::enqueueSchedule(bool capturing, size_t begin, size_t end) {
   const CudaApi &cuda = *api_;
   cudaStream_t origin = streams_[0];
   Status st = recordTiming(0, origin, capturing);
@@ -339,7 +339,9 @@ Status CudaDevice::enqueueSchedule(bool capturing) {
   for (size_t s = 1; st && s < streams_.size(); ++s)
     st = cuda.check(cuda.cudaStreamWaitEvent(streams_[s], forkJoinEvents_[0], 0),
                     "forking the streams");
-  for (size_t index = 0; st && index < program_.steps.size(); ++index) {
+  // (A wait for an event of a step before `begin`, never recorded on this
+  // device, returns at once: those steps ran before this call.)
+  for (size_t index = begin; st && index < end; ++index) {
     const StepDesc &step = program_.steps[index];
     cudaStream_t stream = streams_[step.stream];
     for (uint32_t e : step.waits)
@@ -452,8 +454,13 @@ Status CudaDevice::runOnHost(size_t index, cudaStream_t stream) {
 }
 
 Status CudaDevice::run(const std::vector<std::vector<uint8_t>> &inputs,
-                       std::vector<StepTiming> *timings) {
+                       std::vector<StepTiming> *timings, size_t begin, size_t end) {
   const CudaApi &cuda = *api_;
+  end = std::min(end, program_.steps.size());
+  bool whole = begin == 0 && end == program_.steps.size();
+  if (!whole && options_.cudaGraph)
+    return Status::error("--cuda-graph captures whole runs; this executable reads a length at "
+                         "run time between its steps");
   if (Status st = makeCurrent(); !st)
     return st;
   cudaStream_t origin = streams_[0];
@@ -479,14 +486,16 @@ Status CudaDevice::run(const std::vector<std::vector<uint8_t>> &inputs,
   // lazily, which a capture cannot do), the second captures, later ones
   // replay.
   if (st && options_.cudaGraph && runs_ >= 1 && !graph_) {
-    auto graph = CudaGraph::capture(cuda, origin, [&] { return enqueueSchedule(true); });
+    auto graph = CudaGraph::capture(cuda, origin,
+                                    [&] { return enqueueSchedule(true, 0, program_.steps.size()); });
     if (!graph)
       return graph.status();
     graph_ = std::move(*graph);
   }
   if (st)
-    st = graph_ ? graph_->launch(origin) : enqueueSchedule(false);
-  for (size_t k = 0; st && k < program_.outputValues.size(); ++k) {
+    st = graph_ ? graph_->launch(origin) : enqueueSchedule(false, begin, end);
+  // The outputs once the last step has run.
+  for (size_t k = 0; st && end == program_.steps.size() && k < program_.outputValues.size(); ++k) {
     size_t bytes = static_cast<size_t>(program_.outputs[k].byteSize());
     if (bytes)
       st = cuda.check(cuda.cudaMemcpyAsync(stagingOut_[k], deviceData(program_.outputValues[k]),
@@ -502,16 +511,51 @@ Status CudaDevice::run(const std::vector<std::vector<uint8_t>> &inputs,
   finished = true;
   ++runs_;
   if (st && timings)
-    st = readTimings(*timings);
+    st = readTimings(*timings, begin, end);
   return st;
 }
 
-Status CudaDevice::readTimings(std::vector<StepTiming> &timings) const {
+Status CudaDevice::copyValue(const Device &from, uint32_t value) {
+  const auto *other = dynamic_cast<const CudaDevice *>(&from);
+  const ValueDesc &here = program_.values.at(value);
+  if (!other || other->options_.deviceOrdinal != options_.deviceOrdinal ||
+      other->program_.values.size() != program_.values.size() || here.kind != ValueKind::Buffer)
+    return Status::error("value #" + std::to_string(value) + " cannot be copied between these " +
+                         "devices");
+  uint64_t bytes = here.type.byteSize();
+  if (other->program_.values[value].type.byteSize() != bytes)
+    return Status::error("value #" + std::to_string(value) + " (" + here.type.typeString() +
+                         ") was computed at another size (" +
+                         other->program_.values[value].type.typeString() +
+                         ") before a length read at run time");
+  if (Status st = makeCurrent(); !st || bytes == 0)
+    return st;
+  // Both arenas are on this GPU; the other device's run has finished.
+  return api_->check(api_->cudaMemcpy(deviceData(value), other->deviceData(value), bytes,
+                                      cudaMemcpyDeviceToDevice),
+                     "copying value #" + std::to_string(value) + " between size signatures");
+}
+
+Status CudaDevice::readI64(uint32_t value, int64_t element, int64_t &out) const {
+  const ValueDesc &v = program_.values.at(value);
+  if (v.kind != ValueKind::Buffer || v.type.dtype != ref::DType::I64 || element < 0 ||
+      element >= ref::numElements(v.type.shape))
+    return Status::error("value #" + std::to_string(value) + " has no i64 element " +
+                         std::to_string(element));
+  if (Status st = makeCurrent(); !st)
+    return st;
+  return api_->check(api_->cudaMemcpy(&out, deviceData(value) + 8 * element, 8,
+                                      cudaMemcpyDeviceToHost),
+                     "reading a length computed on the GPU");
+}
+
+Status CudaDevice::readTimings(std::vector<StepTiming> &timings, size_t begin,
+                               size_t end) const {
   const CudaApi &cuda = *api_;
   timings.clear();
   if (timingEvents_.empty())
     return Status::error("step timings were not asked for when the session was created");
-  for (size_t index = 0; index < program_.steps.size(); ++index) {
+  for (size_t index = begin; index < end; ++index) {
     const StepDesc &step = program_.steps[index];
     float startMs = 0, endMs = 0;
     Status st = cuda.check(cuda.cudaEventElapsedTime(&startMs, timingEvents_[0],

@@ -41,8 +41,11 @@ public:
                                                     const SessionOptions &options);
   ~CudaDevice() override;
 
-  Status run(const std::vector<std::vector<uint8_t>> &inputs,
-             std::vector<StepTiming> *timings) override;
+  using Device::run;
+  Status run(const std::vector<std::vector<uint8_t>> &inputs, std::vector<StepTiming> *timings,
+             size_t begin, size_t end) override;
+  Status copyValue(const Device &from, uint32_t value) override;
+  Status readI64(uint32_t value, int64_t element, int64_t &out) const override;
   const uint8_t *outputData(size_t index) const override;
   std::string describe() const override;
 
@@ -56,12 +59,13 @@ private:
   Status allocate();
   /// Where a program value lives on the GPU.
   uint8_t *deviceData(uint32_t value) const;
-  /// Queues fork, every step and join; `capturing` when under graph capture.
-  Status enqueueSchedule(bool capturing);
+  /// Queues fork, steps [begin, end) and join; `capturing` when under
+  /// graph capture.
+  Status enqueueSchedule(bool capturing, size_t begin, size_t end);
   Status enqueueStep(size_t index, cudaStream_t stream);
   Status runOnHost(size_t index, cudaStream_t stream);
   Status recordTiming(size_t event, cudaStream_t stream, bool capturing);
-  Status readTimings(std::vector<StepTiming> &timings) const;
+  Status readTimings(std::vector<StepTiming> &timings, size_t begin, size_t end) const;
 
   const Program &program_;
   SessionOptions options_;

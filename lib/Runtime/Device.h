@@ -22,11 +22,26 @@ class Device {
 public:
   virtual ~Device() = default;
 
-  /// Runs every step of the program on `inputs` (host memory, one buffer
-  /// per program input, alive until the next run). With `timings`, one
-  /// entry per step: its span since the run's start.
+  /// Runs steps [begin, end) of the program on `inputs` (host memory, one
+  /// buffer per program input, alive until the next run). The steps before
+  /// `begin` ran before, here or on a device whose values copyValue()
+  /// brought here: a length read mid-run gives the steps after it a
+  /// program of their own (Session::run). With `timings`, one entry per
+  /// step run: its span since this call's start.
   virtual Status run(const std::vector<std::vector<uint8_t>> &inputs,
-                     std::vector<StepTiming> *timings) = 0;
+                     std::vector<StepTiming> *timings, size_t begin, size_t end) = 0;
+  Status run(const std::vector<std::vector<uint8_t>> &inputs, std::vector<StepTiming> *timings) {
+    return run(inputs, timings, 0, SIZE_MAX);
+  }
+
+  /// Copies buffer `value` from `from`, a device of the same kind running
+  /// another specialisation of the same executable, which computed it; its
+  /// size must be the same in both.
+  virtual Status copyValue(const Device &from, uint32_t value) = 0;
+
+  /// Element `element` of the i64 buffer `value` (the loader checked both),
+  /// once the step computing it has run.
+  virtual Status readI64(uint32_t value, int64_t element, int64_t &out) const = 0;
 
   /// Output `index` of the last run, in host memory.
   virtual const uint8_t *outputData(size_t index) const = 0;

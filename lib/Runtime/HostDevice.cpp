@@ -84,7 +84,7 @@ const uint8_t *HostDevice::valueData(uint32_t value) const {
 }
 
 Status HostDevice::run(const std::vector<std::vector<uint8_t>> &inputs,
-                       std::vector<StepTiming> *timings) {
+                       std::vector<StepTiming> *timings, size_t begin, size_t end) {
   inputs_ = &inputs;
   auto execute = [&](size_t index) {
     const StepDesc &step = program_.steps[index];
@@ -102,7 +102,35 @@ Status HostDevice::run(const std::vector<std::vector<uint8_t>> &inputs,
     resources.kernelStandIns = kernelStandIns_;
     return runStepOnCpu(program_, step, in, out, mode_, resources);
   };
-  return runSchedule(program_, execute, timings, workers_.get());
+  return runSchedule(program_, execute, timings, workers_.get(), begin, end);
+}
+
+Status HostDevice::copyValue(const Device &from, uint32_t value) {
+  const auto *other = dynamic_cast<const HostDevice *>(&from);
+  const ValueDesc &here = program_.values.at(value);
+  if (!other || other->program_.values.size() != program_.values.size() ||
+      here.kind != ValueKind::Buffer)
+    return Status::error("value #" + std::to_string(value) + " cannot be copied between these " +
+                         "devices");
+  uint64_t bytes = here.type.byteSize();
+  if (other->program_.values[value].type.byteSize() != bytes)
+    return Status::error("value #" + std::to_string(value) + " (" + here.type.typeString() +
+                         ") was computed at another size (" +
+                         other->program_.values[value].type.typeString() +
+                         ") before a length read at run time");
+  if (bytes)
+    std::memcpy(arena_ + here.index, other->arena_ + other->program_.values[value].index, bytes);
+  return Status::ok();
+}
+
+Status HostDevice::readI64(uint32_t value, int64_t element, int64_t &out) const {
+  const ValueDesc &v = program_.values.at(value);
+  if (v.kind != ValueKind::Buffer || v.type.dtype != ref::DType::I64 || element < 0 ||
+      element >= ref::numElements(v.type.shape))
+    return Status::error("value #" + std::to_string(value) + " has no i64 element " +
+                         std::to_string(element));
+  std::memcpy(&out, valueData(value) + 8 * element, 8);
+  return Status::ok();
 }
 
 const uint8_t *HostDevice::outputData(size_t index) const {

@@ -34,8 +34,11 @@ public:
   /// Stand-ins for the native kernels (SessionOptions::cpuKernelStandIns).
   void setKernelStandIns(bool on) { kernelStandIns_ = on; }
 
-  Status run(const std::vector<std::vector<uint8_t>> &inputs,
-             std::vector<StepTiming> *timings) override;
+  using Device::run;
+  Status run(const std::vector<std::vector<uint8_t>> &inputs, std::vector<StepTiming> *timings,
+             size_t begin, size_t end) override;
+  Status copyValue(const Device &from, uint32_t value) override;
+  Status readI64(uint32_t value, int64_t element, int64_t &out) const override;
   const uint8_t *outputData(size_t index) const override;
   std::string describe() const override;
   std::vector<KernelProfile> kernelProfiles() const override {

@@ -969,7 +969,7 @@ struct Loader {
     if (!s)
       return fail(s.message());
     s = genericSignature(file, *exe);
-    if (!s || !(s = inputReads(*exe)))
+    if (!s || !(s = inputReads(*exe)) || !(s = valueReads(*exe)))
       return fail(s.message());
     return std::shared_ptr<const Executable>(std::move(exe));
   }
@@ -991,8 +991,9 @@ struct Loader {
         if (!isAligned(s->code()))
           return Status::error("size symbol '" + spec.name + "' has a malformed code");
         spec.code.assign(s->code()->begin(), s->code()->end());
-        std::string problem = ref::checkSizeCode(spec.code.data(), spec.code.size(),
-                                                 exe.symbols_.size(), sizeOf(file.inputs()));
+        std::string problem =
+            ref::checkSizeCode(spec.code.data(), spec.code.size(), exe.symbols_.size(),
+                               sizeOf(file.inputs()), sizeOf(file.values()));
         if (!problem.empty())
           return Status::error("size symbol '" + spec.name + "': " + problem);
       }
@@ -1037,6 +1038,45 @@ struct Loader {
                                      "' (" + input.typeString() + "), which is not a static " +
                                      (scaled ? "f32 or f64" : "i64, i32 or i1") +
                                      " input that long");
+          });
+    return status;
+  }
+
+  /// Each computed value a size symbol reads (a length that follows data):
+  /// an i64 buffer a step computes, holding the element; the symbol is
+  /// known from the step after, and so is one that uses it.
+  static Status valueReads(Executable &exe) {
+    const Program &p = *exe.program_;
+    std::vector<size_t> producer(p.values.size(), 0);
+    for (size_t i = 0; i < p.steps.size(); ++i)
+      for (uint32_t out : p.steps[i].outputs)
+        producer[out] = i + 1;
+    Status status = Status::ok();
+    for (SizeSymbolSpec &sym : exe.symbols_)
+      ref::forEachSizeInstruction(
+          sym.code.data(), sym.code.size(), [&](ref::SizeOp op, const int64_t *operands) {
+            if (!status)
+              return;
+            if (op == ref::SizeOp::Symbol) {
+              // Earlier symbols only (checkSizeCode).
+              sym.knownFromStep =
+                  std::max(sym.knownFromStep, exe.symbols_[operands[0]].knownFromStep);
+              return;
+            }
+            if (op != ref::SizeOp::ValueElement)
+              return;
+            // checkSizeCode bounded the value index.
+            const ValueDesc &value = p.values[operands[0]];
+            if (value.kind != ValueKind::Buffer || producer[operands[0]] == 0 ||
+                value.type.dtype != ref::DType::I64 ||
+                operands[1] >= ref::numElements(value.type.shape))
+              status = Status::error("size symbol '" + sym.name + "' reads element " +
+                                     std::to_string(operands[1]) + " of value #" +
+                                     std::to_string(operands[0]) + " (" +
+                                     value.type.typeString() +
+                                     "), which is not an i64 buffer a step computes that long");
+            else
+              sym.knownFromStep = std::max(sym.knownFromStep, producer[operands[0]]);
           });
     return status;
   }
@@ -1159,6 +1199,10 @@ const std::vector<TensorSpec> &Executable::outputs() const {
   return isDynamic() ? genericOutputs_ : program_->outputs;
 }
 int64_t Executable::arenaBytes() const { return program_->arenaBytes; }
+bool Executable::hasLengthsReadMidRun() const {
+  return std::any_of(symbols_.begin(), symbols_.end(),
+                     [](const SizeSymbolSpec &s) { return s.knownFromStep > 0; });
+}
 int Executable::numStreams() const { return program_->numStreams; }
 size_t Executable::numSteps() const { return program_->steps.size(); }
 

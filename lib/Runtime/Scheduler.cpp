@@ -90,11 +90,17 @@ void StreamWorkers::run(const std::function<void(uint32_t)> &body) {
 }
 
 Status runSchedule(const Program &program, const std::function<Status(size_t)> &execute,
-                   std::vector<StepTiming> *timings, StreamWorkers *workers) {
+                   std::vector<StepTiming> *timings, StreamWorkers *workers, size_t begin,
+                   size_t end) {
   std::vector<Event> events(program.numEvents);
   std::vector<std::vector<size_t>> perStream(program.numStreams);
-  for (size_t i = 0; i < program.steps.size(); ++i)
-    perStream[program.steps[i].stream].push_back(i);
+  end = std::min(end, program.steps.size());
+  for (size_t i = 0; i < program.steps.size(); ++i) {
+    if (i >= begin && i < end)
+      perStream[program.steps[i].stream].push_back(i);
+    else if (i < begin && program.steps[i].event >= 0)
+      events[program.steps[i].event].signal();
+  }
 
   std::atomic<bool> failed{false};
   std::mutex errorMutex;

@@ -43,12 +43,15 @@ private:
   bool stop_ = false;
 };
 
-/// Runs every step of `program` through `execute`, one worker per stream
-/// (from `workers` when given). The first failing step stops the run; its
-/// status is returned. `timings` receives one entry per executed step.
+/// Runs steps [begin, end) of `program` through `execute`, one worker per
+/// stream (from `workers` when given); the steps before `begin` ran
+/// before, so the events they signal count as signalled. The first failing
+/// step stops the run; its status is returned. `timings` receives one
+/// entry per executed step.
 Status runSchedule(const Program &program,
                    const std::function<Status(size_t step)> &execute,
-                   std::vector<StepTiming> *timings, StreamWorkers *workers = nullptr);
+                   std::vector<StepTiming> *timings, StreamWorkers *workers = nullptr,
+                   size_t begin = 0, size_t end = SIZE_MAX);
 
 } // namespace rt
 } // namespace kiln

@@ -167,6 +167,7 @@ Status Session::setInput(size_t index, const void *data, size_t bytes,
 
 /// The size symbols' values from the inputs' shapes: each dynamic
 /// dimension named by a symbol gives it, and inputs sharing one must agree.
+/// Lengths read mid-run hold their largest value until bindLengths().
 Status Session::bindSymbols(std::vector<int64_t> &values) const {
   const std::vector<SizeSymbolSpec> &symbols = exe_->sizeSymbols();
   values.assign(symbols.size(), -1);
@@ -241,6 +242,10 @@ Status Session::bindSymbols(std::vector<int64_t> &values) const {
   for (size_t s = 0; s < symbols.size(); ++s) {
     if (!symbols[s].isComputed())
       continue;
+    if (symbols[s].knownFromStep > 0) {
+      values[s] = symbols[s].max;
+      continue;
+    }
     std::vector<int64_t> earlier(values.begin(), values.begin() + s);
     std::string problem = ref::evaluateSizeCode(symbols[s].code.data(), symbols[s].code.size(),
                                                 earlier, &read, values[s], &readFloat);
@@ -256,18 +261,63 @@ Status Session::bindSymbols(std::vector<int64_t> &values) const {
   return Status::ok();
 }
 
-/// Makes the program and device of this run's sizes current: one made
-/// before for the same sizes, or a new one (the least recently used of
+/// Binds the lengths known from step `step` (read from the values the
+/// steps before it computed on the current device), and the sizes read
+/// at run time that use them.
+Status Session::bindLengths(size_t step, std::vector<int64_t> &values) const {
+  const std::vector<SizeSymbolSpec> &symbols = exe_->sizeSymbols();
+  ref::InputElementReader readValue = [&](int64_t value, int64_t element, int64_t &out,
+                                          std::string &error) {
+    Status st = current_->readI64(static_cast<uint32_t>(value), element, out);
+    error = st.message();
+    return st.isOk();
+  };
+  // An input's elements, as bindSymbols read them.
+  ref::InputElementReader readInput = [&](int64_t input, int64_t element, int64_t &out,
+                                          std::string &error) {
+    const TensorSpec &spec = exe_->inputs()[input];
+    if (element >= ref::numElements(inputShapes_[input]) ||
+        (spec.dtype != ref::DType::I64 && spec.dtype != ref::DType::I32)) {
+      error = "input '" + spec.name + "' has no integer element " + std::to_string(element);
+      return false;
+    }
+    const uint8_t *data = inputStorage_[input].data();
+    if (spec.dtype == ref::DType::I64) {
+      std::memcpy(&out, data + 8 * element, 8);
+    } else {
+      int32_t v;
+      std::memcpy(&v, data + 4 * element, 4);
+      out = v;
+    }
+    return true;
+  };
+  for (size_t s = 0; s < symbols.size(); ++s) {
+    if (symbols[s].knownFromStep != step)
+      continue;
+    std::vector<int64_t> earlier(values.begin(), values.begin() + s);
+    std::string problem =
+        ref::evaluateSizeCode(symbols[s].code.data(), symbols[s].code.size(), earlier,
+                              &readInput, values[s], nullptr, &readValue);
+    if (!problem.empty())
+      return Status::error("size '" + symbols[s].name + "' (read after step #" +
+                           std::to_string(step - 1) + "): " + problem);
+    if (values[s] < symbols[s].min || values[s] > symbols[s].max)
+      return Status::error("size '" + symbols[s].name + "' = " + std::to_string(values[s]) +
+                           " (computed by step #" + std::to_string(step - 1) +
+                           ") is outside its range " + std::to_string(symbols[s].min) + ".." +
+                           std::to_string(symbols[s].max));
+  }
+  return Status::ok();
+}
+
+/// Makes the program and device of these sizes current: one made before
+/// for the same sizes, or a new one (the least recently used of
 /// kMaxSignatures dropped).
-Status Session::selectSignature() {
+Status Session::selectSignature(const std::vector<int64_t> &values) {
   // Each device holds an arena of the plan's (largest) size: on a GPU,
   // whose memory the model's weights and activations fill, two (the sizes
   // of two alternating runs); on the host, 8.
   const size_t kMaxSignatures = options_.device == DeviceChoice::Cuda ? 2 : 8;
-  std::vector<int64_t> values;
-  Status st = bindSymbols(values);
-  if (!st)
-    return st;
   // Each input's shape must be the program's for these sizes (an input
   // whose size is an expression of the symbols, e.g. seq + 1, is checked
   // here), whether the program is new or kept from an earlier run.
@@ -316,15 +366,81 @@ Status Session::run() {
     if (!inputSet_[k])
       return Status::error("input '" + inputs[k].name + "' was not set");
   ran_ = false;
+  timings_.clear();
+  std::vector<int64_t> values;
   if (exe_->isDynamic()) {
-    Status st = selectSignature();
-    if (!st)
+    if (Status st = bindSymbols(values); !st)
+      return st;
+    if (exe_->hasLengthsReadMidRun()) {
+      Status st = runInParts(values);
+      ran_ = st.isOk();
+      return st;
+    }
+    if (Status st = selectSignature(values); !st)
       return st;
   }
-  timings_.clear();
   Status st = current_->run(inputStorage_, stepTimings_ ? &timings_ : nullptr);
   ran_ = st.isOk();
   return st;
+}
+
+/// A run whose sizes follow computed data: the steps before each length is
+/// known run with the program of the sizes known so far (the unknown
+/// lengths at their largest, which no step before uses), then the length is
+/// read, and the steps after run with the program of the sizes now known,
+/// on that signature's device, after the values they need are copied
+/// there. Like every signature, each part's program is kept for the next
+/// runs; a length seen for the first time specialises the steps after it.
+Status Session::runInParts(std::vector<int64_t> &values) {
+  const std::vector<SizeSymbolSpec> &symbols = exe_->sizeSymbols();
+  const Program &structure = exe_->program(); // steps and values alike in every program
+  size_t numSteps = structure.steps.size();
+  std::vector<size_t> cuts;
+  for (const SizeSymbolSpec &sym : symbols)
+    if (sym.knownFromStep > 0)
+      cuts.push_back(sym.knownFromStep);
+  cuts.push_back(numSteps);
+  std::sort(cuts.begin(), cuts.end());
+  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  // The step computing each buffer, and the last step (or the end, for an
+  // output) reading it: the values live across a cut.
+  std::vector<size_t> producer(structure.values.size(), SIZE_MAX), lastUse(structure.values.size(), 0);
+  for (size_t i = 0; i < numSteps; ++i) {
+    for (uint32_t out : structure.steps[i].outputs)
+      producer[out] = i;
+    for (uint32_t in : structure.steps[i].inputs)
+      lastUse[in] = std::max(lastUse[in], i);
+  }
+  for (uint32_t out : structure.outputValues)
+    lastUse[out] = numSteps;
+  size_t begin = 0;
+  Device *previous = nullptr;
+  for (size_t cut : cuts) {
+    if (Status st = selectSignature(values); !st)
+      return st;
+    if (previous && previous != current_)
+      for (size_t v = 0; v < producer.size(); ++v)
+        if (producer[v] < begin && lastUse[v] >= begin)
+          if (Status st = current_->copyValue(*previous, static_cast<uint32_t>(v)); !st)
+            return st;
+    std::vector<StepTiming> part;
+    if (Status st = current_->run(inputStorage_, stepTimings_ ? &part : nullptr, begin, cut); !st)
+      return st;
+    // One time line: each part after the one before.
+    double shift = 0;
+    for (const StepTiming &t : timings_)
+      shift = std::max(shift, t.endUs);
+    for (StepTiming &t : part) {
+      t.startUs += shift;
+      t.endUs += shift;
+      timings_.push_back(t);
+    }
+    if (Status st = bindLengths(cut, values); !st)
+      return st;
+    previous = current_;
+    begin = cut;
+  }
+  return Status::ok();
 }
 
 const void *Session::outputData(size_t index) const {
@@ -387,7 +503,11 @@ std::string Executable::describe() const {
         if (text == sym.name || text == sym.name + "[0]")
           continue;
         s += "  read at run time: " + sym.name + " = " +
-             (text.size() > 200 ? text.substr(0, 200) + "..." : text) + "\n";
+             (text.size() > 200 ? text.substr(0, 200) + "..." : text) +
+             (sym.knownFromStep > 0
+                  ? " (once step #" + std::to_string(sym.knownFromStep - 1) + " has run)"
+                  : "") +
+             "\n";
       }
     }
   }

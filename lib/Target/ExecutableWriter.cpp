@@ -14,6 +14,7 @@
 #include "llvm/ADT/DenseMap.h"
 
 #include <cstring>
+#include <map>
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -71,7 +72,12 @@ private:
       bytes += blob.data.size() + 64;
     return std::min<size_t>(bytes, size_t(1) << 31);
   }
+  /// A data-dependent length's symbol read from a computed value.
+  LogicalResult bindLength(TakePrefixOp op, exec::StepOp step);
+
   llvm::DenseMap<Value, uint32_t> valueIndices;
+  /// Per symbol a kiln.take_prefix binds: the program value of its count.
+  std::map<unsigned, uint32_t> boundLengths;
   std::vector<flatbuffers::Offset<kx::Value>> values;
   std::vector<flatbuffers::Offset<kx::Weight>> weights;
 };
@@ -133,6 +139,8 @@ LogicalResult Writer::symbolicAttrs(Operation *op,
   if (auto iota = llvm::dyn_cast<IotaOp>(op))
     if (!llvm::isa<AffineConstantExpr>(iota.getLength().getResult(0)))
       withSizes("length", iota.getLength().getResults());
+  if (auto prefix = llvm::dyn_cast<TakePrefixOp>(op))
+    withSizes("length", prefix.getLength().getResults());
   if (auto map = op->getAttrOfType<AffineMapAttr>("run_time_bounds")) {
     ArrayRef<AffineExpr> bounds = map.getValue().getResults();
     size_t rank = bounds.size() / 3;
@@ -335,6 +343,21 @@ FailureOr<flatbuffers::Offset<kx::ConvCall>> Writer::convCall(exec::StepOp s) {
                             *offset, g->nhwc, symbolic);
 }
 
+LogicalResult Writer::bindLength(TakePrefixOp op, exec::StepOp step) {
+  // The count is read between steps: it must be a step's input, which
+  // another step (or the model's inputs or weights) gives.
+  auto arg = llvm::dyn_cast<BlockArgument>(op.getCount());
+  if (!arg || arg.getOwner() != &step.getBody().front())
+    return op.emitOpError("reads its count from its own step; it must come from another");
+  FailureOr<uint32_t> value = valueIndex(step.getInputs()[arg.getArgNumber()]);
+  if (failed(value))
+    return failure();
+  unsigned symbol = llvm::cast<AffineSymbolExpr>(op.getLength().getResult(0)).getPosition();
+  if (!boundLengths.emplace(symbol, *value).second)
+    return op.emitOpError("binds size symbol s") << symbol << ", which another op binds too";
+  return success();
+}
+
 FailureOr<flatbuffers::Offset<kx::Step>> Writer::step(exec::StepOp s, unsigned stepIndex) {
   FailureOr<flatbuffers::Offset<kx::GemmCall>> gemm = gemmCall(s);
   if (failed(gemm))
@@ -368,6 +391,8 @@ FailureOr<flatbuffers::Offset<kx::Step>> Writer::step(exec::StepOp s, unsigned s
         yields.push_back(local.lookup(v));
       continue;
     }
+    if (auto prefix = llvm::dyn_cast<TakePrefixOp>(op); prefix && failed(bindLength(prefix, s)))
+      return failure();
     std::vector<uint32_t> operands;
     for (Value v : op.getOperands())
       operands.push_back(local.lookup(v));
@@ -502,10 +527,20 @@ LogicalResult Writer::write(llvm::raw_ostream &os) {
                                               fbb.CreateString(blob.format), data));
   }
   std::vector<flatbuffers::Offset<kx::SizeSymbol>> symbols;
-  for (const SizeSymbol &s : getSizeSymbols(func))
-    symbols.push_back(kx::CreateSizeSymbol(
-        fbb, fbb.CreateString(s.name), s.min, s.max, s.opt,
-        s.isComputed() ? fbb.CreateVector(s.code.data(), s.code.size()) : 0));
+  for (auto [k, s] : llvm::enumerate(getSizeSymbols(func))) {
+    SmallVector<int64_t> code = s.code;
+    if (s.bound) {
+      // Element 0 of the count its kiln.take_prefix reads; a length whose
+      // op was removed (nothing used it) sizes nothing: a constant.
+      auto it = boundLengths.find(k);
+      code = it == boundLengths.end()
+                 ? SmallVector<int64_t>{static_cast<int64_t>(::kiln::ref::SizeOp::Constant), s.min}
+                 : SmallVector<int64_t>{static_cast<int64_t>(::kiln::ref::SizeOp::ValueElement),
+                                        it->second, 0};
+    }
+    symbols.push_back(kx::CreateSizeSymbol(fbb, fbb.CreateString(s.name), s.min, s.max, s.opt,
+                                           code.empty() ? 0 : fbb.CreateVector(code.data(), code.size())));
+  }
   auto root = kx::CreateExecutableDirect(
       fbb, func.getName().str().c_str(), &inputs, &outputs, &values, &weights,
       arena.getInt(), streams ? streams.getInt() : 1, numEvents, &steps, &deviceCode,

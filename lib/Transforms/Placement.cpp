@@ -20,6 +20,7 @@
 #include <cstdio>
 
 #include <map>
+#include <set>
 
 namespace mlir {
 namespace kiln {
@@ -117,6 +118,7 @@ struct KilnPlacePass : public ::mlir::kiln::impl::KilnPlaceBase<KilnPlacePass> {
         return signalPassFailure();
       }
 
+    std::set<std::pair<const void *, std::string>> warned;
     SmallVector<Operation *> ops;
     for (Operation &op : func.getBody().front())
       ops.push_back(&op);
@@ -155,7 +157,9 @@ struct KilnPlacePass : public ::mlir::kiln::impl::KilnPlaceBase<KilnPlacePass> {
           operand.set(on(operand.get(), DeviceKind::CPU, 0, op));
         for (Value result : op->getResults())
           onHost.insert(result);
-        if (warn)
+        // Once per model location and reason: a node the importer made
+        // of several ops is one note.
+        if (warn && warned.insert({op->getLoc().getAsOpaquePointer(), why}).second)
           op->emitWarning("runs on the host: ") << why << "; its operands and results are "
                                                    "copied between host and device";
         continue;

@@ -684,16 +684,25 @@ void registerGatherBasedConverters(ConverterMap &m) {
           RankedTensorType::get({rank, static_cast<int64_t>(flat.size())}, c.builder.getI64Type()),
           ArrayRef<int64_t>(rows))));
     }
-    if (!c.runTimeElements(x, /*anyRank=*/true))
-      return c.unsupportedBecause("NonZero's output length follows its data: it needs a constant, "
-                                  "or a model input of at most 16 integers or booleans");
-    AffineExpr count = nonZerosAtRunTime(c, c.node.output(0) + ".dim1", x);
-    if (!count)
-      return failure();
-    // The flat positions of the nonzeros, then each dimension's index.
+    // The flat positions of the nonzeros: of a small model input, as many
+    // as its values read before the run say; of computed data, a prefix
+    // of the positions with the nonzeros first, its length read once
+    // computed.
     MLIRContext *context = c.builder.getContext();
-    Value positions =
-        nonZeroPositions(c, c.cast(c.reshape(x, {n}), c.builder.getI64Type()), count);
+    Value positions;
+    AffineExpr count;
+    if (c.runTimeElements(x, /*anyRank=*/true)) {
+      count = nonZerosAtRunTime(c, c.node.output(0) + ".dim1", x);
+      if (!count)
+        return failure();
+      positions = nonZeroPositions(c, c.cast(c.reshape(x, {n}), c.builder.getI64Type()), count);
+    } else {
+      positions = nonZeroPrefix(c, c.reshape(x, {n}), c.node.output(0) + ".dim1");
+      if (!positions)
+        return failure();
+      count = getDimSizes(c.type(positions))[0];
+    }
+    // Then each dimension's index.
     SmallVector<Value> rows;
     int64_t stride = n;
     for (int64_t d = 0; d < rank; ++d) {
@@ -742,7 +751,31 @@ void registerGatherBasedConverters(ConverterMap &m) {
       return c.finish(c.build<GatherOp>({x, nonZeroPositions(c, keep, kept)},
                                         {c.named("axis", c.builder.getI64IntegerAttr(*axis))}));
     }
+    std::string saved = c.unsupported;
     FailureOr<DenseElementsAttr> condition = c.constantOf(c.input(1), 1);
+    if (failed(condition) && c.type(c.input(1)).getElementType().isInteger(1) &&
+        c.type(c.input(1)).hasStaticShape() && !hasSymbolicSizes(x.getType())) {
+      // A computed condition: the positions of its trues within the axis
+      // (the condition cut or extended with false), a prefix whose length
+      // is read once computed.
+      c.unsupported = saved;
+      Value keep = c.cast(c.reshape(c.input(1), {c.type(c.input(1)).getNumElements()}),
+                          c.builder.getI64Type());
+      int64_t given = c.type(keep).getNumElements();
+      if (given > extent)
+        keep = c.build<SliceOp>(keep, {c.named("starts", c.ints({0})),
+                                       c.named("ends", c.ints({extent})),
+                                       c.named("steps", c.ints({1}))});
+      else if (given < extent)
+        keep = c.build<ConcatOp>({keep, c.constantI64(SmallVector<int64_t>(extent - given, 0))},
+                                 {c.named("axis", c.builder.getI64IntegerAttr(0))});
+      Value positions =
+          nonZeroPrefix(c, keep, c.node.output(0) + ".dim" + std::to_string(*axis));
+      if (!positions)
+        return failure();
+      return c.finish(c.build<GatherOp>({x, positions},
+                                        {c.named("axis", c.builder.getI64IntegerAttr(*axis))}));
+    }
     if (failed(condition))
       return failure();
     if (!condition->getElementType().isInteger(1))

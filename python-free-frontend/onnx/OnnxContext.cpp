@@ -196,12 +196,6 @@ std::optional<SmallVector<AffineExpr>> NodeContext::runTimeInts(Value v, const s
 
 AffineExpr NodeContext::computedSize(const std::string &name, ArrayRef<int64_t> code, int64_t min,
                                      int64_t max) {
-  SmallVector<SizeSymbol> &symbols = *runTime->symbols;
-  if (symbols.size() >= kMaxSizeSymbols) {
-    unsupported = "needs more than " + std::to_string(kMaxSizeSymbols) +
-                  " sizes (dimensions and values read at run time)";
-    return AffineExpr();
-  }
   if (code.size() > ::kiln::ref::kMaxSizeCode) {
     unsupported = "a size read at run time ('" + name.substr(0, 64) +
                   "') needs an expression longer than kiln's " +
@@ -213,19 +207,46 @@ AffineExpr NodeContext::computedSize(const std::string &name, ArrayRef<int64_t> 
     return AffineExpr();
   }
   SizeSymbol s;
-  // Names are for errors and dumps: at most 200 bytes (files allow 256).
-  s.name = name.size() > 200 ? name.substr(0, 197) + "..." : name;
-  // Two symbols of one name: the later one is told apart.
-  for (const SizeSymbol &other : symbols)
-    if (other.name == s.name)
-      s.name = s.name + "#" + std::to_string(symbols.size());
+  s.name = name;
   s.min = min;
   s.max = max;
   s.opt = std::clamp<int64_t>(1, min, max);
   s.code.assign(code.begin(), code.end());
+  return addSizeSymbol(s);
+}
+
+AffineExpr NodeContext::addSizeSymbol(SizeSymbol s) {
+  SmallVector<SizeSymbol> &symbols = *runTime->symbols;
+  if (symbols.size() >= kMaxSizeSymbols) {
+    unsupported = "needs more than " + std::to_string(kMaxSizeSymbols) +
+                  " sizes (dimensions and values read at run time)";
+    return AffineExpr();
+  }
+  // Names are for errors and dumps: at most 200 bytes (files allow 256).
+  if (s.name.size() > 200)
+    s.name = s.name.substr(0, 197) + "...";
+  // Two symbols of one name: the later one is told apart.
+  for (const SizeSymbol &other : symbols)
+    if (other.name == s.name)
+      s.name = s.name + "#" + std::to_string(symbols.size());
   symbols.push_back(s);
   sizeSymbols = symbols;
   return getAffineSymbolExpr(symbols.size() - 1, builder.getContext());
+}
+
+Value NodeContext::takePrefix(Value v, Value count, int64_t axis, const std::string &name) {
+  SizeSymbol s;
+  s.name = name;
+  s.min = 0;
+  // Planned at its largest: a run binds it only once the count is known.
+  s.max = s.opt = type(v).getDimSize(axis);
+  s.bound = true;
+  AffineExpr length = addSizeSymbol(s);
+  if (!length)
+    return Value();
+  return build<TakePrefixOp>(
+      {v, count}, {named("axis", builder.getI64IntegerAttr(axis)),
+                   named("length", AffineMapAttr::get(getSizesMap({length}, builder.getContext())))});
 }
 
 Value NodeContext::symbolicResult(ArrayRef<AffineExpr> values, bool asVector, Type element) {

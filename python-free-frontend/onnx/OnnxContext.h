@@ -169,6 +169,16 @@ public:
   /// unsupported) past the kMaxSizeSymbols a model may have.
   mlir::AffineExpr computedSize(const std::string &name, llvm::ArrayRef<int64_t> code,
                                 int64_t min, int64_t max);
+  /// The first `count` (an i64 scalar computed by the model) entries of
+  /// `v` along `axis`: a kiln.take_prefix binding a new size symbol named
+  /// `name` in 0..size, read when the model runs; null (and the node
+  /// unsupported) past the symbols a model may have.
+  mlir::Value takePrefix(mlir::Value v, mlir::Value count, int64_t axis, const std::string &name);
+
+  /// Appends `s` to the size symbols (a name taken is told apart) and
+  /// gives its expression; null (and the node unsupported) past
+  /// kMaxSizeSymbols.
+  mlir::AffineExpr addSizeSymbol(mlir::kiln::SizeSymbol s);
 
   /// True if input #k holds symbolic sizes.
   bool isSymbolic(size_t k) const {
@@ -204,6 +214,13 @@ void registerCompositeConverters(ConverterMap &map);
 void registerGatherBasedConverters(ConverterMap &map);
 void registerResizeConverters(ConverterMap &map);
 void registerRecurrentConverters(ConverterMap &map);
+void registerDataDependentConverters(ConverterMap &map);
+
+/// The positions of the nonzero elements of the vector `flat`, whose
+/// values a step computes: every position, the nonzeros' first (a stable
+/// sort of "is zero"), cut to their count when the model runs (a length
+/// named `name`; DataDependentOps.cpp). Null on failure.
+mlir::Value nonZeroPrefix(NodeContext &c, mlir::Value flat, const std::string &name);
 
 /// Shapes given as model inputs, read at run time (RunTimeSizeOps.cpp):
 /// Reshape, Expand and Tile to the run-time values `shape` / `repeats`

@@ -49,6 +49,7 @@ const ConverterMap &converters() {
     registerResizeConverters(m);
     registerRecurrentConverters(m);
     registerGatherBasedConverters(m); // after the shape converters: extends Pad
+    registerDataDependentConverters(m);
     return m;
   }();
   return map;

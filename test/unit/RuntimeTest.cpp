@@ -13,8 +13,12 @@
 #include "kiln/Target/ExecutableWriter.h"
 #include "kiln/Transforms/Passes.h"
 
+#include "kiln/IR/KilnDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "gtest/gtest.h"
@@ -28,11 +32,14 @@ using namespace kiln;
 
 namespace {
 
-/// Compiles .kg source to .kx bytes through the library (what kilnc does).
+/// Compiles .kg source (or, `graphIR`, kiln Graph IR text) to .kx bytes
+/// through the library (what kilnc does).
 std::vector<uint8_t> compile(const std::string &source, int64_t maxStreams = 4,
-                             bool libraryCalls = false, bool cpuCode = false) {
+                             bool libraryCalls = false, bool cpuCode = false,
+                             bool graphIR = false) {
   mlir::MLIRContext context;
-  context.loadDialect<mlir::kiln::exec::ExecDialect>();
+  context.loadDialect<mlir::kiln::exec::ExecDialect, mlir::kiln::KilnDialect,
+                      mlir::func::FuncDialect>();
   mlir::ScopedDiagnosticHandler handler(&context, [](mlir::Diagnostic &d) {
     ADD_FAILURE() << d.str();
     return mlir::success();
@@ -40,7 +47,9 @@ std::vector<uint8_t> compile(const std::string &source, int64_t maxStreams = 4,
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(source, "test.kg"),
                                llvm::SMLoc());
-  auto module = frontend::parseKgModel(sourceMgr, &context);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      graphIR ? mlir::parseSourceString<mlir::ModuleOp>(source, &context)
+              : frontend::parseKgModel(sourceMgr, &context);
   if (!module)
     return {};
   mlir::PassManager pm(&context);
@@ -233,6 +242,74 @@ TEST(Runtime, SessionsRejectBadInputsAndRerun) {
                            static_cast<const float *>((*session)->outputData(0)) + 32);
   ASSERT_TRUE((*session)->run()); // re-run without reloading
   EXPECT_EQ(0, std::memcmp(first.data(), (*session)->outputData(0), 128));
+}
+
+// NonZero of computed data, as the ONNX importer writes it: the positions
+// with the values above 0.5 first, cut to their count once computed, then
+// the values there gathered and exponentiated.
+const char *kPositionsAboveHalf = R"(
+#map = affine_map<()[s0] -> (s0)>
+!v = tensor<12xf32, #kiln.enc<row_major, cpu>>
+!b = tensor<12xi1, #kiln.enc<row_major, cpu>>
+!i = tensor<12xi64, #kiln.enc<row_major, cpu>>
+!n = tensor<i64, #kiln.enc<row_major, cpu>>
+!p = tensor<?xi64, #kiln.enc<row_major, cpu, [s0]>>
+!y = tensor<?xf32, #kiln.enc<row_major, cpu, [s0]>>
+func.func @positions(%x: !v) -> (!p, !y)
+    attributes {kiln.symbols = [{bound, max = 12 : i64, min = 0 : i64, name = "kept", opt = 12 : i64}]} {
+  %half = kiln.constant dense<5.000000e-01> : tensor<f32> : tensor<f32, #kiln.enc<row_major, cpu>>
+  %above = kiln.gt %x, %half : (!v, tensor<f32, #kiln.enc<row_major, cpu>>) -> !b
+  %false = kiln.constant dense<false> : tensor<i1> : tensor<i1, #kiln.enc<row_major, cpu>>
+  %not = kiln.eq %above, %false : (!b, tensor<i1, #kiln.enc<row_major, cpu>>) -> !b
+  %key = kiln.cast %not {to = i64} : (!b) -> !i
+  %order = kiln.argsort %key {axis = 0 : i64} : (!i) -> !i
+  %one = kiln.constant dense<1> : tensor<i64> : !n
+  %flags = kiln.sub %one, %key : (!n, !i) -> !i
+  %count = kiln.reduce_sum %flags {axes = array<i64: 0>} : (!i) -> !n
+  %positions = kiln.take_prefix %order, %count {axis = 0 : i64, length = #map} : (!i, !n) -> !p
+  %values = kiln.gather %x, %positions {axis = 0 : i64} : (!v, !p) -> !y
+  %y = kiln.exp %values : (!y) -> !y
+  return %positions, %y : !p, !y
+}
+)";
+
+TEST(Runtime, LengthsThatFollowDataAreReadMidRunForEveryRun) {
+  for (int64_t streams : {1, 4}) {
+    std::vector<uint8_t> kx =
+        compile(kPositionsAboveHalf, streams, false, /*cpuCode=*/true, /*graphIR=*/true);
+    ASSERT_FALSE(kx.empty());
+    auto exe = rt::Executable::loadMemory(kx.data(), kx.size());
+    ASSERT_TRUE(exe) << exe.status().message();
+    EXPECT_TRUE((*exe)->hasLengthsReadMidRun());
+    auto session = rt::Session::create(*exe, {});
+    ASSERT_TRUE(session) << session.status().message();
+    // None, some, all, some again (a signature seen before), and more
+    // counts than the signatures kept, each against the expected values.
+    std::mt19937 rng(5);
+    for (int trial = 0; trial < 14; ++trial) {
+      std::vector<float> x = randomFloats(12, 100 + trial);
+      for (float &v : x)
+        v = trial == 0 ? -std::fabs(v) : trial == 1 ? 0.5f + std::fabs(v) : v;
+      if (trial == 3)
+        x = randomFloats(12, 102); // trial 2's data
+      ASSERT_TRUE((*session)->setInput(0, x.data(), x.size() * 4));
+      rt::Status st = (*session)->run();
+      ASSERT_TRUE(st) << st.message();
+      std::vector<int64_t> positions;
+      for (int64_t k = 0; k < 12; ++k)
+        if (x[k] > 0.5f)
+          positions.push_back(k);
+      ASSERT_EQ((*session)->outputShape(0), ref::Shape{static_cast<int64_t>(positions.size())})
+          << "trial " << trial;
+      ASSERT_EQ((*session)->outputShape(1), ref::Shape{static_cast<int64_t>(positions.size())});
+      const auto *p = static_cast<const int64_t *>((*session)->outputData(0));
+      const auto *y = static_cast<const float *>((*session)->outputData(1));
+      for (size_t k = 0; k < positions.size(); ++k) {
+        EXPECT_EQ(p[k], positions[k]) << "trial " << trial << " entry " << k;
+        EXPECT_NEAR(y[k], std::exp(x[positions[k]]), 1e-6 * std::exp(x[positions[k]]));
+      }
+    }
+  }
 }
 
 class LoaderTest : public ::testing::Test {

@@ -297,6 +297,24 @@ def Kiln_ArgSortOp : Kiln_InferredOp<"argsort"> {
   let results = (outs Kiln_Tensor:$result);
 }
 
+def Kiln_TakePrefixOp : Kiln_InferredOp<"take_prefix"> {
+  let summary = "The first `count` entries along an axis: a length that follows data";
+  let description = [{
+    Outputs whose size follows computed data (NonZero, Compress or Unique
+    of a computed tensor) are computed at an upper bound, ordered so that
+    the entries kept come first, with their count; this op keeps the first
+    `count` entries along `axis`. `length` maps the size symbols to the
+    result's size there: one symbol, `bound` in the function's
+    `kiln.symbols`, which the runtime binds from `count` (an i64 scalar
+    computed by an earlier step) once that step has run, before the steps
+    sized by it are specialised (docs/runtime.md). A count outside
+    0..size is an error naming the op.
+  }];
+  let arguments = (ins Kiln_Tensor:$input, Kiln_Tensor:$count, I64Attr:$axis,
+                       AffineMapAttr:$length);
+  let results = (outs Kiln_Tensor:$result);
+}
+
 def Kiln_TransferOp : Kiln_InferredOp<"transfer"> {
   let summary = "Copy a tensor to another device";
   let description = [{

@@ -39,14 +39,17 @@ constexpr const char *kSizeSymbolsAttrName = "kiln.symbols";
 /// One size symbol: a named dimension valid over [min, max], tuned for opt;
 /// or, with `code`, a value read at run time (computed from integer model
 /// inputs' elements and earlier symbols: a Reshape's shape, Tile's
-/// repeats) and refused outside [min, max].
+/// repeats) and refused outside [min, max]; or, `bound`, a length that
+/// follows computed data (NonZero of a computed tensor), read at run time
+/// from the count operand of the one kiln.take_prefix naming it.
 struct SizeSymbol {
   std::string name;
   int64_t min = 1, max = 1, opt = 1;
   /// Postfix code (include/kiln/Reference/SizeCode.h); empty for a
   /// dimension, whose size the run's input shapes give.
   SmallVector<int64_t> code;
-  bool isComputed() const { return !code.empty(); }
+  bool bound = false;
+  bool isComputed() const { return !code.empty() || bound; }
 };
 
 /// The widest range of a value read at run time (a size symbol's code):
@@ -141,7 +144,8 @@ Attribute buildSizeSymbolsAttr(MLIRContext *context, ArrayRef<SizeSymbol> symbol
 /// Checks a `kiln.symbols` attribute: a list of {name, min, max, opt} with
 /// distinct names and 0 <= min <= opt <= max, or {name, min, max, opt,
 /// code} for a value read at run time, its code reading earlier symbols
-/// and the elements of the function's `numInputs` arguments.
+/// and the elements of the function's `numInputs` arguments, or {name,
+/// min, max, opt, bound} for a length bound by a kiln.take_prefix.
 LogicalResult verifySizeSymbolsAttr(Attribute attr, size_t numInputs,
                                     function_ref<InFlightDiagnostic()> emitError);
 

@@ -37,7 +37,10 @@ enum class SizeOp : int64_t {
   Lt = 10,          ///< 1 if less, else 0
   Select = 11,       ///< c a b: a if c != 0, else b
   InputElement = 12, ///< k j: element j of model input k (an integer tensor)
-  ScaledElement = 13 ///< k j m: floor(element j of floating-point input k * m)
+  ScaledElement = 13, ///< k j m: floor(element j of floating-point input k * m)
+  /// k j: element j of program value k (an integer tensor a step computes:
+  /// a data-dependent length, known once that step has run)
+  ValueElement = 14
 };
 
 /// The longest code a size may have.
@@ -49,9 +52,10 @@ constexpr size_t kMaxSizeSymbols = 256;
 
 /// Empty if `code` is well formed: every instruction known, each operand
 /// present, symbols below `numSymbols`, inputs below `numInputs` (no input
-/// reads at all when it is 0), and exactly one value left.
+/// reads at all when it is 0), program values below `numValues` (likewise),
+/// and exactly one value left.
 std::string checkSizeCode(const int64_t *code, size_t size, size_t numSymbols,
-                          size_t numInputs);
+                          size_t numInputs, size_t numValues = 0);
 
 /// Calls `visit` with each instruction of `code` (checked by
 /// checkSizeCode) and a pointer to the operands that follow it.
@@ -68,15 +72,18 @@ using FloatElementReader =
     std::function<bool(int64_t input, int64_t element, double &value, std::string &error)>;
 
 /// Evaluates `code` for the symbols' values, reading input elements with
-/// `readInput` and `readFloat` (null: the code may not read any). Returns an error message
+/// `readInput` and `readFloat` and program values' elements with
+/// `readValue` (null: the code may not read any). Returns an error message
 /// (malformed code, overflow, a division by a non-positive divisor, an
-/// input element that cannot be read) or empty.
+/// element that cannot be read) or empty.
 std::string evaluateSizeCode(const int64_t *code, size_t size, const std::vector<int64_t> &symbols,
                              const InputElementReader *readInput, int64_t &value,
-                             const FloatElementReader *readFloat = nullptr);
+                             const FloatElementReader *readFloat = nullptr,
+                             const InputElementReader *readValue = nullptr);
 
 /// `code` as text: "batch", "seq + 1", "max(n, 1)", "shape[0]" for an input
-/// element (by `inputNames`); "?" when malformed.
+/// element (by `inputNames`), "value #7[0]" for a program value's; "?" when
+/// malformed.
 std::string sizeCodeText(const int64_t *code, size_t size,
                          const std::vector<std::string> &symbolNames,
                          const std::vector<std::string> &inputNames);

@@ -99,8 +99,13 @@ struct SizeSymbolSpec {
   std::string name;
   int64_t min = 0, max = 0, opt = 0;
   /// For a symbol read at run time: its SizeExpr code over the inputs'
-  /// values and earlier symbols (include/kiln/Reference/SizeCode.h).
+  /// values, computed values and earlier symbols
+  /// (include/kiln/Reference/SizeCode.h).
   std::vector<int64_t> code;
+  /// The first step whose program needs it: 0, or for a length read from
+  /// a computed value (NonZero of a computed tensor), the step after the
+  /// one computing that value.
+  size_t knownFromStep = 0;
   bool isComputed() const { return !code.empty(); }
 };
 
@@ -131,6 +136,10 @@ public:
   /// The inputs at the symbols' OPT values (inputs() itself when static).
   const std::vector<TensorSpec> &inputsAtOpt() const;
   bool isDynamic() const { return !symbols_.empty(); }
+  /// Whether a size follows computed data: a run then binds it after the
+  /// step computing it, and runs the steps after with a program of their
+  /// own (Session::run).
+  bool hasLengthsReadMidRun() const;
 
   /// The program: for an executable over ranges of sizes, the one at the
   /// symbols' OPT values (specialise() gives the others).
@@ -276,7 +285,9 @@ public:
 private:
   Session() = default;
   Status bindSymbols(std::vector<int64_t> &values) const;
-  Status selectSignature();
+  Status bindLengths(size_t step, std::vector<int64_t> &values) const;
+  Status selectSignature(const std::vector<int64_t> &values);
+  Status runInParts(std::vector<int64_t> &values);
 
   std::shared_ptr<const Executable> exe_;
   SessionOptions options_;
