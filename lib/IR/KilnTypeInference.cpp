@@ -838,6 +838,36 @@ LogicalResult TakePrefixOp::inferReturnTypes(MLIRContext *, OptLoc loc, Adaptor 
   return success();
 }
 
+LogicalResult NonMaxSuppressionOp::inferReturnTypes(MLIRContext *context, OptLoc loc,
+                                                    Adaptor adaptor,
+                                                    SmallVectorImpl<Type> &results) {
+  FailureOr<TensorEncodingAttr> enc =
+      commonDevice(loc, {adaptor.getBoxes(), adaptor.getScores(), adaptor.getMaxOutput(),
+                         adaptor.getIouThreshold(), adaptor.getScoreThreshold()});
+  if (failed(enc))
+    return failure();
+  RankedTensorType boxes = tensorType(adaptor.getBoxes()), scores = tensorType(adaptor.getScores());
+  auto scalar = [](RankedTensorType t, bool integer) {
+    return t.getRank() == 0 &&
+           (integer ? t.getElementType().isSignlessInteger(64) : t.getElementType().isF32());
+  };
+  if (!boxes.hasStaticShape() || !scores.hasStaticShape() || boxes.getRank() != 3 ||
+      scores.getRank() != 3 || boxes.getDimSize(2) != 4 ||
+      scores.getDimSize(0) != boxes.getDimSize(0) || scores.getDimSize(2) != boxes.getDimSize(1) ||
+      !boxes.getElementType().isF32() || !scores.getElementType().isF32())
+    return fail(loc, "non_max_suppression takes static f32 boxes [B, N, 4] and scores [B, C, N]");
+  if (!scalar(tensorType(adaptor.getMaxOutput()), true) ||
+      !scalar(tensorType(adaptor.getIouThreshold()), false) ||
+      !scalar(tensorType(adaptor.getScoreThreshold()), false))
+    return fail(loc, "non_max_suppression takes an i64 max_output and f32 thresholds, scalars");
+  if (adaptor.getCenterPointBox() != 0 && adaptor.getCenterPointBox() != 1)
+    return fail(loc, "non_max_suppression: center_point_box is 0 or 1");
+  int64_t rows = scores.getNumElements();
+  results.push_back(RankedTensorType::get({rows, 3}, IntegerType::get(context, 64),
+                                          encodingWith(*enc, {})));
+  return success();
+}
+
 LogicalResult TransferOp::inferReturnTypes(MLIRContext *, OptLoc loc,
                                            Adaptor adaptor,
                                            SmallVectorImpl<Type> &results) {

@@ -420,6 +420,75 @@ Tensor argsort(const Tensor &x, int64_t axis, bool descending) {
   return out;
 }
 
+namespace {
+
+/// A box's extent along its two axes, as ONNX reads either format.
+struct BoxExtent {
+  double yMin, xMin, yMax, xMax;
+};
+
+BoxExtent boxExtent(const Tensor &boxes, int64_t at, bool centerPointBox) {
+  double a = boxes.getDouble(at), b = boxes.getDouble(at + 1), c = boxes.getDouble(at + 2),
+         d = boxes.getDouble(at + 3);
+  if (centerPointBox) // x centre, y centre, width, height
+    return {b - d / 2, a - c / 2, b + d / 2, a + c / 2};
+  // Any two diagonal corners (y1, x1, y2, x2).
+  return {std::min(a, c), std::min(b, d), std::max(a, c), std::max(b, d)};
+}
+
+/// Whether the boxes' IoU exceeds `threshold` (never for empty boxes).
+bool overlapsTooMuch(const BoxExtent &p, const BoxExtent &q, double threshold) {
+  double height = std::min(p.yMax, q.yMax) - std::max(p.yMin, q.yMin);
+  double width = std::min(p.xMax, q.xMax) - std::max(p.xMin, q.xMin);
+  if (height <= 0 || width <= 0)
+    return false;
+  double areaP = (p.yMax - p.yMin) * (p.xMax - p.xMin), areaQ = (q.yMax - q.yMin) * (q.xMax - q.xMin);
+  double intersection = height * width, unionArea = areaP + areaQ - intersection;
+  if (areaP <= 0 || areaQ <= 0 || unionArea <= 0)
+    return false;
+  return intersection / unionArea > threshold;
+}
+
+} // namespace
+
+Tensor nonMaxSuppression(const Tensor &boxes, const Tensor &scores, int64_t maxOutput,
+                         double iouThreshold, double scoreThreshold, bool centerPointBox) {
+  int64_t batches = scores.shape[0], classes = scores.shape[1], n = scores.shape[2];
+  Tensor out = Tensor::zeros(DType::I64, {batches * classes * n, 3});
+  for (int64_t k = 0; k < out.numElements(); ++k)
+    out.i[k] = -1;
+  int64_t row = 0;
+  std::vector<int64_t> candidates;
+  std::vector<BoxExtent> kept;
+  for (int64_t b = 0; b < batches; ++b)
+    for (int64_t c = 0; c < classes; ++c) {
+      auto score = [&](int64_t i) { return scores.getDouble((b * classes + c) * n + i); };
+      candidates.clear();
+      for (int64_t i = 0; i < n; ++i)
+        if (score(i) > scoreThreshold)
+          candidates.push_back(i);
+      // By descending score, the lower index first among equals.
+      std::stable_sort(candidates.begin(), candidates.end(),
+                       [&](int64_t i, int64_t j) { return score(i) > score(j); });
+      kept.clear();
+      for (int64_t i : candidates) {
+        if (static_cast<int64_t>(kept.size()) >= maxOutput)
+          break;
+        BoxExtent box = boxExtent(boxes, (b * n + i) * 4, centerPointBox);
+        if (std::any_of(kept.begin(), kept.end(), [&](const BoxExtent &other) {
+              return overlapsTooMuch(box, other, iouThreshold);
+            }))
+          continue;
+        kept.push_back(box);
+        out.i[3 * row] = b;
+        out.i[3 * row + 1] = c;
+        out.i[3 * row + 2] = i;
+        ++row;
+      }
+    }
+  return out;
+}
+
 void gatherRows(const uint8_t *data, int64_t elementBytes, const Shape &shape,
                 const int64_t *indices, int64_t count, int64_t axis, uint8_t *out) {
   int64_t outer = 1, inner = elementBytes, extent = shape[axis];

@@ -176,6 +176,10 @@ const std::unordered_map<std::string, Evaluator> &evaluators() {
       return scatterElements(*in[0], *in[1], *in[2], intAttr(a, "axis", 0),
                              it == a.end() ? "none" : it->second.s);
     };
+    m["kiln.non_max_suppression"] = [](const OpAttrs &a, const Operands &in) {
+      return nonMaxSuppression(*in[0], *in[1], in[2]->getInt(0), in[3]->getDouble(0),
+                               in[4]->getDouble(0), intAttr(a, "center_point_box", 0) != 0);
+    };
     m["kiln.take_prefix"] = [](const OpAttrs &a, const Operands &in) {
       // `length` is the count the runtime read and bound (in[1]'s value).
       const Tensor &x = *in[0];

@@ -354,6 +354,19 @@ const std::unordered_map<std::string, Rule> &rules() {
         return c.fail("unknown reduction"), std::nullopt;
       return c.in[0];
     };
+    m["kiln.non_max_suppression"] = [](Checker &c) -> std::optional<TensorInfo> {
+      if (!c.arity(5, 5))
+        return std::nullopt;
+      const Shape &boxes = c.in[0].shape, &scores = c.in[1].shape;
+      if (boxes.size() != 3 || scores.size() != 3 || boxes[2] != 4 || scores[0] != boxes[0] ||
+          scores[2] != boxes[1] || c.in[0].dtype != DType::F32 || c.in[1].dtype != DType::F32)
+        return c.fail("takes f32 boxes [B, N, 4] and scores [B, C, N]"), std::nullopt;
+      if (c.in[2].dtype != DType::I64 || c.in[3].dtype != DType::F32 ||
+          c.in[4].dtype != DType::F32 || !c.in[2].shape.empty() || !c.in[3].shape.empty() ||
+          !c.in[4].shape.empty())
+        return c.fail("takes an i64 max_output and f32 thresholds, scalars"), std::nullopt;
+      return TensorInfo{DType::I64, {scores[0] * scores[1] * scores[2], 3}};
+    };
     m["kiln.take_prefix"] = [](Checker &c) -> std::optional<TensorInfo> {
       if (!c.arity(2, 2))
         return std::nullopt;

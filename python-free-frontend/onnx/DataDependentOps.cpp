@@ -13,6 +13,8 @@
 
 #include "kiln/IR/SymbolicSizes.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::kiln;
 
@@ -149,9 +151,52 @@ LogicalResult uniqueOf(NodeContext &c) {
   return c.finish(counts);
 }
 
+/// NonMaxSuppression: kiln.non_max_suppression's rows at their upper
+/// bound, those kept first, cut to the count of them.
+LogicalResult nonMaxSuppressionOf(NodeContext &c) {
+  Value boxes = c.input(0), scores = c.input(1);
+  if (!boxes || !scores || !c.type(boxes).hasStaticShape() || !c.type(scores).hasStaticShape())
+    return c.unsupportedBecause("NonMaxSuppression of dynamic dimensions");
+  Type i64 = c.builder.getI64Type(), f32 = c.builder.getF32Type();
+  // Each optional scalar as a rank-0 value: absent, max_output_boxes_per_class
+  // keeps nothing, the IoU threshold is 0 and every score counts.
+  auto scalar = [&](size_t k, Type element, double absent) -> Value {
+    Value v = c.input(k);
+    if (!v)
+      return element == i64 ? c.constantI64(static_cast<int64_t>(absent), false)
+                            : c.scalarLike(scores, absent);
+    if (c.type(v).getNumElements() != 1)
+      return emitError(c.loc) << "takes input #" << k << " as one value, got "
+                              << c.type(v).getNumElements(),
+             Value();
+    return c.cast(c.reshape(v, {}), element);
+  };
+  Value maxOutput = scalar(2, i64, 0);
+  Value iou = scalar(3, f32, 0);
+  Value scoreThreshold = scalar(4, f32, -std::numeric_limits<double>::infinity());
+  int64_t centerPointBox = c.attrInt("center_point_box", 0);
+  Value rows = c.build<NonMaxSuppressionOp>(
+      {boxes, scores, maxOutput, iou, scoreThreshold},
+      {c.named("center_point_box", c.builder.getI64IntegerAttr(centerPointBox))});
+  if (!rows)
+    return failure();
+  int64_t bound = c.type(rows).getDimSize(0);
+  Value batches = c.reshape(c.build<SliceOp>(rows, {c.named("starts", c.ints({0, 0})),
+                                                     c.named("ends", c.ints({bound, 1})),
+                                                     c.named("steps", c.ints({1, 1}))}),
+                            {bound});
+  Value count = c.build<ReduceSumOp>(
+      c.cast(c.build<GeOp>({batches, c.constantI64(0, false)}), i64),
+      {c.named("axes", c.ints({0}))});
+  return c.finish(c.takePrefix(rows, count, 0, c.node.output(0) + ".dim0"));
+}
+
 } // namespace
 
-void registerDataDependentConverters(ConverterMap &m) { m["Unique"] = uniqueOf; }
+void registerDataDependentConverters(ConverterMap &m) {
+  m["Unique"] = uniqueOf;
+  m["NonMaxSuppression"] = nonMaxSuppressionOf;
+}
 
 } // namespace onnx_import
 } // namespace frontend

@@ -73,3 +73,43 @@ func.func @bound_and_code() attributes {kiln.symbols = [{name = "y", min = 0, ma
 func.func @negative_length() attributes {kiln.symbols = [{name = "y", min = -1, max = 30, opt = 1, bound}]} {
   return
 }
+
+// -----
+
+!b = tensor<2x16x4xf32, #kiln.enc<row_major, cpu>>
+!s = tensor<2x3x15xf32, #kiln.enc<row_major, cpu>>
+!k = tensor<i64, #kiln.enc<row_major, cpu>>
+!f = tensor<f32, #kiln.enc<row_major, cpu>>
+
+// Scores for another number of boxes.
+// CHECK: error: non_max_suppression takes static f32 boxes [B, N, 4] and scores [B, C, N]
+func.func @scores_for_other_boxes(%boxes: !b, %scores: !s, %max: !k, %iou: !f, %min: !f) {
+  %rows = kiln.non_max_suppression %boxes, %scores, %max, %iou, %min : (!b, !s, !k, !f, !f) -> tensor<90x3xi64, #kiln.enc<row_major, cpu>>
+  return
+}
+
+// -----
+
+!b = tensor<2x16x4xf32, #kiln.enc<row_major, cpu>>
+!s = tensor<2x3x16xf32, #kiln.enc<row_major, cpu>>
+!k = tensor<1xi64, #kiln.enc<row_major, cpu>>
+!f = tensor<f32, #kiln.enc<row_major, cpu>>
+
+// CHECK: error: non_max_suppression takes an i64 max_output and f32 thresholds, scalars
+func.func @max_output_not_a_scalar(%boxes: !b, %scores: !s, %max: !k, %iou: !f, %min: !f) {
+  %rows = kiln.non_max_suppression %boxes, %scores, %max, %iou, %min : (!b, !s, !k, !f, !f) -> tensor<96x3xi64, #kiln.enc<row_major, cpu>>
+  return
+}
+
+// -----
+
+!b = tensor<2x16x4xf32, #kiln.enc<row_major, cpu>>
+!s = tensor<2x3x16xf32, #kiln.enc<row_major, cpu>>
+!k = tensor<i64, #kiln.enc<row_major, cpu>>
+!f = tensor<f32, #kiln.enc<row_major, cpu>>
+
+// CHECK: error: non_max_suppression: center_point_box is 0 or 1
+func.func @unknown_box_format(%boxes: !b, %scores: !s, %max: !k, %iou: !f, %min: !f) {
+  %rows = kiln.non_max_suppression %boxes, %scores, %max, %iou, %min {center_point_box = 2 : i64} : (!b, !s, !k, !f, !f) -> tensor<96x3xi64, #kiln.enc<row_major, cpu>>
+  return
+}

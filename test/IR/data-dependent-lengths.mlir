@@ -35,3 +35,21 @@ func.func @prefix_along_axis_1(%x: !x, %count: !n) -> tensor<4x?xf32, #kiln.enc<
   %1 = kiln.exp %0 : (tensor<4x?xf32, #kiln.enc<row_major, cpu, [s1]>>) -> tensor<4x?xf32, #kiln.enc<row_major, cpu, [s1]>>
   return %1 : tensor<4x?xf32, #kiln.enc<row_major, cpu, [s1]>>
 }
+
+// -----
+
+// Non-maximum suppression at its upper bound: a row per batch, class and
+// box, those kept first (then rows of -1), cut to their count.
+!b = tensor<2x16x4xf32, #kiln.enc<row_major, cpu>>
+!s = tensor<2x3x16xf32, #kiln.enc<row_major, cpu>>
+!k = tensor<i64, #kiln.enc<row_major, cpu>>
+!f = tensor<f32, #kiln.enc<row_major, cpu>>
+
+// CHECK-LABEL: func.func @suppression
+func.func @suppression(%boxes: !b, %scores: !s, %max: !k, %iou: !f, %min: !f, %count: !k) -> tensor<?x3xi64, #kiln.enc<row_major, cpu, [s0]>>
+    attributes {kiln.symbols = [{name = "kept", min = 0, max = 96, opt = 96, bound}]} {
+  // CHECK: kiln.non_max_suppression {{.*}} {center_point_box = 1 : i64} {{.*}} -> tensor<96x3xi64, #kiln.enc<row_major, cpu>>
+  %rows = kiln.non_max_suppression %boxes, %scores, %max, %iou, %min {center_point_box = 1 : i64} : (!b, !s, !k, !f, !f) -> tensor<96x3xi64, #kiln.enc<row_major, cpu>>
+  %0 = kiln.take_prefix %rows, %count {axis = 0 : i64, length = affine_map<()[s0] -> (s0)>} : (tensor<96x3xi64, #kiln.enc<row_major, cpu>>, !k) -> tensor<?x3xi64, #kiln.enc<row_major, cpu, [s0]>>
+  return %0 : tensor<?x3xi64, #kiln.enc<row_major, cpu, [s0]>>
+}

@@ -315,6 +315,26 @@ def Kiln_TakePrefixOp : Kiln_InferredOp<"take_prefix"> {
   let results = (outs Kiln_Tensor:$result);
 }
 
+def Kiln_NonMaxSuppressionOp : Kiln_InferredOp<"non_max_suppression"> {
+  let summary = "Greedy non-maximum suppression, per batch and class (ONNX's)";
+  let description = [{
+    `boxes` [B, N, 4] (corners, or with `center_point_box` centre and
+    size), `scores` [B, C, N]; scalars `max_output` (i64: boxes kept per
+    batch and class), `iou_threshold` and `score_threshold` (f32). Per
+    batch and class, the boxes scoring above the score threshold are taken
+    by descending score (ties: the lower index first) and kept unless their
+    IoU with a box kept before exceeds the IoU threshold, up to
+    `max_output`. The result is the upper bound [B * C * N, 3] of (batch,
+    class, box) rows: the kept ones in that order, then rows of -1, so
+    that a kiln.take_prefix of the count of rows not -1 gives ONNX's
+    output.
+  }];
+  let arguments = (ins Kiln_Tensor:$boxes, Kiln_Tensor:$scores, Kiln_Tensor:$max_output,
+                       Kiln_Tensor:$iou_threshold, Kiln_Tensor:$score_threshold,
+                       DefaultValuedAttr<I64Attr, "0">:$center_point_box);
+  let results = (outs Kiln_Tensor:$result);
+}
+
 def Kiln_TransferOp : Kiln_InferredOp<"transfer"> {
   let summary = "Copy a tensor to another device";
   let description = [{

@@ -78,6 +78,11 @@ Tensor scatterElements(const Tensor &data, const Tensor &indices, const Tensor &
 /// Stable argsort along `axis` (i64 indices).
 Tensor argsort(const Tensor &x, int64_t axis, bool descending);
 
+/// ONNX's NonMaxSuppression at its upper bound: [B * C * N, 3] rows of
+/// (batch, class, box) kept, then rows of -1 (kiln.non_max_suppression).
+Tensor nonMaxSuppression(const Tensor &boxes, const Tensor &scores, int64_t maxOutput,
+                         double iouThreshold, double scoreThreshold, bool centerPointBox);
+
 enum class ReduceKind { Sum, Mean, Max, Min, Prod };
 Tensor reduce(ReduceKind kind, const Tensor &x,
               const std::vector<int64_t> &axes, bool keepdims);

@@ -147,3 +147,67 @@ def unique_case(label, u):
 
 unique_case("repeats", rng.random((8, 2), dtype=np.float32) + 0.01)
 unique_case("two-levels", rng.choice(np.float32([0.1, 0.5]), (8, 2)))
+
+
+# NonMaxSuppression of computed scores (a sigmoid of logits), thresholds as
+# initializers, as a detector's exported head writes it.
+nms_graph = helper.make_graph(
+    [helper.make_node("Sigmoid", ["logits"], ["scores"]),
+     helper.make_node("NonMaxSuppression", ["boxes", "scores", "max_out", "iou", "min_score"],
+                      ["selected"])],
+    "nms", [vi("boxes", T.FLOAT, [2, 16, 4]), vi("logits", T.FLOAT, [2, 3, 16])],
+    [vi("selected", T.INT64, ["k", 3])],
+    [helper.make_tensor("max_out", T.INT64, [1], [5]),
+     helper.make_tensor("iou", T.FLOAT, [1], [0.4]),
+     helper.make_tensor("min_score", T.FLOAT, [1], [0.3])])
+onnx.save(helper.make_model(nms_graph, opset_imports=[helper.make_opsetid("", 11)]),
+          os.path.join(OUT, "nms.onnx"))
+
+
+def greedy_nms(boxes, scores, max_out, iou_threshold, score_threshold):
+    """ONNX's NonMaxSuppression (corner boxes), one box at a time."""
+    def extent(b):
+        return min(b[0], b[2]), min(b[1], b[3]), max(b[0], b[2]), max(b[1], b[3])
+
+    def iou(p, q):
+        h = min(p[2], q[2]) - max(p[0], q[0])
+        w = min(p[3], q[3]) - max(p[1], q[1])
+        if h <= 0 or w <= 0:
+            return 0.0
+        inter = h * w
+        union = (p[2] - p[0]) * (p[3] - p[1]) + (q[2] - q[0]) * (q[3] - q[1]) - inter
+        return inter / union if union > 0 else 0.0
+
+    selected = []
+    for b in range(scores.shape[0]):
+        for c in range(scores.shape[1]):
+            s = scores[b, c].astype(np.float64)
+            order = [i for i in np.argsort(-s, kind="stable") if s[i] > score_threshold]
+            kept = []
+            for i in order:
+                if len(kept) >= max_out:
+                    break
+                box = extent(boxes[b, i].astype(np.float64))
+                if all(iou(box, extent(boxes[b, j].astype(np.float64))) <= iou_threshold
+                       for j in kept):
+                    kept.append(i)
+                    selected.append([b, c, i])
+    return np.array(selected, np.int64).reshape(-1, 3)
+
+
+def nms_case(label, spread, jitter):
+    d = os.path.join(OUT, f"nms-{label}")
+    os.makedirs(os.path.join(d, "expected"), exist_ok=True)
+    corners = rng.random((2, 16, 2), dtype=np.float32) * spread
+    sizes = 0.5 + rng.random((2, 16, 2), dtype=np.float32) * jitter
+    boxes = np.concatenate([corners, corners + sizes], axis=2).astype(np.float32)
+    logits = rng.standard_normal((2, 3, 16)).astype(np.float32)
+    np.save(os.path.join(d, "boxes.npy"), boxes)
+    np.save(os.path.join(d, "logits.npy"), logits)
+    scores = (1 / (1 + np.exp(-logits.astype(np.float64)))).astype(np.float32)
+    np.save(os.path.join(d, "expected", "selected.npy"),
+            greedy_nms(boxes, scores, 5, np.float32(0.4), np.float32(0.3)))
+
+
+nms_case("crowded", 0.25, 0.1)  # boxes alike and near: suppression
+nms_case("spread", 8.0, 1.0)   # little overlap: the count limit
