@@ -6,6 +6,7 @@
 #include "kiln/Reference/SizeCode.h"
 
 #include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -76,6 +77,7 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op,
   }
   // Every symbolic size inside names a listed symbol.
   unsigned count = llvm::cast<ArrayAttr>(attr.getValue()).size();
+  llvm::BitVector used(count);
   WalkResult walk = op->walk([&](Operation *inner) {
     SmallVector<Type> types(inner->getOperandTypes());
     llvm::append_range(types, inner->getResultTypes());
@@ -89,8 +91,11 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op,
       for (AffineExpr size : enc.getSizes()) {
         bool unknown = false;
         size.walk([&](AffineExpr e) {
-          if (auto s = llvm::dyn_cast<AffineSymbolExpr>(e))
+          if (auto s = llvm::dyn_cast<AffineSymbolExpr>(e)) {
             unknown |= s.getPosition() >= count;
+            if (!unknown)
+              used.set(s.getPosition());
+          }
         });
         if (unknown) {
           inner->emitOpError() << "symbolic size " << sizeString(size)
@@ -109,15 +114,20 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op,
   // the entries it keeps a prefix of.
   SmallVector<SizeSymbol> symbols = getSizeSymbols(op);
   SmallVector<Operation *> binders(symbols.size());
+  bool malformedBinder = false;
   walk = op->walk([&](TakePrefixOp prefix) {
-    // (A malformed length is the op's own error: its types do not infer.)
-    AffineMap length = prefix.getLength();
-    auto symbol = length.getNumResults() == 1
-                      ? llvm::dyn_cast<AffineSymbolExpr>(length.getResult(0))
+    // (A malformed op is its own error, reported when it is verified,
+    // which comes after this function attribute's.)
+    AffineMapAttr lengthAttr = prefix.getLengthAttr();
+    auto symbol = lengthAttr && lengthAttr.getValue().getNumResults() == 1
+                      ? llvm::dyn_cast<AffineSymbolExpr>(lengthAttr.getValue().getResult(0))
                       : nullptr;
     auto input = llvm::dyn_cast<RankedTensorType>(prefix.getInput().getType());
-    if (!symbol || !input || prefix.getAxis() < 0 || prefix.getAxis() >= input.getRank())
+    if (!symbol || !input || !prefix.getAxisAttr() || prefix.getAxis() < 0 ||
+        prefix.getAxis() >= input.getRank() || input.isDynamicDim(prefix.getAxis())) {
+      malformedBinder = true;
       return WalkResult::advance();
+    }
     unsigned k = symbol.getPosition();
     if (k >= symbols.size() || !symbols[k].bound) {
       prefix.emitOpError("binds size symbol s")
@@ -137,7 +147,15 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op,
     }
     return WalkResult::advance();
   });
-  return failure(walk.wasInterrupted());
+  if (walk.wasInterrupted())
+    return failure();
+  // A `bound` symbol something is sized by needs its binder (unless a
+  // malformed one is, which its own verification reports).
+  for (auto [k, symbol] : llvm::enumerate(symbols))
+    if (symbol.bound && !binders[k] && used.test(k) && !malformedBinder)
+      return op->emitOpError("sizes values by '")
+             << symbol.name << "' (s" << k << "), which no kiln.take_prefix binds";
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

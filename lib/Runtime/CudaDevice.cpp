@@ -339,8 +339,9 @@ Status CudaDevice::enqueueSchedule(bool capturing, size_t begin, size_t end) {
   for (size_t s = 1; st && s < streams_.size(); ++s)
     st = cuda.check(cuda.cudaStreamWaitEvent(streams_[s], forkJoinEvents_[0], 0),
                     "forking the streams");
-  // (A wait for an event of a step before `begin`, never recorded on this
-  // device, returns at once: those steps ran before this call.)
+  // (A wait for an event of a step before `begin` returns at once: those
+  // steps ran before this call, here or on another device, whose events a
+  // wait here never saw recorded.)
   for (size_t index = begin; st && index < end; ++index) {
     const StepDesc &step = program_.steps[index];
     cudaStream_t stream = streams_[step.stream];
@@ -457,10 +458,8 @@ Status CudaDevice::run(const std::vector<std::vector<uint8_t>> &inputs,
                        std::vector<StepTiming> *timings, size_t begin, size_t end) {
   const CudaApi &cuda = *api_;
   end = std::min(end, program_.steps.size());
-  bool whole = begin == 0 && end == program_.steps.size();
-  if (!whole && options_.cudaGraph)
-    return Status::error("--cuda-graph captures whole runs; this executable reads a length at "
-                         "run time between its steps");
+  if ((begin != 0 || end != program_.steps.size()) && options_.cudaGraph)
+    return Status::error("--cuda-graph captures whole runs"); // refused at Session::create
   if (Status st = makeCurrent(); !st)
     return st;
   cudaStream_t origin = streams_[0];
@@ -530,9 +529,11 @@ Status CudaDevice::copyValue(const Device &from, uint32_t value) {
                          ") before a length read at run time");
   if (Status st = makeCurrent(); !st || bytes == 0)
     return st;
-  // Both arenas are on this GPU; the other device's run has finished.
-  return api_->check(api_->cudaMemcpy(deviceData(value), other->deviceData(value), bytes,
-                                      cudaMemcpyDeviceToDevice),
+  // Both arenas are on this GPU and the other device's run has finished;
+  // queued on stream 0, before the next run's fork, which every stream
+  // waits for (the plan's streams do not wait for the legacy stream).
+  return api_->check(api_->cudaMemcpyAsync(deviceData(value), other->deviceData(value), bytes,
+                                           cudaMemcpyDeviceToDevice, streams_[0]),
                      "copying value #" + std::to_string(value) + " between size signatures");
 }
 

@@ -969,7 +969,7 @@ struct Loader {
     if (!s)
       return fail(s.message());
     s = genericSignature(file, *exe);
-    if (!s || !(s = inputReads(*exe)) || !(s = valueReads(*exe)))
+    if (!s || !(s = inputReads(*exe)) || !(s = valueReads(file, *exe)))
       return fail(s.message());
     return std::shared_ptr<const Executable>(std::move(exe));
   }
@@ -1044,8 +1044,9 @@ struct Loader {
 
   /// Each computed value a size symbol reads (a length that follows data):
   /// an i64 buffer a step computes, holding the element; the symbol is
-  /// known from the step after, and so is one that uses it.
-  static Status valueReads(Executable &exe) {
+  /// known from the step after, and so is one that uses it; no step before
+  /// that sizes anything by it.
+  static Status valueReads(const kx::Executable &file, Executable &exe) {
     const Program &p = *exe.program_;
     std::vector<size_t> producer(p.values.size(), 0);
     for (size_t i = 0; i < p.steps.size(); ++i)
@@ -1078,6 +1079,48 @@ struct Loader {
             else
               sym.knownFromStep = std::max(sym.knownFromStep, producer[operands[0]]);
           });
+    for (size_t k = 0; k < exe.symbols_.size() && status; ++k) {
+      const SizeSymbolSpec &sym = exe.symbols_[k];
+      if (sym.knownFromStep == 0)
+        continue;
+      if (sym.min < 0)
+        return Status::error("size symbol '" + sym.name + "' is a length but its range " +
+                             std::to_string(sym.min) + ".." + std::to_string(sym.max) +
+                             " takes negative values");
+      // (The file was validated whole: every vector below exists where a
+      // step has it.)
+      auto uses = [&](const kx::SizeExpr *e) {
+        bool found = false;
+        if (e && e->code())
+          ref::forEachSizeInstruction(e->code()->data(), e->code()->size(),
+                                      [&](ref::SizeOp op, const int64_t *operands) {
+                                        found |= op == ref::SizeOp::Symbol &&
+                                                 exe.symbols_[operands[0]].knownFromStep >=
+                                                     sym.knownFromStep;
+                                      });
+        return found;
+      };
+      auto usesAny = [&](const auto *exprs) {
+        return exprs && std::any_of(exprs->begin(), exprs->end(), uses);
+      };
+      for (size_t i = 0; i < sym.knownFromStep && file.steps(); ++i) {
+        const kx::Step *step = file.steps()->Get(i);
+        bool used = usesAny(step->kernel_sizes()) || uses(step->grid_size());
+        if (step->ops())
+          for (const kx::Op *op : *step->ops()) {
+            if (op->results())
+              for (const kx::TensorType *t : *op->results())
+                used |= usesAny(t->sizes());
+            if (op->attrs())
+              for (const kx::Attr *a : *op->attrs())
+                used |= usesAny(a->sizes());
+          }
+        if (used)
+          return Status::error("step #" + std::to_string(i) + " is sized by '" + sym.name +
+                               "', which is known only once step #" +
+                               std::to_string(sym.knownFromStep - 1) + " has run");
+      }
+    }
     return status;
   }
 

@@ -58,6 +58,9 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Executabl
     if (options.deviceOrdinal != 0)
       return Status::error("a device number applies to --device=cuda:N only");
   }
+  if (options.cudaGraph && exe->hasLengthsReadMidRun())
+    return Status::error("--cuda-graph captures whole runs; this executable reads lengths that "
+                         "follow computed data between its steps (docs/runtime.md)");
   if (options.cudaGraph && options.syncEachStep)
     return Status::error("--sync-each-step and --cuda-graph exclude each other (a graph "
                          "replays the whole schedule in one launch)");
@@ -165,6 +168,35 @@ Status Session::setInput(size_t index, const void *data, size_t bytes,
   return Status::ok();
 }
 
+/// Element `element` of integer (or boolean) input `input`, as a size
+/// reads it.
+bool Session::readInputElement(int64_t input, int64_t element, int64_t &value,
+                               std::string &error) const {
+  const TensorSpec &spec = exe_->inputs()[input];
+  int64_t count = ref::numElements(inputShapes_[input]);
+  if (element >= count) {
+    error = "input '" + spec.name + "' has " + std::to_string(count) +
+            " elements; its element " + std::to_string(element) + " gives a size";
+    return false;
+  }
+  const uint8_t *data = inputStorage_[input].data();
+  switch (spec.dtype) {
+  case ref::DType::I64: std::memcpy(&value, data + 8 * element, 8); return true;
+  case ref::DType::I32: {
+    int32_t v;
+    std::memcpy(&v, data + 4 * element, 4);
+    value = v;
+    return true;
+  }
+  case ref::DType::I1: // one byte each
+    value = data[element] != 0;
+    return true;
+  default:
+    error = "input '" + spec.name + "' gives sizes but holds " + ref::dtypeName(spec.dtype);
+    return false;
+  }
+}
+
 /// The size symbols' values from the inputs' shapes: each dynamic
 /// dimension named by a symbol gives it, and inputs sharing one must agree.
 /// Lengths read mid-run hold their largest value until bindLengths().
@@ -193,31 +225,9 @@ Status Session::bindSymbols(std::vector<int64_t> &values) const {
       return Status::error("no input gives the size '" + symbols[s].name + "'");
   // Then the values read at run time, in order (each may use the earlier
   // ones), from the integer inputs' elements.
-  ref::InputElementReader read = [&](int64_t input, int64_t element, int64_t &value,
-                                     std::string &error) {
-    const TensorSpec &spec = exe_->inputs()[input];
-    int64_t count = ref::numElements(inputShapes_[input]);
-    if (element >= count) {
-      error = "input '" + spec.name + "' has " + std::to_string(count) +
-              " elements; its element " + std::to_string(element) + " gives a size";
-      return false;
-    }
-    const uint8_t *data = inputStorage_[input].data();
-    switch (spec.dtype) {
-    case ref::DType::I64: std::memcpy(&value, data + 8 * element, 8); return true;
-    case ref::DType::I32: {
-      int32_t v;
-      std::memcpy(&v, data + 4 * element, 4);
-      value = v;
-      return true;
-    }
-    case ref::DType::I1: // one byte each
-      value = data[element] != 0;
-      return true;
-    default:
-      error = "input '" + spec.name + "' gives sizes but holds " + ref::dtypeName(spec.dtype);
-      return false;
-    }
+  ref::InputElementReader read = [this](int64_t input, int64_t element, int64_t &value,
+                                        std::string &error) {
+    return readInputElement(input, element, value, error);
   };
   ref::FloatElementReader readFloat = [&](int64_t input, int64_t element, double &value,
                                           std::string &error) {
@@ -272,24 +282,9 @@ Status Session::bindLengths(size_t step, std::vector<int64_t> &values) const {
     error = st.message();
     return st.isOk();
   };
-  // An input's elements, as bindSymbols read them.
-  ref::InputElementReader readInput = [&](int64_t input, int64_t element, int64_t &out,
-                                          std::string &error) {
-    const TensorSpec &spec = exe_->inputs()[input];
-    if (element >= ref::numElements(inputShapes_[input]) ||
-        (spec.dtype != ref::DType::I64 && spec.dtype != ref::DType::I32)) {
-      error = "input '" + spec.name + "' has no integer element " + std::to_string(element);
-      return false;
-    }
-    const uint8_t *data = inputStorage_[input].data();
-    if (spec.dtype == ref::DType::I64) {
-      std::memcpy(&out, data + 8 * element, 8);
-    } else {
-      int32_t v;
-      std::memcpy(&v, data + 4 * element, 4);
-      out = v;
-    }
-    return true;
+  ref::InputElementReader readInput = [this](int64_t input, int64_t element, int64_t &out,
+                                             std::string &error) {
+    return readInputElement(input, element, out, error);
   };
   for (size_t s = 0; s < symbols.size(); ++s) {
     if (symbols[s].knownFromStep != step)
@@ -316,8 +311,14 @@ Status Session::bindLengths(size_t step, std::vector<int64_t> &values) const {
 Status Session::selectSignature(const std::vector<int64_t> &values) {
   // Each device holds an arena of the plan's (largest) size: on a GPU,
   // whose memory the model's weights and activations fill, two (the sizes
-  // of two alternating runs); on the host, 8.
-  const size_t kMaxSignatures = options_.device == DeviceChoice::Cuda ? 2 : 8;
+  // of two alternating runs); on the host, 8. A run in parts (lengths read
+  // mid-run) uses a signature per part: as many times that. The device a
+  // run in parts copies from is the most recently used, never the one
+  // dropped.
+  size_t parts = 1;
+  for (const SizeSymbolSpec &sym : exe_->sizeSymbols())
+    parts += sym.knownFromStep > 0;
+  const size_t kMaxSignatures = (options_.device == DeviceChoice::Cuda ? 2 : 8) * parts;
   // Each input's shape must be the program's for these sizes (an input
   // whose size is an expression of the symbols, e.g. seq + 1, is checked
   // here), whether the program is new or kept from an earlier run.
@@ -413,6 +414,14 @@ Status Session::runInParts(std::vector<int64_t> &values) {
   }
   for (uint32_t out : structure.outputValues)
     lastUse[out] = numSteps;
+  // A length reads its value once its last operand is known.
+  for (const SizeSymbolSpec &sym : symbols)
+    ref::forEachSizeInstruction(sym.code.data(), sym.code.size(),
+                                [&](ref::SizeOp op, const int64_t *operands) {
+                                  if (op == ref::SizeOp::ValueElement)
+                                    lastUse[operands[0]] =
+                                        std::max(lastUse[operands[0]], sym.knownFromStep);
+                                });
   size_t begin = 0;
   Device *previous = nullptr;
   for (size_t cut : cuts) {

@@ -76,8 +76,9 @@ private:
   LogicalResult bindLength(TakePrefixOp op, exec::StepOp step);
 
   llvm::DenseMap<Value, uint32_t> valueIndices;
-  /// Per symbol a kiln.take_prefix binds: the program value of its count.
-  std::map<unsigned, uint32_t> boundLengths;
+  /// Per symbol a kiln.take_prefix binds: its code (element 0 of the
+  /// program value of its count, or the count's literal value).
+  std::map<unsigned, SmallVector<int64_t>> boundLengths;
   std::vector<flatbuffers::Offset<kx::Value>> values;
   std::vector<flatbuffers::Offset<kx::Weight>> weights;
 };
@@ -345,15 +346,31 @@ FailureOr<flatbuffers::Offset<kx::ConvCall>> Writer::convCall(exec::StepOp s) {
 
 LogicalResult Writer::bindLength(TakePrefixOp op, exec::StepOp step) {
   // The count is read between steps: it must be a step's input, which
-  // another step (or the model's inputs or weights) gives.
+  // another step computes, or a literal (a count folded to a constant).
   auto arg = llvm::dyn_cast<BlockArgument>(op.getCount());
   if (!arg || arg.getOwner() != &step.getBody().front())
     return op.emitOpError("reads its count from its own step; it must come from another");
-  FailureOr<uint32_t> value = valueIndex(step.getInputs()[arg.getArgNumber()]);
-  if (failed(value))
-    return failure();
+  Value count = step.getInputs()[arg.getArgNumber()];
   unsigned symbol = llvm::cast<AffineSymbolExpr>(op.getLength().getResult(0)).getPosition();
-  if (!boundLengths.emplace(symbol, *value).second)
+  SmallVector<int64_t> code;
+  ElementsAttr literal;
+  if (auto c = count.getDefiningOp<ConstantOp>())
+    literal = c.getValue();
+  else if (auto w = count.getDefiningOp<WeightOp>())
+    literal = w.getValue();
+  if (auto dense = llvm::dyn_cast_or_null<DenseElementsAttr>(literal)) {
+    code = {static_cast<int64_t>(::kiln::ref::SizeOp::Constant),
+            (*dense.value_begin<APInt>()).getSExtValue()};
+  } else if (llvm::isa<BlockArgument>(count)) {
+    return op.emitOpError("reads its count from a model input; a size read from an input "
+                          "is a size symbol's code");
+  } else {
+    FailureOr<uint32_t> value = valueIndex(count);
+    if (failed(value))
+      return failure();
+    code = {static_cast<int64_t>(::kiln::ref::SizeOp::ValueElement), *value, 0};
+  }
+  if (!boundLengths.emplace(symbol, code).second)
     return op.emitOpError("binds size symbol s") << symbol << ", which another op binds too";
   return success();
 }
@@ -530,13 +547,13 @@ LogicalResult Writer::write(llvm::raw_ostream &os) {
   for (auto [k, s] : llvm::enumerate(getSizeSymbols(func))) {
     SmallVector<int64_t> code = s.code;
     if (s.bound) {
-      // Element 0 of the count its kiln.take_prefix reads; a length whose
-      // op was removed (nothing used it) sizes nothing: a constant.
+      // What its kiln.take_prefix reads; a length whose op was removed
+      // sizes nothing (the dialect refuses a bound symbol used unbound): a
+      // constant.
       auto it = boundLengths.find(k);
       code = it == boundLengths.end()
                  ? SmallVector<int64_t>{static_cast<int64_t>(::kiln::ref::SizeOp::Constant), s.min}
-                 : SmallVector<int64_t>{static_cast<int64_t>(::kiln::ref::SizeOp::ValueElement),
-                                        it->second, 0};
+                 : it->second;
     }
     symbols.push_back(kx::CreateSizeSymbol(fbb, fbb.CreateString(s.name), s.min, s.max, s.opt,
                                            code.empty() ? 0 : fbb.CreateVector(code.data(), code.size())));

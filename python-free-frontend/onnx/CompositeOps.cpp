@@ -730,51 +730,42 @@ void registerGatherBasedConverters(ConverterMap &m) {
     if (failed(axis))
       return failure();
     int64_t extent = c.type(x).getDimSize(*axis);
-    if (c.readsAtRunTime(1) && c.type(c.input(1)).getElementType().isInteger(1) &&
-        !hasSymbolicSizes(x.getType())) {
-      // The condition read at run time: as many results as it holds true
-      // within the axis, gathered from the positions of the trues.
-      AffineExpr kept = nonZerosAtRunTime(c, c.node.output(0) + ".dim" + std::to_string(*axis),
-                                          c.input(1), extent);
-      if (!kept)
-        return failure();
-      // The condition over the axis: cut, or extended with false.
-      Value keep = c.cast(c.input(1), c.builder.getI64Type());
-      int64_t given = c.type(keep).getNumElements();
-      if (given > extent)
-        keep = c.build<SliceOp>(keep, {c.named("starts", c.ints({0})),
-                                       c.named("ends", c.ints({extent})),
-                                       c.named("steps", c.ints({1}))});
-      else if (given < extent)
-        keep = c.build<ConcatOp>({keep, c.constantI64(SmallVector<int64_t>(extent - given, 0))},
-                                 {c.named("axis", c.builder.getI64IntegerAttr(0))});
-      return c.finish(c.build<GatherOp>({x, nonZeroPositions(c, keep, kept)},
-                                        {c.named("axis", c.builder.getI64IntegerAttr(*axis))}));
-    }
-    std::string saved = c.unsupported;
-    FailureOr<DenseElementsAttr> condition = c.constantOf(c.input(1), 1);
-    if (failed(condition) && c.type(c.input(1)).getElementType().isInteger(1) &&
-        c.type(c.input(1)).hasStaticShape() && !hasSymbolicSizes(x.getType())) {
-      // A computed condition: the positions of its trues within the axis
-      // (the condition cut or extended with false), a prefix whose length
-      // is read once computed.
-      c.unsupported = saved;
+    // The condition over the axis as i64: cut, or extended with false.
+    auto keepAlongAxis = [&]() {
       Value keep = c.cast(c.reshape(c.input(1), {c.type(c.input(1)).getNumElements()}),
                           c.builder.getI64Type());
       int64_t given = c.type(keep).getNumElements();
       if (given > extent)
-        keep = c.build<SliceOp>(keep, {c.named("starts", c.ints({0})),
+        return c.build<SliceOp>(keep, {c.named("starts", c.ints({0})),
                                        c.named("ends", c.ints({extent})),
                                        c.named("steps", c.ints({1}))});
-      else if (given < extent)
-        keep = c.build<ConcatOp>({keep, c.constantI64(SmallVector<int64_t>(extent - given, 0))},
+      if (given < extent)
+        return c.build<ConcatOp>({keep, c.constantI64(SmallVector<int64_t>(extent - given, 0))},
                                  {c.named("axis", c.builder.getI64IntegerAttr(0))});
-      Value positions =
-          nonZeroPrefix(c, keep, c.node.output(0) + ".dim" + std::to_string(*axis));
-      if (!positions)
-        return failure();
+      return keep;
+    };
+    auto gatherAlongAxis = [&](Value positions) {
       return c.finish(c.build<GatherOp>({x, positions},
                                         {c.named("axis", c.builder.getI64IntegerAttr(*axis))}));
+    };
+    std::string name = c.node.output(0) + ".dim" + std::to_string(*axis);
+    bool boolean = c.type(c.input(1)).getElementType().isInteger(1);
+    if (c.readsAtRunTime(1) && boolean && !hasSymbolicSizes(x.getType())) {
+      // The condition read at run time: as many results as it holds true
+      // within the axis, gathered from the positions of the trues.
+      AffineExpr kept = nonZerosAtRunTime(c, name, c.input(1), extent);
+      if (!kept)
+        return failure();
+      return gatherAlongAxis(nonZeroPositions(c, keepAlongAxis(), kept));
+    }
+    std::string saved = c.unsupported;
+    FailureOr<DenseElementsAttr> condition = c.constantOf(c.input(1), 1);
+    if (failed(condition) && boolean && c.type(c.input(1)).hasStaticShape() &&
+        !hasSymbolicSizes(x.getType())) {
+      // A computed condition: the positions of its trues, a prefix whose
+      // length is read once computed.
+      c.unsupported = saved;
+      return gatherAlongAxis(nonZeroPrefix(c, keepAlongAxis(), name));
     }
     if (failed(condition))
       return failure();

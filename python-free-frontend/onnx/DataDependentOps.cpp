@@ -34,8 +34,9 @@ Value nonZeroPrefix(NodeContext &c, Value flat, const std::string &name) {
 namespace {
 
 /// The most entries Unique compares: each group is found by comparing
-/// every entry with every group's first (an [entries, groups] table).
-constexpr int64_t kMaxUniqueEntries = 4096;
+/// every entry with every group's first (an [entries, groups] table of
+/// i64, planned at its largest: 8 MiB).
+constexpr int64_t kMaxUniqueEntries = 1024;
 /// The most values in one entry (a row along `axis`): sorted one by one.
 constexpr int64_t kMaxUniqueRowValues = 64;
 

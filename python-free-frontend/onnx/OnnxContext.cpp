@@ -235,6 +235,8 @@ AffineExpr NodeContext::addSizeSymbol(SizeSymbol s) {
 }
 
 Value NodeContext::takePrefix(Value v, Value count, int64_t axis, const std::string &name) {
+  if (!v || !count)
+    return Value();
   SizeSymbol s;
   s.name = name;
   s.min = 0;

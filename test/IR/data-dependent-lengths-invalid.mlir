@@ -113,3 +113,14 @@ func.func @unknown_box_format(%boxes: !b, %scores: !s, %max: !k, %iou: !f, %min:
   %rows = kiln.non_max_suppression %boxes, %scores, %max, %iou, %min {center_point_box = 2 : i64} : (!b, !s, !k, !f, !f) -> tensor<96x3xi64, #kiln.enc<row_major, cpu>>
   return
 }
+
+// -----
+
+!v = tensor<30xi64, #kiln.enc<row_major, cpu>>
+
+// A length something is sized by, which no take_prefix binds.
+// CHECK: error: 'func.func' op sizes values by 'y' (s0), which no kiln.take_prefix binds
+func.func @unbound(%v: !v) -> tensor<?xi64, #kiln.enc<row_major, cpu, [s0]>> attributes {kiln.symbols = [{name = "y", min = 0, max = 30, opt = 1, bound}]} {
+  %0 = kiln.reshape %v {shape = array<i64>, sizes = affine_map<()[s0] -> (s0)>, checked_at_run_time} : (!v) -> tensor<?xi64, #kiln.enc<row_major, cpu, [s0]>>
+  return %0 : tensor<?xi64, #kiln.enc<row_major, cpu, [s0]>>
+}

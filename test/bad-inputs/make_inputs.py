@@ -238,6 +238,25 @@ edit_each("rt.kx", [
         ("rt-input-sized-at-run-time.kx",
          "exe['values'][0]['type']['shape'][0] = -1; "
          "exe['values'][0]['type']['sizes'] = [{'code': [1, 4]}]")])
+# An executable whose output length follows computed data (NonZero of a
+# comparison: its length read from a count a step computes) and hostile
+# edits of that length's symbol: a value past the file's, one that is not
+# an i64 buffer a step computes (the input), an element past the count, a
+# negative range, a range the data exceeds.
+write("len.onnx", model([helper.make_node("Greater", ["x", "zero"], ["m"]),
+                         helper.make_node("NonZero", ["m"], ["y"])],
+                        [f32("x", [6])], [helper.make_tensor_value_info("y", TensorProto.INT64,
+                                                                       None)],
+                        [numpy_helper.from_array(np.zeros((), np.float32), "zero")]))
+subprocess.run([kilnc, path("len.onnx"), "-o", path("len.kx")], check=True, capture_output=True)
+np.save(path("len-x.npy"), np.array([1, -1, 2, 3, -4, 5], np.float32))
+length = "exe['symbols'][0]"
+edit_each("len.kx", [
+        ("len-no-such-value.kx", f"{length}['code'][1] = 100000"),
+        ("len-reads-input.kx", f"{length}['code'][1] = 0"),
+        ("len-past-count.kx", f"{length}['code'][2] = 1"),
+        ("len-negative-range.kx", f"{length}['min'] = -1"),
+        ("len-range-exceeded.kx", f"{length}['max'] = 2; {length}['opt'] = 2")])
 edit_each("tiny.kx", [("placed-static.kx", "[v for v in exe['values'] if v.get('kind') == "
                                            "'Buffer'][0]['index'] = 2**64 - 1")])
 

@@ -285,7 +285,6 @@ TEST(Runtime, LengthsThatFollowDataAreReadMidRunForEveryRun) {
     ASSERT_TRUE(session) << session.status().message();
     // None, some, all, some again (a signature seen before), and more
     // counts than the signatures kept, each against the expected values.
-    std::mt19937 rng(5);
     for (int trial = 0; trial < 14; ++trial) {
       std::vector<float> x = randomFloats(12, 100 + trial);
       for (float &v : x)

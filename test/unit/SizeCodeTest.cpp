@@ -126,3 +126,33 @@ TEST(SizeCode, ScaledElements) {
   std::vector<int64_t> truncated = {13, 0, 1};
   EXPECT_EQ(checkSizeCode(truncated.data(), truncated.size(), 0, 1), "a symbolic size is malformed");
 }
+
+TEST(SizeCode, ValueElements) {
+  // `14 v j`: element j of program value v, a length computed by a step;
+  // only where the caller reads values (the loader, bindLengths).
+  std::vector<int64_t> code = {14, 7, 0, 0, 1, 2};
+  EXPECT_EQ(checkSizeCode(code.data(), code.size(), 0, 0, 8), "");
+  EXPECT_NE(checkSizeCode(code.data(), code.size(), 0, 0, 7).find("reads value #7 element 0 of 7"),
+            std::string::npos);
+  EXPECT_NE(checkSizeCode(code.data(), code.size(), 0, 4).find("reads a computed value"),
+            std::string::npos);
+  std::vector<int64_t> negative = {14, 2, -1};
+  EXPECT_NE(checkSizeCode(negative.data(), negative.size(), 0, 0, 8), "");
+  InputElementReader value = [](int64_t v, int64_t element, int64_t &out, std::string &error) {
+    if (v != 7 || element != 0) {
+      error = "no such value";
+      return false;
+    }
+    out = 41;
+    return true;
+  };
+  int64_t out = 0;
+  EXPECT_EQ(evaluateSizeCode(code.data(), code.size(), {}, nullptr, out, nullptr, &value), "");
+  EXPECT_EQ(out, 42);
+  // Without a value reader the code is refused, not read.
+  EXPECT_NE(error(code), "");
+  std::vector<int64_t> other = {14, 3, 0};
+  EXPECT_EQ(evaluateSizeCode(other.data(), other.size(), {}, nullptr, out, nullptr, &value),
+            "no such value");
+  EXPECT_EQ(sizeCodeText(code.data(), code.size(), {}, {}), "value #7[0] + 1");
+}

@@ -307,8 +307,8 @@ def Kiln_TakePrefixOp : Kiln_InferredOp<"take_prefix"> {
     result's size there: one symbol, `bound` in the function's
     `kiln.symbols`, which the runtime binds from `count` (an i64 scalar
     computed by an earlier step) once that step has run, before the steps
-    sized by it are specialised (docs/runtime.md). A count outside
-    0..size is an error naming the op.
+    sized by it are specialised (docs/runtime.md); a count outside the
+    symbol's range (0..size) is refused naming the symbol.
   }];
   let arguments = (ins Kiln_Tensor:$input, Kiln_Tensor:$count, I64Attr:$axis,
                        AffineMapAttr:$length);

@@ -284,6 +284,8 @@ public:
 
 private:
   Session() = default;
+  bool readInputElement(int64_t input, int64_t element, int64_t &value,
+                        std::string &error) const;
   Status bindSymbols(std::vector<int64_t> &values) const;
   Status bindLengths(size_t step, std::vector<int64_t> &values) const;
   Status selectSignature(const std::vector<int64_t> &values);

@@ -97,22 +97,24 @@ unique_nodes = [
                      sorted=0),
     helper.make_node("Unique", ["levels"], ["rows", "rows_first", "rows_inverse", "rows_counts"],
                      axis=0, sorted=1),
+    helper.make_node("Unique", ["levels"], ["cols", "cols_first", "cols_inverse", "cols_counts"],
+                     axis=-1, sorted=0),
+    # Of a constant: its count folds to a literal.
+    helper.make_node("Unique", ["table"], ["table_y", "", "", "table_counts"]),
 ]
 unique_graph = helper.make_graph(
     unique_nodes, "unique", [vi("u", T.FLOAT, [8, 2])],
-    [vi(n, T.FLOAT if n.startswith(("y", "rows")) and not n.startswith("rows_") else T.INT64,
-        None if n.startswith("inverse") or n == "rows_inverse" else ["k"])
+    [vi(n, T.FLOAT if n in ("y", "y_seen", "rows", "cols", "table_y") else T.INT64, None)
      for n in ["y", "first", "inverse", "counts", "y_seen", "first_seen", "inverse_seen",
-               "counts_seen", "rows", "rows_first", "rows_inverse", "rows_counts"]],
-    [helper.make_tensor("three", T.FLOAT, [], [3.0])])
+               "counts_seen", "rows", "rows_first", "rows_inverse", "rows_counts", "cols",
+               "cols_first", "cols_inverse", "cols_counts", "table_y", "table_counts"]],
+    [helper.make_tensor("three", T.FLOAT, [], [3.0]),
+     helper.make_tensor("table", T.FLOAT, [7], [3, 1, 3, 2, 1, 3, 5])])
+# Every output's shape: its rank, the sizes left unnamed.
+ranks = {"rows": 2, "cols": 2}
 for out in unique_graph.output:
-    if out.name == "rows":
-        out.type.tensor_type.shape.Clear()
-        out.type.tensor_type.shape.dim.add().dim_param = "r"
-        out.type.tensor_type.shape.dim.add().dim_value = 2
-    elif out.name.startswith("inverse") or out.name == "rows_inverse":
-        out.type.tensor_type.shape.Clear()
-        out.type.tensor_type.shape.dim.add().dim_value = 16 if out.name != "rows_inverse" else 8
+    for _ in range(ranks.get(out.name, 1)):
+        out.type.tensor_type.shape.dim.add()
 onnx.save(helper.make_model(unique_graph, opset_imports=[helper.make_opsetid("", 13)]),
           os.path.join(OUT, "unique.onnx"))
 
@@ -136,12 +138,22 @@ def unique_case(label, u):
     seen = by_first_occurrence(y, first, inverse, counts)
     rows, rows_first, rows_inverse, rows_counts = np.unique(
         levels, axis=0, return_index=True, return_inverse=True, return_counts=True)
+    cols, cols_first, cols_inverse, cols_counts = np.unique(
+        levels, axis=1, return_index=True, return_inverse=True, return_counts=True)
+    order = np.argsort(cols_first, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    table_y, table_counts = np.unique(np.float32([3, 1, 3, 2, 1, 3, 5]), return_counts=True)
     expected = {"y": y, "first": first, "inverse": inverse, "counts": counts,
                 "y_seen": seen[0], "first_seen": seen[1], "inverse_seen": seen[2],
                 "counts_seen": seen[3], "rows": rows, "rows_first": rows_first,
-                "rows_inverse": rows_inverse.reshape(-1), "rows_counts": rows_counts}
+                "rows_inverse": rows_inverse.reshape(-1), "rows_counts": rows_counts,
+                "cols": np.ascontiguousarray(cols[:, order]), "cols_first": cols_first[order],
+                "cols_inverse": rank[cols_inverse.reshape(-1)], "cols_counts": cols_counts[order],
+                "table_y": table_y, "table_counts": table_counts}
     for k, v in expected.items():
-        v = v.astype(np.float32) if k in ("y", "y_seen", "rows") else v.astype(np.int64)
+        v = v.astype(np.float32) if k in ("y", "y_seen", "rows", "cols", "table_y") \
+            else v.astype(np.int64)
         np.save(os.path.join(d, "expected", k + ".npy"), v)
 
 
