@@ -470,7 +470,30 @@ std::string Session::describeDevice() const {
   return current_->describe();
 }
 std::vector<KernelProfile> Session::kernelProfiles() const {
-  return current_ ? current_->kernelProfiles() : std::vector<KernelProfile>{};
+  if (!exe_->hasLengthsReadMidRun())
+    return current_ ? current_->kernelProfiles() : std::vector<KernelProfile>{};
+  // A run in parts launches kernels on each part's device: the counts of
+  // every device kept, summed per kernel.
+  std::vector<KernelProfile> merged;
+  for (const Signature &signature : signatures_)
+    for (KernelProfile &profile : signature.device->kernelProfiles()) {
+      auto same = std::find_if(merged.begin(), merged.end(), [&](const KernelProfile &k) {
+        return k.kernel == profile.kernel;
+      });
+      if (same == merged.end()) {
+        merged.push_back(std::move(profile));
+        continue;
+      }
+      same->launches += profile.launches;
+      same->counts += profile.counts;
+      for (size_t step : profile.steps)
+        if (std::find(same->steps.begin(), same->steps.end(), step) == same->steps.end())
+          same->steps.push_back(step);
+    }
+  std::sort(merged.begin(), merged.end(), [](const KernelProfile &a, const KernelProfile &b) {
+    return a.steps.front() < b.steps.front();
+  });
+  return merged;
 }
 
 std::vector<std::string> Executable::stepLocations(size_t step) const {
