@@ -123,8 +123,8 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op,
                       ? llvm::dyn_cast<AffineSymbolExpr>(lengthAttr.getValue().getResult(0))
                       : nullptr;
     auto input = llvm::dyn_cast<RankedTensorType>(prefix.getInput().getType());
-    if (!symbol || !input || !prefix.getAxisAttr() || prefix.getAxis() < 0 ||
-        prefix.getAxis() >= input.getRank() || input.isDynamicDim(prefix.getAxis())) {
+    int64_t axis = prefix.getAxisAttr() ? prefix.getAxisAttr().getInt() : -1;
+    if (!symbol || !input || axis < 0 || axis >= input.getRank() || input.isDynamicDim(axis)) {
       malformedBinder = true;
       return WalkResult::advance();
     }
@@ -139,9 +139,9 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op,
       return WalkResult::interrupt();
     }
     binders[k] = prefix;
-    if (symbols[k].max > input.getDimSize(prefix.getAxis())) {
+    if (symbols[k].max > input.getDimSize(axis)) {
       prefix.emitOpError("binds '") << symbols[k].name << "' up to " << symbols[k].max
-                                    << ", past the " << input.getDimSize(prefix.getAxis())
+                                    << ", past the " << input.getDimSize(axis)
                                     << " entries it keeps a prefix of";
       return WalkResult::interrupt();
     }
