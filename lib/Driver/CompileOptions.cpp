@@ -88,7 +88,11 @@ std::string verifyCompileOptions(const CompileOptions &options) {
     return "--fold-budget-bytes takes bytes, 0 or more";
   if (!options.tuningCache.empty() && options.target == Target::CPU)
     return "--tuning-cache applies to --target=cuda and cuda-emu";
+  if (options.trainable != ".*" && options.gradLoss.empty())
+    return "--trainable applies with --grad (it chooses the weights differentiated)";
   if (!options.optimize) {
+    if (!options.gradLoss.empty())
+      return "-O0 stops after parsing; --grad needs the graph pipeline";
     if (options.target != Target::CPU)
       return "-O0 stops after parsing; --target=cuda and cuda-emu need the pipeline";
     if (options.lower)

@@ -22,6 +22,10 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
   graph.foldReport = true;
   graph.foldBudgetSeconds = options.foldBudgetSeconds;
   graph.foldBudgetBytes = options.foldBudgetBytes;
+  // The backward graph first: every pass after treats it as any graph.
+  if (!options.gradLoss.empty())
+    pm.nest<func::FuncOp>().addPass(
+        mlir::kiln::createKilnGrad({options.gradLoss, options.trainable}));
   mlir::kiln::buildDefaultGraphPipeline(pm, graph);
   // (Over symbolic sizes the GPU layout and placement passes leave the
   // function as it is; the CPU's take a dynamic batch.)

@@ -230,6 +230,17 @@ static cl::opt<bool> autotuneFlag(
     cl::desc("Time each matmul step as a cuBLASLt call and as a generated kernel on GPU 0, "
              "record the times in --tuning-cache, then compile with them (--target=cuda)"),
     cl::cat(kilncCategory));
+static cl::opt<std::string> grad(
+    "grad",
+    cl::desc("Differentiate the scalar output LOSS: the executable's outputs are LOSS and "
+             "grad.W, the gradient of each trainable weight W (float ONNX initializers, .kg "
+             "weights)"),
+    cl::value_desc("LOSS"), cl::cat(kilncCategory));
+static cl::opt<std::string> trainable(
+    "trainable",
+    cl::desc("With --grad: differentiate only the weights whose names match REGEX (default: "
+             "every float weight)"),
+    cl::value_desc("REGEX"), cl::init(".*"), cl::cat(kilncCategory));
 static cl::opt<double> foldBudget(
     "fold-budget",
     cl::desc("Seconds constant folding may take (default 60); what is left over is computed "
@@ -376,6 +387,8 @@ LogicalResult readCompileOptions(EmitKind kind, driver::CompileOptions &options)
   if (maxStreams.getNumOccurrences())
     options.maxStreams = maxStreams;
   options.fusionReport = fusionReport;
+  options.gradLoss = grad;
+  options.trainable = trainable;
   options.foldBudgetSeconds = foldBudget;
   options.foldBudgetBytes = foldBudgetBytes;
   options.kernelReport = kernelReport;

@@ -75,6 +75,10 @@ struct CompileOptions {
   bool emuProfile = false;
 
   // The graph pipeline.
+  /// --grad=LOSS: differentiate the output LOSS (kiln-grad) with respect to
+  /// the trainable weights, those whose names --trainable matches.
+  std::string gradLoss;
+  std::string trainable = ".*";
   /// false (-O0): stop after parsing.
   bool optimize = true;
   bool fusion = true;

@@ -33,6 +33,30 @@ def KilnQuantizedWeights : Pass<"kiln-quantized-weights", "func::FuncOp"> {
   let dependentDialects = ["::mlir::kiln::KilnDialect"];
 }
 
+def KilnGrad : Pass<"kiln-grad", "func::FuncOp"> {
+  let summary = "Append the backward graph of a scalar output: its gradient with respect to every trainable weight";
+  let description = [{
+    Reverse-mode autodiff at compile time. The output named `loss` (a float
+    scalar) is differentiated with respect to every float `kiln.weight`
+    whose name `trainable` matches (an extended regular expression, all by
+    default): the vector-Jacobian product of each op, from one rule per op
+    (lib/Transforms/GradRules.cpp), appended as ordinary kiln ops. The
+    function then returns the loss and one output per such weight W, named
+    "grad.W", of W's type (zeros where the loss does not depend on W); its
+    other outputs are dropped. Ops the loss depends on through a trainable
+    weight without a derivative are one error that names each at its
+    location. Runs first, so that every later pass treats the backward
+    graph as any graph.
+  }];
+  let options = [
+    Option<"loss", "loss", "std::string", /*default=*/"\"\"",
+           "The name of the scalar output to differentiate">,
+    Option<"trainable", "trainable", "std::string", /*default=*/"\".*\"",
+           "Which weights are differentiated: a regular expression their names match">,
+  ];
+  let dependentDialects = ["::mlir::kiln::KilnDialect"];
+}
+
 def KilnConstantFold : Pass<"kiln-constant-fold", "func::FuncOp"> {
   let summary = "Evaluate every op whose operands are all constants or weights";
   let description = [{

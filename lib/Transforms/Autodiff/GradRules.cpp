@@ -1,0 +1,392 @@
+//===- GradRules.cpp - one derivative rule per kiln op --------------------===//
+//
+// Each rule gets the forward op and its result's adjoint `g` and returns the
+// adjoint of every operand, in the operands' shapes (broadcast operands
+// summed back). Rules read forward values (an op's result, its operands)
+// rather than recomputing them: the backward graph keeps them alive, and
+// rematerialisation decides later what to recompute.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GradRules.h"
+
+#include "kiln/Frontend/BuildOp.h"
+#include "kiln/IR/KilnTypes.h"
+
+#include "llvm/ADT/StringMap.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+template <typename OpT>
+Value GradBuilder::build(ValueRange operands, ArrayRef<NamedAttribute> attrs) {
+  for (Value v : operands)
+    if (!v)
+      return Value();
+  Operation *op = ::kiln::frontend::buildOp<OpT>(builder, loc, operands, attrs);
+  return op ? op->getResult(0) : Value();
+}
+
+static RankedTensorType typeOf(Value v) { return llvm::cast<RankedTensorType>(v.getType()); }
+
+Value GradBuilder::splat(RankedTensorType type, double value) {
+  Type element = type.getElementType();
+  Attribute v = llvm::isa<FloatType>(element)
+                    ? Attribute(builder.getFloatAttr(element, value))
+                    : Attribute(builder.getIntegerAttr(element, static_cast<int64_t>(value)));
+  auto literal = DenseElementsAttr::get(RankedTensorType::get(type.getShape(), element), v);
+  TensorEncodingAttr e = getEncoding(type);
+  auto result = RankedTensorType::get(
+      type.getShape(), element,
+      TensorEncodingAttr::get(builder.getContext(), {}, e.getDeviceKind(), e.getDeviceOrdinal()));
+  return builder.create<ConstantOp>(loc, result, literal);
+}
+
+Value GradBuilder::scalar(Value like, double value) {
+  if (!like)
+    return Value();
+  return splat(RankedTensorType::get({}, typeOf(like).getElementType(), typeOf(like).getEncoding()),
+               value);
+}
+
+Value GradBuilder::reshape(Value v, ArrayRef<int64_t> shape) {
+  if (!v || typeOf(v).getShape() == shape)
+    return v;
+  return build<ReshapeOp>(v, {named("shape", builder.getDenseI64ArrayAttr(shape))});
+}
+
+Value GradBuilder::select(Value cond, Value a, Value b) { return build<SelectOp>({cond, a, b}); }
+
+Value GradBuilder::unbroadcast(Value g, RankedTensorType type) {
+  if (!g)
+    return g;
+  ArrayRef<int64_t> from = typeOf(g).getShape(), to = type.getShape();
+  size_t extra = from.size() - to.size();
+  SmallVector<int64_t> summed;
+  for (size_t d = 0; d < from.size(); ++d)
+    if (d < extra || (to[d - extra] == 1 && from[d] != 1))
+      summed.push_back(d);
+  if (!summed.empty())
+    g = build<ReduceSumOp>(g, {axes(summed)});
+  return reshape(g, to);
+}
+
+Value GradBuilder::spread(Value g, RankedTensorType type, ArrayRef<int64_t> reduced) {
+  SmallVector<int64_t> kept(type.getShape());
+  for (int64_t a : reduced)
+    kept[a] = 1;
+  return build<BroadcastOp>(reshape(g, kept),
+                            {named("shape", builder.getDenseI64ArrayAttr(type.getShape()))});
+}
+
+namespace {
+
+using Grads = std::optional<SmallVector<Value>>;
+
+Grads one(Value v) { return SmallVector<Value>{v}; }
+
+/// Rules of unary ops from the input x, the result y and the adjoint g.
+GradRule unary(std::function<Value(GradBuilder &, Value x, Value y, Value g)> rule) {
+  return [rule](GradBuilder &b, Operation *op, Value g, std::string &) -> Grads {
+    return one(rule(b, op->getOperand(0), op->getResult(0), g));
+  };
+}
+
+/// Rules of binary elementwise ops (NumPy broadcasting): the adjoint of
+/// each operand at the result's shape, then summed back to its own.
+GradRule binary(std::function<std::pair<Value, Value>(GradBuilder &, Value a, Value b, Value y,
+                                                      Value g)>
+                    rule) {
+  return [rule](GradBuilder &b, Operation *op, Value g, std::string &) -> Grads {
+    Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+    auto [ga, gb] = rule(b, lhs, rhs, op->getResult(0), g);
+    return SmallVector<Value>{b.unbroadcast(ga, typeOf(lhs)), b.unbroadcast(gb, typeOf(rhs))};
+  };
+}
+
+/// A mask as the adjoint's element type: 1 where `cond`, else 0.
+Value asFloat(GradBuilder &b, Value cond, Value like) {
+  return b.build<CastOp>(cond, {b.named("to", TypeAttr::get(typeOf(like).getElementType()))});
+}
+
+/// The reduction axes of a reduce op: its `axes` (the run-time form is
+/// refused before rules run: shapes are static).
+SmallVector<int64_t> reducedAxes(Operation *op) {
+  return SmallVector<int64_t>(llvm::cast<DenseI64ArrayAttr>(op->getAttr("axes")).asArrayRef());
+}
+
+/// Elements each output of a reduction over `axes` of `type` reduces.
+int64_t reducedCount(RankedTensorType type, ArrayRef<int64_t> axes) {
+  int64_t n = 1;
+  for (int64_t a : axes)
+    n *= type.getDimSize(a);
+  return n;
+}
+
+/// The matmul's adjoints: C = op(A) op(B) with op a transpose where the
+/// flag says, batch dimensions broadcast.
+Grads matmulGrads(GradBuilder &b, Operation *op, Value g, std::string &) {
+  auto mm = llvm::cast<MatMulOp>(op);
+  Value a = mm.getLhs(), w = mm.getRhs();
+  bool ta = mm.getTransposeA(), tb = mm.getTransposeB();
+  auto product = [&](Value x, Value y, bool tx, bool ty) {
+    return b.build<MatMulOp>({x, y}, {b.named("transpose_a", b.builder.getBoolAttr(tx)),
+                                      b.named("transpose_b", b.builder.getBoolAttr(ty))});
+  };
+  Value ga = !ta ? product(g, w, false, !tb) : product(w, g, tb, true);
+  Value gb = !tb ? product(a, g, !ta, false) : product(g, a, true, ta);
+  return SmallVector<Value>{b.unbroadcast(ga, typeOf(a)), b.unbroadcast(gb, typeOf(w))};
+}
+
+/// Layer norm over [axis, rank): y = (x - mean) * rstd * scale + bias.
+Grads layerNormGrads(GradBuilder &b, Operation *op, Value g, std::string &) {
+  auto ln = llvm::cast<LayerNormOp>(op);
+  Value x = ln.getInput(), scale = ln.getScale();
+  RankedTensorType type = typeOf(x);
+  int64_t rank = type.getRank(), axis = static_cast<int64_t>(ln.getAxis());
+  SmallVector<int64_t> normalised, leading;
+  for (int64_t d = 0; d < rank; ++d)
+    (d >= axis ? normalised : leading).push_back(d);
+  auto keep = [&](Value v) {
+    return b.build<ReduceMeanOp>(v, {b.axes(normalised),
+                                     b.named("keepdims", b.builder.getBoolAttr(true))});
+  };
+  Value centred = b.build<SubOp>({x, keep(x)});
+  Value variance = keep(b.build<MulOp>({centred, centred}));
+  Value rstd = b.build<RsqrtOp>(b.build<AddOp>(
+      {variance, b.scalar(x, ln.getEpsilon().convertToDouble())}));
+  Value xhat = b.build<MulOp>({centred, rstd});
+  Value dxhat = b.build<MulOp>({g, scale});
+  // dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
+  Value dx = b.build<MulOp>(
+      {rstd, b.build<SubOp>({b.build<SubOp>({dxhat, keep(dxhat)}),
+                             b.build<MulOp>({xhat, keep(b.build<MulOp>({dxhat, xhat}))})})});
+  auto overLeading = [&](Value v) {
+    return leading.empty() ? v : b.build<ReduceSumOp>(v, {b.axes(leading)});
+  };
+  SmallVector<Value> grads = {dx, overLeading(b.build<MulOp>({g, xhat}))};
+  if (ln.getBias())
+    grads.push_back(overLeading(g));
+  return grads;
+}
+
+/// Gather along `axis`: the adjoint of the data adds each row of g where
+/// it was read (scatter-add into zeros); indices take none.
+Grads gatherGrads(GradBuilder &b, Operation *op, Value g, std::string &) {
+  auto gather = llvm::cast<GatherOp>(op);
+  RankedTensorType data = typeOf(gather.getData()), indices = typeOf(gather.getIndices());
+  int64_t axis = static_cast<int64_t>(gather.getAxis()), count = indices.getNumElements();
+  // g as data's rank: [data[:axis], count, data[axis+1:]], the indices
+  // broadcast to it.
+  SmallVector<int64_t> shape(data.getShape()), along(data.getRank(), 1);
+  shape[axis] = count;
+  along[axis] = count;
+  Value flat = b.reshape(g, shape);
+  Value where = b.build<BroadcastOp>(b.reshape(gather.getIndices(), along),
+                                     {b.named("shape", b.builder.getDenseI64ArrayAttr(shape))});
+  Value scattered = b.build<ScatterElementsOp>(
+      {b.splat(data, 0), where, flat},
+      {b.axis(axis), b.named("reduction", b.builder.getStringAttr("add"))});
+  return SmallVector<Value>{scattered, Value()};
+}
+
+const llvm::StringMap<GradRule> &table() {
+  static const llvm::StringMap<GradRule> rules = [] {
+    llvm::StringMap<GradRule> m;
+    // Elementwise arithmetic.
+    m["kiln.add"] = binary([](GradBuilder &, Value, Value, Value, Value g) {
+      return std::pair(g, g);
+    });
+    m["kiln.sub"] = binary([](GradBuilder &b, Value, Value, Value, Value g) {
+      return std::pair(g, b.build<NegOp>(g));
+    });
+    m["kiln.mul"] = binary([](GradBuilder &b, Value x, Value y, Value, Value g) {
+      return std::pair(b.build<MulOp>({g, y}), b.build<MulOp>({g, x}));
+    });
+    m["kiln.div"] = binary([](GradBuilder &b, Value, Value y, Value r, Value g) {
+      Value ga = b.build<DivOp>({g, y});
+      return std::pair(ga, b.build<NegOp>(b.build<MulOp>({ga, r})));
+    });
+    // max/min: the adjoint goes to the operand chosen (the left one on ties).
+    m["kiln.max"] = binary([](GradBuilder &b, Value x, Value y, Value, Value g) {
+      Value left = b.build<GeOp>({x, y}), zero = b.scalar(g, 0);
+      return std::pair(b.select(left, g, zero), b.select(left, zero, g));
+    });
+    m["kiln.min"] = binary([](GradBuilder &b, Value x, Value y, Value, Value g) {
+      Value left = b.build<LeOp>({x, y}), zero = b.scalar(g, 0);
+      return std::pair(b.select(left, g, zero), b.select(left, zero, g));
+    });
+    m["kiln.pow"] = binary([](GradBuilder &b, Value x, Value p, Value r, Value g) {
+      Value dx = b.build<MulOp>(
+          {g, b.build<MulOp>({p, b.build<PowOp>({x, b.build<SubOp>({p, b.scalar(p, 1)})})})});
+      return std::pair(dx, b.build<MulOp>({g, b.build<MulOp>({r, b.build<LogOp>(x)})}));
+    });
+    m["kiln.neg"] = unary([](GradBuilder &b, Value, Value, Value g) { return b.build<NegOp>(g); });
+    m["kiln.abs"] = unary([](GradBuilder &b, Value x, Value, Value g) {
+      return b.build<MulOp>({g, b.build<SignOp>(x)});
+    });
+    m["kiln.exp"] = unary([](GradBuilder &b, Value, Value y, Value g) {
+      return b.build<MulOp>({g, y});
+    });
+    m["kiln.log"] = unary([](GradBuilder &b, Value x, Value, Value g) {
+      return b.build<DivOp>({g, x});
+    });
+    m["kiln.sqrt"] = unary([](GradBuilder &b, Value, Value y, Value g) {
+      return b.build<DivOp>({b.build<MulOp>({g, b.scalar(g, 0.5)}), y});
+    });
+    m["kiln.rsqrt"] = unary([](GradBuilder &b, Value x, Value y, Value g) {
+      // d(x^-1/2) = -x^-3/2 / 2 = -y / (2x)
+      return b.build<NegOp>(b.build<DivOp>({b.build<MulOp>({g, b.build<MulOp>({y, b.scalar(g, 0.5)})}), x}));
+    });
+    m["kiln.tanh"] = unary([](GradBuilder &b, Value, Value y, Value g) {
+      return b.build<MulOp>({g, b.build<SubOp>({b.scalar(y, 1), b.build<MulOp>({y, y})})});
+    });
+    m["kiln.sigmoid"] = unary([](GradBuilder &b, Value, Value y, Value g) {
+      return b.build<MulOp>({g, b.build<MulOp>({y, b.build<SubOp>({b.scalar(y, 1), y})})});
+    });
+    m["kiln.relu"] = unary([](GradBuilder &b, Value x, Value, Value g) {
+      return b.select(b.build<GtOp>({x, b.scalar(x, 0)}), g, b.scalar(g, 0));
+    });
+    // gelu(x) = x * Phi(x): Phi(x) + x * phi(x).
+    m["kiln.gelu"] = unary([](GradBuilder &b, Value x, Value, Value g) {
+      Value cdf = b.build<MulOp>(
+          {b.scalar(x, 0.5),
+           b.build<AddOp>({b.scalar(x, 1),
+                           b.build<ErfOp>(b.build<MulOp>({x, b.scalar(x, M_SQRT1_2)}))})});
+      Value pdf = b.build<MulOp>(
+          {b.scalar(x, 0.5 * M_2_SQRTPI * M_SQRT1_2),
+           b.build<ExpOp>(b.build<MulOp>({b.build<MulOp>({x, x}), b.scalar(x, -0.5)}))});
+      return b.build<MulOp>({g, b.build<AddOp>({cdf, b.build<MulOp>({x, pdf})})});
+    });
+    m["kiln.erf"] = unary([](GradBuilder &b, Value x, Value, Value g) {
+      Value e = b.build<ExpOp>(b.build<NegOp>(b.build<MulOp>({x, x})));
+      return b.build<MulOp>({g, b.build<MulOp>({e, b.scalar(x, M_2_SQRTPI)})});
+    });
+    m["kiln.sin"] = unary([](GradBuilder &b, Value x, Value, Value g) {
+      return b.build<MulOp>({g, b.build<CosOp>(x)});
+    });
+    m["kiln.cos"] = unary([](GradBuilder &b, Value x, Value, Value g) {
+      return b.build<NegOp>(b.build<MulOp>({g, b.build<SinOp>(x)}));
+    });
+    // Zero almost everywhere: no gradient flows.
+    for (const char *name : {"kiln.floor", "kiln.ceil", "kiln.round", "kiln.sign"})
+      m[name] = nullptr;
+    m["kiln.select"] = [](GradBuilder &b, Operation *op, Value g, std::string &) -> Grads {
+      auto s = llvm::cast<SelectOp>(op);
+      Value zero = b.scalar(g, 0);
+      return SmallVector<Value>{Value(),
+                                b.unbroadcast(b.select(s.getCond(), g, zero), typeOf(s.getLhs())),
+                                b.unbroadcast(b.select(s.getCond(), zero, g), typeOf(s.getRhs()))};
+    };
+    // A float-to-float cast: the adjoint cast back.
+    m["kiln.cast"] = [](GradBuilder &b, Operation *op, Value g, std::string &why) -> Grads {
+      Type from = typeOf(op->getOperand(0)).getElementType();
+      if (!llvm::isa<FloatType>(from)) {
+        why = "a cast from integers takes no gradient";
+        return std::nullopt;
+      }
+      return one(b.build<CastOp>(g, {b.named("to", TypeAttr::get(from))}));
+    };
+
+    // Data movement: the adjoint moved back.
+    m["kiln.reshape"] = [](GradBuilder &b, Operation *op, Value g, std::string &) -> Grads {
+      return one(b.reshape(g, typeOf(op->getOperand(0)).getShape()));
+    };
+    m["kiln.transpose"] = [](GradBuilder &b, Operation *op, Value g, std::string &) -> Grads {
+      ArrayRef<int64_t> perm = llvm::cast<TransposeOp>(op).getPerm();
+      SmallVector<int64_t> inverse(perm.size());
+      for (size_t d = 0; d < perm.size(); ++d)
+        inverse[perm[d]] = d;
+      return one(b.build<TransposeOp>(g, {b.named("perm", b.builder.getDenseI64ArrayAttr(inverse))}));
+    };
+    m["kiln.broadcast"] = [](GradBuilder &b, Operation *op, Value g, std::string &) -> Grads {
+      return one(b.unbroadcast(g, typeOf(op->getOperand(0))));
+    };
+    m["kiln.slice"] = [](GradBuilder &b, Operation *op, Value g, std::string &why) -> Grads {
+      auto slice = llvm::cast<SliceOp>(op);
+      ArrayRef<int64_t> shape = typeOf(slice.getInput()).getShape();
+      SmallVector<int64_t> low, high;
+      for (size_t d = 0; d < shape.size(); ++d) {
+        if (slice.getSteps()[d] != 1) {
+          why = "a slice with steps other than 1";
+          return std::nullopt;
+        }
+        low.push_back(slice.getStarts()[d]);
+        high.push_back(shape[d] - slice.getEnds()[d]);
+      }
+      return one(b.build<PadOp>(g, {b.named("low", b.builder.getDenseI64ArrayAttr(low)),
+                                    b.named("high", b.builder.getDenseI64ArrayAttr(high)),
+                                    b.named("value", b.builder.getF64FloatAttr(0))}));
+    };
+    m["kiln.concat"] = [](GradBuilder &b, Operation *op, Value g, std::string &) -> Grads {
+      auto concat = llvm::cast<ConcatOp>(op);
+      int64_t axis = static_cast<int64_t>(concat.getAxis()), offset = 0;
+      SmallVector<Value> grads;
+      for (Value input : concat.getInputs()) {
+        ArrayRef<int64_t> shape = typeOf(input).getShape();
+        SmallVector<int64_t> starts(shape.size(), 0), ends(typeOf(g).getShape()),
+            steps(shape.size(), 1);
+        starts[axis] = offset;
+        ends[axis] = offset + shape[axis];
+        offset += shape[axis];
+        grads.push_back(b.build<SliceOp>(
+            g, {b.named("starts", b.builder.getDenseI64ArrayAttr(starts)),
+                b.named("ends", b.builder.getDenseI64ArrayAttr(ends)),
+                b.named("steps", b.builder.getDenseI64ArrayAttr(steps))}));
+      }
+      return grads;
+    };
+    m["kiln.gather"] = gatherGrads;
+
+    // Reductions.
+    m["kiln.reduce_sum"] = [](GradBuilder &b, Operation *op, Value g, std::string &) -> Grads {
+      return one(b.spread(g, typeOf(op->getOperand(0)), reducedAxes(op)));
+    };
+    m["kiln.reduce_mean"] = [](GradBuilder &b, Operation *op, Value g, std::string &) -> Grads {
+      RankedTensorType type = typeOf(op->getOperand(0));
+      SmallVector<int64_t> axes = reducedAxes(op);
+      Value scaled = b.build<MulOp>({g, b.scalar(g, 1.0 / reducedCount(type, axes))});
+      return one(b.spread(scaled, type, axes));
+    };
+    // max/min over axes: shared equally among the elements that attain it.
+    auto extremum = [](GradBuilder &b, Operation *op, Value g, std::string &) -> Grads {
+      Value x = op->getOperand(0);
+      RankedTensorType type = typeOf(x);
+      SmallVector<int64_t> axes = reducedAxes(op);
+      Value attains = asFloat(b, b.build<EqOp>({x, b.spread(op->getResult(0), type, axes)}), x);
+      Value ties = b.spread(b.build<ReduceSumOp>(attains, {b.axes(axes)}), type, axes);
+      return one(b.build<DivOp>({b.build<MulOp>({b.spread(g, type, axes), attains}), ties}));
+    };
+    m["kiln.reduce_max"] = extremum;
+    m["kiln.reduce_min"] = extremum;
+    m["kiln.softmax"] = [](GradBuilder &b, Operation *op, Value g, std::string &) -> Grads {
+      Value y = op->getResult(0);
+      int64_t axis = static_cast<int64_t>(llvm::cast<SoftmaxOp>(op).getAxis());
+      Value dot = b.build<ReduceSumOp>(b.build<MulOp>({g, y}),
+                                       {b.axes({axis}), b.named("keepdims", b.builder.getBoolAttr(true))});
+      return one(b.build<MulOp>({y, b.build<SubOp>({g, dot})}));
+    };
+    m["kiln.log_softmax"] = [](GradBuilder &b, Operation *op, Value g, std::string &) -> Grads {
+      Value y = op->getResult(0);
+      int64_t axis = static_cast<int64_t>(llvm::cast<LogSoftmaxOp>(op).getAxis());
+      Value total = b.build<ReduceSumOp>(
+          g, {b.axes({axis}), b.named("keepdims", b.builder.getBoolAttr(true))});
+      return one(b.build<SubOp>({g, b.build<MulOp>({b.build<ExpOp>(y), total})}));
+    };
+    m["kiln.layer_norm"] = layerNormGrads;
+    m["kiln.matmul"] = matmulGrads;
+    return m;
+  }();
+  return rules;
+}
+
+} // namespace
+
+std::optional<GradRule> mlir::kiln::findGradRule(StringRef name) {
+  auto it = table().find(name);
+  if (it == table().end())
+    return std::nullopt;
+  return it->second;
+}

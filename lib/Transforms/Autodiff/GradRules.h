@@ -1,0 +1,72 @@
+//===- GradRules.h - one derivative rule per kiln op ------------*- C++ -*-===//
+//
+// Reverse-mode autodiff (kiln-grad) asks each op for its vector-Jacobian
+// product: the adjoints of its operands given its result's adjoint, built
+// from ordinary kiln ops. The rules live in one table (GradRules.cpp), as
+// Enzyme's Derivatives.td and JAX's transpose rules do: an op absent from
+// it has no derivative, and one listed without a rule carries no gradient
+// (floor, sign: zero almost everywhere).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_LIB_TRANSFORMS_GRADRULES_H
+#define KILN_LIB_TRANSFORMS_GRADRULES_H
+
+#include "kiln/IR/KilnOps.h"
+
+#include "mlir/IR/Builders.h"
+
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace mlir {
+namespace kiln {
+
+/// Builds the backward ops of one forward op, at its location.
+class GradBuilder {
+public:
+  GradBuilder(OpBuilder &builder, Location loc) : builder(builder), loc(loc) {}
+
+  /// An op of inferred type; null (with an error at the op) if it fails.
+  template <typename OpT>
+  Value build(ValueRange operands, ArrayRef<NamedAttribute> attrs = {});
+  NamedAttribute named(StringRef name, Attribute value) {
+    return builder.getNamedAttr(name, value);
+  }
+  NamedAttribute axes(ArrayRef<int64_t> axes) {
+    return named("axes", builder.getDenseI64ArrayAttr(axes));
+  }
+  NamedAttribute axis(int64_t axis) { return named("axis", builder.getI64IntegerAttr(axis)); }
+
+  /// A rank-0 constant of `like`'s element type and device.
+  Value scalar(Value like, double value);
+  /// A constant of `type` filled with `value`.
+  Value splat(RankedTensorType type, double value);
+  /// `g` summed over the dimensions `type` broadcasts (NumPy's rules) and
+  /// reshaped to it: the adjoint of an operand broadcast to g's shape.
+  Value unbroadcast(Value g, RankedTensorType type);
+  /// `g` (reduced over `axes` of `type`, without keepdims or with) spread
+  /// back over `type`: the adjoint of a reduction's input.
+  Value spread(Value g, RankedTensorType type, ArrayRef<int64_t> axes);
+  Value reshape(Value v, ArrayRef<int64_t> shape);
+  Value select(Value cond, Value a, Value b);
+
+  OpBuilder &builder;
+  Location loc;
+};
+
+/// A rule: the adjoint of each operand (null for an operand that takes
+/// none: an index, a condition), or std::nullopt with `why` set when the
+/// op's attributes are outside what the rule covers.
+using GradRule = std::function<std::optional<SmallVector<Value>>(
+    GradBuilder &b, Operation *op, Value resultGrad, std::string &why)>;
+
+/// The rule for ops named `name` ("kiln.mul"); null if `name` carries no
+/// gradient (listed without a rule); std::nullopt if no rule exists.
+std::optional<GradRule> findGradRule(StringRef name);
+
+} // namespace kiln
+} // namespace mlir
+
+#endif // KILN_LIB_TRANSFORMS_GRADRULES_H
