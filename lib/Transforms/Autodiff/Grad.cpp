@@ -46,6 +46,21 @@ bool isFloatTensor(Value v) {
 struct KilnGradPass : public ::mlir::kiln::impl::KilnGradBase<KilnGradPass> {
   using Base::Base;
 
+  /// One error per op that cannot be differentiated, at its model
+  /// location, then one for the function: every such op is named at once.
+  void reportMissing(func::FuncOp func,
+                     ArrayRef<std::pair<Operation *, std::string>> missing) {
+    for (auto &[op, why] : missing)
+      op->emitError("kiln-grad: cannot differentiate '")
+          << op->getName() << "', which the loss '" << this->loss
+          << "' depends on through trainable weights: " << why;
+    func.emitError("kiln-grad: ") << missing.size() << " op"
+                                  << (missing.size() == 1 ? "" : "s")
+                                  << " without a derivative; --trainable can leave out the "
+                                     "weights behind them";
+    signalPassFailure();
+  }
+
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     if (func.isExternal())
@@ -97,6 +112,30 @@ struct KilnGradPass : public ::mlir::kiln::impl::KilnGradBase<KilnGradPass> {
         return signalPassFailure();
       }
 
+    // The ops the sweep will differentiate: active ones the loss depends
+    // on. Every one without a rule is named before any is built.
+    llvm::DenseSet<Value> needed = {loss};
+    SmallVector<std::pair<Operation *, std::string>> missing;
+    for (Operation &op : llvm::reverse(body.without_terminator())) {
+      if (op.getNumResults() != 1 || !needed.contains(op.getResult(0)) ||
+          llvm::isa<WeightOp, ConstantOp>(op) ||
+          llvm::none_of(op.getOperands(), [&](Value v) { return active.contains(v); }))
+        continue;
+      std::optional<GradRule> rule = findGradRule(op.getName().getStringRef());
+      if (touchesSymbolicSizes(&op))
+        missing.push_back({&op, "its sizes are dynamic, which kiln-grad does not take yet"});
+      else if (!rule)
+        missing.push_back({&op, "it has no derivative rule"});
+      else if (!*rule)
+        continue; // carries no gradient: nothing before it is needed through it
+      // (Past an op that cannot be differentiated too: to name every one.)
+      for (Value operand : op.getOperands())
+        if (active.contains(operand))
+          needed.insert(operand);
+    }
+    if (!missing.empty())
+      return reportMissing(func, missing);
+
     // The reverse sweep from the loss.
     OpBuilder builder(ret);
     llvm::DenseMap<Value, Value> adjoint;
@@ -111,7 +150,6 @@ struct KilnGradPass : public ::mlir::kiln::impl::KilnGradBase<KilnGradPass> {
       GradBuilder seed(builder, loss.getLoc());
       adjoint[loss] = seed.splat(lossType, 1.0);
     }
-    SmallVector<std::pair<Operation *, std::string>> missing;
     bool failedRule = false;
     for (Operation &op : llvm::reverse(body.without_terminator())) {
       if (op.getNumResults() != 1 || !adjoint.count(op.getResult(0)) ||
@@ -119,20 +157,13 @@ struct KilnGradPass : public ::mlir::kiln::impl::KilnGradBase<KilnGradPass> {
         continue;
       if (llvm::none_of(op.getOperands(), [&](Value v) { return active.contains(v); }))
         continue;
-      if (touchesSymbolicSizes(&op)) {
-        missing.push_back({&op, "its sizes are dynamic"});
-        continue;
-      }
-      std::optional<GradRule> rule = findGradRule(op.getName().getStringRef());
-      if (!rule) {
-        missing.push_back({&op, "no derivative rule"});
-        continue;
-      }
-      if (!*rule) // carries no gradient
+      // (Checked above: a rule exists.)
+      GradRule rule = *findGradRule(op.getName().getStringRef());
+      if (!rule) // carries no gradient
         continue;
       GradBuilder b(builder, op.getLoc());
       std::string why;
-      std::optional<SmallVector<Value>> grads = (*rule)(b, &op, adjoint[op.getResult(0)], why);
+      std::optional<SmallVector<Value>> grads = rule(b, &op, adjoint[op.getResult(0)], why);
       if (!grads) {
         missing.push_back({&op, why});
         continue;
@@ -149,16 +180,8 @@ struct KilnGradPass : public ::mlir::kiln::impl::KilnGradBase<KilnGradPass> {
           accumulate(operand, g, op.getLoc());
       }
     }
-    if (!missing.empty()) {
-      InFlightDiagnostic diag = func.emitError("kiln-grad: ")
-                                << missing.size() << " op" << (missing.size() == 1 ? "" : "s")
-                                << " the loss '" << this->loss
-                                << "' depends on through trainable weights cannot be "
-                                   "differentiated";
-      for (auto &[op, why] : missing)
-        diag.attachNote(op->getLoc()) << "'" << op->getName() << "': " << why;
-      return signalPassFailure();
-    }
+    if (!missing.empty())
+      return reportMissing(func, missing);
     if (failedRule)
       return signalPassFailure();
 

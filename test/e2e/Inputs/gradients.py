@@ -112,3 +112,77 @@ save("classifier", [
     {"w1": rng.standard_normal((5, 8)) * 0.5, "wg": rng.standard_normal((5, 8)) * 0.5,
      "w2": rng.standard_normal((8, 4)) * 0.5, "b2": rng.standard_normal(4) * 0.1},
     classifier, constants={"axis1": np.array([1], np.int64)})
+
+
+# An encoder block as exporters write it: an embedding gather, layer norm,
+# single-head attention (a scaled q k^T, softmax, times v), an FFN with
+# Erf GELU, a residual and a mean-square loss.
+ids = rng.integers(0, 10, 6).astype(np.int64)
+
+
+def erf(v):
+    from math import erf as scalar_erf
+    return np.vectorize(scalar_erf)(v)
+
+
+def encoder(w):
+    x = w["emb"][ids]
+    mu = x.mean(axis=1, keepdims=True)
+    var = ((x - mu) ** 2).mean(axis=1, keepdims=True)
+    n = (x - mu) / np.sqrt(var + 1e-5) * w["ln_scale"] + w["ln_bias"]
+    q, k, v = n @ w["wq"], n @ w["wk"], n @ w["wv"]
+    s = q @ k.T / np.sqrt(8.0)
+    p = np.exp(s - s.max(axis=1, keepdims=True))
+    p = p / p.sum(axis=1, keepdims=True)
+    a = p @ v
+    h = a @ w["w1"]
+    f = 0.5 * h * (1 + erf(h / np.sqrt(2))) @ w["w2"]
+    out = x + f
+    return np.mean(out * out)
+
+
+save("encoder", [
+    helper.make_node("Gather", ["emb", "ids"], ["x"], axis=0),
+    helper.make_node("LayerNormalization", ["x", "ln_scale", "ln_bias"], ["n"], axis=-1,
+                     epsilon=1e-5),
+    helper.make_node("MatMul", ["n", "wq"], ["q"]),
+    helper.make_node("MatMul", ["n", "wk"], ["k"]),
+    helper.make_node("MatMul", ["n", "wv"], ["v"]),
+    helper.make_node("Transpose", ["k"], ["kt"], perm=[1, 0]),
+    helper.make_node("MatMul", ["q", "kt"], ["s0"]),
+    helper.make_node("Div", ["s0", "scale"], ["s"]),
+    helper.make_node("Softmax", ["s"], ["p"], axis=-1),
+    helper.make_node("MatMul", ["p", "v"], ["a"]),
+    helper.make_node("MatMul", ["a", "w1"], ["h"]),
+    helper.make_node("Div", ["h", "sqrt2"], ["hs"]),
+    helper.make_node("Erf", ["hs"], ["e"]),
+    helper.make_node("Add", ["e", "one"], ["e1"]),
+    helper.make_node("Mul", ["h", "e1"], ["he"]),
+    helper.make_node("Mul", ["he", "half"], ["gelu"]),
+    helper.make_node("MatMul", ["gelu", "w2"], ["f"]),
+    helper.make_node("Add", ["x", "f"], ["out"]),
+    helper.make_node("Mul", ["out", "out"], ["sq"]),
+    helper.make_node("ReduceMean", ["sq"], ["loss"], keepdims=0)],
+    {"ids": ids},
+    {"emb": rng.standard_normal((10, 8)) * 0.5, "ln_scale": 1 + rng.standard_normal(8) * 0.1,
+     "ln_bias": rng.standard_normal(8) * 0.1, "wq": rng.standard_normal((8, 8)) * 0.4,
+     "wk": rng.standard_normal((8, 8)) * 0.4, "wv": rng.standard_normal((8, 8)) * 0.4,
+     "w1": rng.standard_normal((8, 16)) * 0.4, "w2": rng.standard_normal((16, 8)) * 0.4},
+    encoder,
+    constants={"scale": np.array(np.sqrt(8.0), np.float32),
+               "sqrt2": np.array(np.sqrt(2.0), np.float32),
+               "one": np.array(1.0, np.float32), "half": np.array(0.5, np.float32)})
+
+
+# A convolution has no derivative rule yet: differentiating through it is
+# one error naming each such op (two convolutions here). No expected values.
+conv_graph = helper.make_graph(
+    [helper.make_node("Conv", ["img", "k1"], ["c1"], name="conv_a", pads=[1, 1, 1, 1]),
+     helper.make_node("Relu", ["c1"], ["r1"]),
+     helper.make_node("Conv", ["r1", "k2"], ["c2"], name="conv_b"),
+     helper.make_node("ReduceMean", ["c2"], ["loss"], keepdims=0)],
+    "convs", [vi("img", T.FLOAT, [1, 2, 6, 6])], [vi("loss", T.FLOAT, [])],
+    [numpy_helper.from_array(rng.standard_normal((3, 2, 3, 3)).astype(np.float32), "k1"),
+     numpy_helper.from_array(rng.standard_normal((1, 3, 3, 3)).astype(np.float32), "k2")])
+onnx.save(helper.make_model(conv_graph, opset_imports=[helper.make_opsetid("", 17)]),
+          os.path.join(OUT, "convs.onnx"))
