@@ -165,7 +165,12 @@ struct KilnGradPass : public ::mlir::kiln::impl::KilnGradBase<KilnGradPass> {
       std::string why;
       std::optional<SmallVector<Value>> grads = rule(b, &op, adjoint[op.getResult(0)], why);
       if (!grads) {
+        // Go on with zeros, to name every op that cannot be differentiated
+        // (the function fails all the same).
         missing.push_back({&op, why});
+        for (Value operand : op.getOperands())
+          if (active.contains(operand) && !adjoint.count(operand))
+            adjoint[operand] = b.splat(llvm::cast<RankedTensorType>(operand.getType()), 0);
         continue;
       }
       // Rules give no adjoint to what takes none (an index, a condition),

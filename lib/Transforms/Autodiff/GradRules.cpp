@@ -192,6 +192,98 @@ Grads gatherGrads(GradBuilder &b, Operation *op, Value g, std::string &) {
   return SmallVector<Value>{scattered, Value()};
 }
 
+/// A 2-D convolution (one group, NCHW): the filter's adjoint correlates the
+/// padded input with g (strides and dilations trade places); the input's
+/// convolves g, spread by the strides and padded by the dilated filter's
+/// extent, with the filter flipped and its channels swapped, then crops
+/// the padding; the bias's sums g over all but the channels.
+Grads conv2dGrads(GradBuilder &b, Operation *op, Value g, std::string &why) {
+  auto conv = llvm::cast<Conv2dOp>(op);
+  Value x = conv.getInput(), w = conv.getFilter();
+  if (conv.getGroups() != 1 || !getEncoding(x.getType()).isRowMajor()) {
+    why = "only ungrouped row-major (NCHW) convolutions have a derivative so far";
+    return std::nullopt;
+  }
+  auto ints = [&](ArrayRef<int64_t> v) { return b.builder.getDenseI64ArrayAttr(v); };
+  auto swap01 = [&](Value v) { return b.build<TransposeOp>(v, {b.named("perm", ints({1, 0, 2, 3}))}); };
+  auto slice = [&](Value v, ArrayRef<int64_t> starts, ArrayRef<int64_t> ends,
+                   ArrayRef<int64_t> steps) {
+    return b.build<SliceOp>(v, {b.named("starts", ints(starts)), b.named("ends", ints(ends)),
+                                b.named("steps", ints(steps))});
+  };
+  auto pad = [&](Value v, ArrayRef<int64_t> low, ArrayRef<int64_t> high) {
+    if (llvm::all_of(low, [](int64_t p) { return p == 0; }) &&
+        llvm::all_of(high, [](int64_t p) { return p == 0; }))
+      return v;
+    return b.build<PadOp>(v, {b.named("low", ints(low)), b.named("high", ints(high))});
+  };
+  ArrayRef<int64_t> in = typeOf(x).getShape(), filter = typeOf(w).getShape(),
+                    out = typeOf(g).getShape();
+  int64_t n = in[0], c = in[1], h = in[2], wd = in[3], k = filter[0], r = filter[2],
+          s = filter[3], p = out[2], q = out[3];
+  ArrayRef<int64_t> stride = conv.getStrides(), padding = conv.getPadding(),
+                    dilation = conv.getDilations();
+  int64_t hp = h + padding[0] + padding[2], wp = wd + padding[1] + padding[3];
+
+  // dW[k, c, r, s] = sum over n, p, q of g[n, k, p, q] x_pad[n, c, p*sh + r*dh, q*sw + s*dw]
+  Value xPadded = pad(x, {0, 0, padding[0], padding[1]}, {0, 0, padding[2], padding[3]});
+  Value correlated = b.build<Conv2dOp>(
+      {swap01(xPadded), swap01(g)},
+      {b.named("strides", ints(dilation)), b.named("dilations", ints(stride))});
+  Value dw = swap01(slice(correlated, {0, 0, 0, 0}, {c, k, r, s}, {1, 1, 1, 1}));
+
+  // dx: g with stride - 1 zeros between its entries, padded by the
+  // dilated filter's extent, against the flipped filter.
+  Value spread = g;
+  if (stride[0] > 1 || stride[1] > 1) {
+    Value apart = pad(b.reshape(g, {n, k, p, 1, q, 1}), {0, 0, 0, 0, 0, 0},
+                      {0, 0, 0, stride[0] - 1, 0, stride[1] - 1});
+    spread = slice(b.reshape(apart, {n, k, p * stride[0], q * stride[1]}), {0, 0, 0, 0},
+                   {n, k, (p - 1) * stride[0] + 1, (q - 1) * stride[1] + 1}, {1, 1, 1, 1});
+  }
+  int64_t eh = (r - 1) * dilation[0], ew = (s - 1) * dilation[1];
+  Value flipped = slice(swap01(w), {0, 0, r - 1, s - 1}, {c, k, -1, -1}, {1, 1, -1, -1});
+  Value dxPadded = b.build<Conv2dOp>({pad(spread, {0, 0, eh, ew}, {0, 0, eh, ew}), flipped},
+                                     {b.named("dilations", ints(dilation))});
+  // Rows and columns past the last window's reach got nothing.
+  int64_t covered = (p - 1) * stride[0] + 1 + eh, coveredW = (q - 1) * stride[1] + 1 + ew;
+  dxPadded = pad(dxPadded, {0, 0, 0, 0}, {0, 0, hp - covered, wp - coveredW});
+  Value dx = slice(dxPadded, {0, 0, padding[0], padding[1]},
+                   {n, c, padding[0] + h, padding[1] + wd}, {1, 1, 1, 1});
+  SmallVector<Value> grads = {dx, dw};
+  if (conv.getBias())
+    grads.push_back(b.build<ReduceSumOp>(g, {b.axes({0, 2, 3})}));
+  return grads;
+}
+
+/// Inference batch norm over dimension 1: y = (x - mean) * scale *
+/// rsqrt(var + eps) + bias, every parameter a weight one may train.
+Grads batchNormGrads(GradBuilder &b, Operation *op, Value g, std::string &) {
+  auto bn = llvm::cast<BatchNormOp>(op);
+  Value x = bn.getInput();
+  int64_t rank = typeOf(x).getRank(), channels = typeOf(x).getDimSize(1);
+  SmallVector<int64_t> perChannel(rank, 1), others;
+  perChannel[1] = channels;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != 1)
+      others.push_back(d);
+  auto along = [&](Value v) { return b.reshape(v, perChannel); };
+  Value inv = b.build<RsqrtOp>(
+      b.build<AddOp>({bn.getVariance(), b.scalar(x, bn.getEpsilon().convertToDouble())}));
+  Value scale = bn.getScale();
+  Value centred = b.build<SubOp>({x, along(bn.getMean())});
+  Value dx = b.build<MulOp>({g, along(b.build<MulOp>({scale, inv}))});
+  Value dbias = b.build<ReduceSumOp>(g, {b.axes(others)});
+  Value dscale = b.build<MulOp>(
+      {b.build<ReduceSumOp>(b.build<MulOp>({g, centred}), {b.axes(others)}), inv});
+  Value dmean = b.build<NegOp>(b.build<MulOp>({dbias, b.build<MulOp>({scale, inv})}));
+  // d rsqrt(v) = -rsqrt(v)^3 / 2
+  Value dvar = b.build<MulOp>(
+      {b.build<MulOp>({dscale, scale}),
+       b.build<MulOp>({b.build<MulOp>({inv, inv}), b.scalar(x, -0.5)})});
+  return SmallVector<Value>{dx, dscale, dbias, dmean, dvar};
+}
+
 const llvm::StringMap<GradRule> &table() {
   static const llvm::StringMap<GradRule> rules = [] {
     llvm::StringMap<GradRule> m;
@@ -376,6 +468,16 @@ const llvm::StringMap<GradRule> &table() {
       return one(b.build<SubOp>({g, b.build<MulOp>({b.build<ExpOp>(y), total})}));
     };
     m["kiln.layer_norm"] = layerNormGrads;
+    m["kiln.batch_norm"] = batchNormGrads;
+    m["kiln.conv2d"] = conv2dGrads;
+    m["kiln.global_avg_pool"] = [](GradBuilder &b, Operation *op, Value g, std::string &) -> Grads {
+      RankedTensorType type = typeOf(op->getOperand(0));
+      SmallVector<int64_t> spatial;
+      for (int64_t d = 2; d < type.getRank(); ++d)
+        spatial.push_back(d);
+      Value scaled = b.build<MulOp>({g, b.scalar(g, 1.0 / reducedCount(type, spatial))});
+      return one(b.spread(scaled, type, spatial));
+    };
     m["kiln.matmul"] = matmulGrads;
     return m;
   }();

@@ -174,15 +174,67 @@ save("encoder", [
                "one": np.array(1.0, np.float32), "half": np.array(0.5, np.float32)})
 
 
-# A convolution has no derivative rule yet: differentiating through it is
-# one error naming each such op (two convolutions here). No expected values.
+# A small CNN: a strided, padded convolution with bias, batch norm (its
+# scale, bias, mean and variance all weights), ReLU, a dilated convolution,
+# global average pooling and a linear layer.
+img = rng.standard_normal((2, 2, 9, 9)).astype(np.float32)
+target = rng.standard_normal((2, 3)).astype(np.float32)
+
+
+def conv2d(x, w, stride, pad, dilation):
+    """NCHW x OIHW, padding [top, left, bottom, right], one group."""
+    x = np.pad(x, ((0, 0), (0, 0), (pad[0], pad[2]), (pad[1], pad[3])))
+    r, s = w.shape[2:]
+    p = (x.shape[2] - (r - 1) * dilation[0] - 1) // stride[0] + 1
+    q = (x.shape[3] - (s - 1) * dilation[1] - 1) // stride[1] + 1
+    out = np.zeros((x.shape[0], w.shape[0], p, q))
+    for i in range(r):
+        for j in range(s):
+            window = x[:, :, i * dilation[0]:i * dilation[0] + (p - 1) * stride[0] + 1:stride[0],
+                       j * dilation[1]:j * dilation[1] + (q - 1) * stride[1] + 1:stride[1]]
+            out += np.einsum("ncpq,kc->nkpq", window, w[:, :, i, j])
+    return out
+
+
+def cnn(w):
+    y = conv2d(img, w["k1"], (2, 2), (1, 1, 1, 1), (1, 1)) + w["c1b"].reshape(1, -1, 1, 1)
+    per = lambda v: v.reshape(1, -1, 1, 1)
+    y = (y - per(w["bn_mean"])) / np.sqrt(per(w["bn_var"]) + 1e-5) * per(w["bn_scale"]) + \
+        per(w["bn_bias"])
+    y = conv2d(np.maximum(y, 0), w["k2"], (1, 1), (0, 0, 0, 0), (2, 2))
+    z = y.mean(axis=(2, 3)) @ w["fc"]
+    return np.mean((z - target) ** 2)
+
+
+save("cnn", [
+    helper.make_node("Conv", ["img", "k1", "c1b"], ["c1"], strides=[2, 2], pads=[1, 1, 1, 1]),
+    helper.make_node("BatchNormalization", ["c1", "bn_scale", "bn_bias", "bn_mean", "bn_var"],
+                     ["bn"], epsilon=1e-5),
+    helper.make_node("Relu", ["bn"], ["r1"]),
+    helper.make_node("Conv", ["r1", "k2"], ["c2"], dilations=[2, 2]),
+    helper.make_node("GlobalAveragePool", ["c2"], ["pooled"]),
+    helper.make_node("Flatten", ["pooled"], ["flat"]),
+    helper.make_node("MatMul", ["flat", "fc"], ["z"]),
+    helper.make_node("Sub", ["z", "target"], ["d"]),
+    helper.make_node("Mul", ["d", "d"], ["d2"]),
+    helper.make_node("ReduceMean", ["d2"], ["loss"], keepdims=0)],
+    {"img": img, "target": target},
+    {"k1": rng.standard_normal((4, 2, 3, 3)) * 0.4, "c1b": rng.standard_normal(4) * 0.1,
+     "bn_scale": 1 + rng.standard_normal(4) * 0.1, "bn_bias": rng.standard_normal(4) * 0.1,
+     "bn_mean": rng.standard_normal(4) * 0.1, "bn_var": 1 + rng.random(4) * 0.5,
+     "k2": rng.standard_normal((3, 4, 2, 2)) * 0.4, "fc": rng.standard_normal((3, 3)) * 0.5},
+    cnn)
+
+
+# A grouped convolution has no derivative rule yet: differentiating through
+# it is one error naming each such op (two here). No expected values.
 conv_graph = helper.make_graph(
-    [helper.make_node("Conv", ["img", "k1"], ["c1"], name="conv_a", pads=[1, 1, 1, 1]),
+    [helper.make_node("Conv", ["img", "k1"], ["c1"], name="conv_a", pads=[1, 1, 1, 1], group=2),
      helper.make_node("Relu", ["c1"], ["r1"]),
-     helper.make_node("Conv", ["r1", "k2"], ["c2"], name="conv_b"),
+     helper.make_node("Conv", ["r1", "k2"], ["c2"], name="conv_b", group=2),
      helper.make_node("ReduceMean", ["c2"], ["loss"], keepdims=0)],
     "convs", [vi("img", T.FLOAT, [1, 2, 6, 6])], [vi("loss", T.FLOAT, [])],
-    [numpy_helper.from_array(rng.standard_normal((3, 2, 3, 3)).astype(np.float32), "k1"),
-     numpy_helper.from_array(rng.standard_normal((1, 3, 3, 3)).astype(np.float32), "k2")])
+    [numpy_helper.from_array(rng.standard_normal((4, 1, 3, 3)).astype(np.float32), "k1"),
+     numpy_helper.from_array(rng.standard_normal((2, 2, 3, 3)).astype(np.float32), "k2")])
 onnx.save(helper.make_model(conv_graph, opset_imports=[helper.make_opsetid("", 17)]),
           os.path.join(OUT, "convs.onnx"))
