@@ -38,3 +38,27 @@ func.func @no_rule(%x: !v {kiln.name = "x"}) -> (!s {kiln.name = "loss"}) {
   %q = kiln.reduce_prod %p {axes = array<i64: 0>} : (tensor<2xf32, #kiln.enc<row_major, cpu>>) -> !s
   return %q : !s
 }
+
+// -----
+
+!s = tensor<f32, #kiln.enc<row_major, cpu>>
+
+// CHECK: error: kiln-grad: the model has two outputs named 'loss'
+func.func @two_losses(%x: !s {kiln.name = "x"}) -> (!s {kiln.name = "loss"}, !s {kiln.name = "loss"}) {
+  return %x, %x : !s, !s
+}
+
+// -----
+
+!v = tensor<2x4xf32, #kiln.enc<row_major, cpu>>
+!s = tensor<f32, #kiln.enc<row_major, cpu>>
+
+// A strided slice has no derivative yet: refused before anything is built.
+// CHECK: error: kiln-grad: cannot differentiate 'kiln.slice', which the loss 'loss' depends on through trainable weights: slices with steps other than 1 have no derivative so far
+func.func @strided_slice(%x: !v {kiln.name = "x"}) -> (!s {kiln.name = "loss"}) {
+  %w = kiln.weight "w" = dense<1.0> : tensor<2x4xf32> : !v
+  %y = kiln.mul %x, %w : (!v, !v) -> !v
+  %z = kiln.slice %y {starts = array<i64: 0, 0>, ends = array<i64: 2, 4>, steps = array<i64: 1, 2>} : (!v) -> tensor<2x2xf32, #kiln.enc<row_major, cpu>>
+  %loss = kiln.reduce_sum %z {axes = array<i64: 0, 1>} : (tensor<2x2xf32, #kiln.enc<row_major, cpu>>) -> !s
+  return %loss : !s
+}

@@ -78,3 +78,25 @@ func.func @inactive_paths(%x: !v {kiln.name = "x"}) -> (!s {kiln.name = "loss"})
   %loss = kiln.reduce_sum %y {axes = array<i64: 0>} : (!v) -> !s
   return %loss : !s
 }
+
+// -----
+
+!v = tensor<4xf32, #kiln.enc<row_major, cpu>>
+!s = tensor<f32, #kiln.enc<row_major, cpu>>
+
+// Ops whose derivative is zero almost everywhere (floor) stop activity: no
+// gradient flows through them, and what they feed (a product over a
+// reduction, which has no rule) is not differentiated, so it is no error.
+// CHECK-LABEL: func.func @zero_derivative_stops
+// CHECK-SAME: {kiln.name = "grad.w"}
+// CHECK-NOT: kiln.reduce_prod {{.*}}kiln.floor
+// CHECK: return
+func.func @zero_derivative_stops(%x: !v {kiln.name = "x"}) -> (!s {kiln.name = "loss"}) {
+  %w = kiln.weight "w" = dense<[1.5, 2.5, 3.5, 4.5]> : tensor<4xf32> : !v
+  %f = kiln.floor %w : (!v) -> !v
+  %p = kiln.reduce_prod %f {axes = array<i64: 0>} : (!v) -> !s
+  %y = kiln.mul %x, %w : (!v, !v) -> !v
+  %s = kiln.reduce_sum %y {axes = array<i64: 0>} : (!v) -> !s
+  %loss = kiln.add %s, %p : (!s, !s) -> !s
+  return %loss : !s
+}

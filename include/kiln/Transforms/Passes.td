@@ -38,9 +38,9 @@ def KilnGrad : Pass<"kiln-grad", "func::FuncOp"> {
   let description = [{
     Reverse-mode autodiff at compile time. The output named `loss` (a float
     scalar) is differentiated with respect to every float `kiln.weight`
-    whose name `trainable` matches (an extended regular expression, all by
-    default): the vector-Jacobian product of each op, from one rule per op
-    (lib/Transforms/GradRules.cpp), appended as ordinary kiln ops. The
+    whose name `trainable` matches (an extended regular expression searched
+    for in the name, as grep does: anchor it with ^ and $; all by default): the vector-Jacobian product of each op, from one rule per op
+    (lib/Transforms/Autodiff/GradRules.cpp), appended as ordinary kiln ops. The
     function then returns the loss and one output per such weight W, named
     "grad.W", of W's type (zeros where the loss does not depend on W); its
     other outputs are dropped. Ops the loss depends on through a trainable

@@ -43,6 +43,18 @@ bool isFloatTensor(Value v) {
   return type && llvm::isa<FloatType>(type.getElementType());
 }
 
+/// Whether the sweep differentiates `op`: it has an active operand, a
+/// result that `reaches` says the loss depends on, and a derivative (ops
+/// listed without a rule carry none).
+bool isDifferentiated(Operation &op, const llvm::DenseSet<Value> &active,
+                      llvm::function_ref<bool(Value)> reaches) {
+  if (llvm::isa<WeightOp, ConstantOp>(op) || llvm::none_of(op.getResults(), reaches) ||
+      llvm::none_of(op.getOperands(), [&](Value v) { return active.contains(v); }))
+    return false;
+  std::optional<GradRule> rule = findGradRule(op.getName().getStringRef());
+  return !rule || *rule;
+}
+
 struct KilnGradPass : public ::mlir::kiln::impl::KilnGradBase<KilnGradPass> {
   using Base::Base;
 
@@ -71,14 +83,19 @@ struct KilnGradPass : public ::mlir::kiln::impl::KilnGradBase<KilnGradPass> {
     Value loss;
     for (unsigned i = 0; i < func.getNumResults(); ++i)
       if (auto name = func.getResultAttrOfType<StringAttr>(i, "kiln.name");
-          name && name.getValue() == this->loss)
+          name && name.getValue() == this->loss) {
+        if (loss) {
+          func.emitError("kiln-grad: the model has two outputs named '") << this->loss << "'";
+          return signalPassFailure();
+        }
         loss = ret.getOperand(i);
+      }
     if (!loss) {
       func.emitError("kiln-grad: the model has no output named '") << this->loss << "'";
       return signalPassFailure();
     }
     auto lossType = llvm::cast<RankedTensorType>(loss.getType());
-    if (!isFloatTensor(loss) || lossType.getNumElements() != 1 || hasSymbolicSizes(lossType)) {
+    if (!isFloatTensor(loss) || !lossType.hasStaticShape() || lossType.getNumElements() != 1) {
       func.emitError("kiln-grad: the loss '")
           << this->loss << "' must be a float scalar, got " << loss.getType();
       return signalPassFailure();
@@ -101,6 +118,10 @@ struct KilnGradPass : public ::mlir::kiln::impl::KilnGradBase<KilnGradPass> {
         }
         continue;
       }
+      // (Ops listed without a rule, zero almost everywhere, stop it.)
+      std::optional<GradRule> rule = findGradRule(op.getName().getStringRef());
+      if (rule && !*rule)
+        continue;
       if (llvm::any_of(op.getOperands(), [&](Value v) { return active.contains(v); }))
         for (Value result : op.getResults())
           if (isFloatTensor(result))
@@ -113,21 +134,24 @@ struct KilnGradPass : public ::mlir::kiln::impl::KilnGradBase<KilnGradPass> {
       }
 
     // The ops the sweep will differentiate: active ones the loss depends
-    // on. Every one without a rule is named before any is built.
+    // on. Every one that cannot be is named before any is built.
     llvm::DenseSet<Value> needed = {loss};
     SmallVector<std::pair<Operation *, std::string>> missing;
     for (Operation &op : llvm::reverse(body.without_terminator())) {
-      if (op.getNumResults() != 1 || !needed.contains(op.getResult(0)) ||
-          llvm::isa<WeightOp, ConstantOp>(op) ||
-          llvm::none_of(op.getOperands(), [&](Value v) { return active.contains(v); }))
+      if (!isDifferentiated(op, active, [&](Value v) { return needed.contains(v); }))
         continue;
       std::optional<GradRule> rule = findGradRule(op.getName().getStringRef());
-      if (touchesSymbolicSizes(&op))
-        missing.push_back({&op, "its sizes are dynamic, which kiln-grad does not take yet"});
+      std::string why;
+      if (op.getNumResults() != 1)
+        why = "it has several results";
+      else if (touchesSymbolicSizes(&op))
+        why = "its sizes are dynamic, which kiln-grad does not take yet";
       else if (!rule)
-        missing.push_back({&op, "it has no derivative rule"});
-      else if (!*rule)
-        continue; // carries no gradient: nothing before it is needed through it
+        why = "it has no derivative rule";
+      else
+        why = whyNoDerivative(&op);
+      if (!why.empty())
+        missing.push_back({&op, why});
       // (Past an op that cannot be differentiated too: to name every one.)
       for (Value operand : op.getOperands())
         if (active.contains(operand))
@@ -138,56 +162,34 @@ struct KilnGradPass : public ::mlir::kiln::impl::KilnGradBase<KilnGradPass> {
 
     // The reverse sweep from the loss.
     OpBuilder builder(ret);
+    bool failed = false;
     llvm::DenseMap<Value, Value> adjoint;
-    auto accumulate = [&](Value v, Value g, Location loc) {
-      auto [it, inserted] = adjoint.try_emplace(v, g);
-      if (!inserted) {
-        GradBuilder b(builder, loc);
-        it->second = b.build<AddOp>({it->second, g});
-      }
-    };
     {
-      GradBuilder seed(builder, loss.getLoc());
+      GradBuilder seed(builder, loss.getLoc(), failed);
       adjoint[loss] = seed.splat(lossType, 1.0);
     }
-    bool failedRule = false;
     for (Operation &op : llvm::reverse(body.without_terminator())) {
-      if (op.getNumResults() != 1 || !adjoint.count(op.getResult(0)) ||
-          llvm::isa<WeightOp, ConstantOp>(op))
+      if (!isDifferentiated(op, active, [&](Value v) { return adjoint.count(v) != 0; }))
         continue;
-      if (llvm::none_of(op.getOperands(), [&](Value v) { return active.contains(v); }))
-        continue;
-      // (Checked above: a rule exists.)
+      // (Checked above: one result, and a rule that applies.)
       GradRule rule = *findGradRule(op.getName().getStringRef());
-      if (!rule) // carries no gradient
-        continue;
-      GradBuilder b(builder, op.getLoc());
-      std::string why;
-      std::optional<SmallVector<Value>> grads = rule(b, &op, adjoint[op.getResult(0)], why);
-      if (!grads) {
-        // Go on with zeros, to name every op that cannot be differentiated
-        // (the function fails all the same).
-        missing.push_back({&op, why});
-        for (Value operand : op.getOperands())
-          if (active.contains(operand) && !adjoint.count(operand))
-            adjoint[operand] = b.splat(llvm::cast<RankedTensorType>(operand.getType()), 0);
-        continue;
-      }
+      GradBuilder b(builder, op.getLoc(), failed);
+      Value g = adjoint.lookup(op.getResult(0));
+      if (!g)
+        continue; // a build failed, and said why at its op
+      SmallVector<Value> grads = rule(b, &op, g);
+      assert(grads.size() == op.getNumOperands() && "a rule gives one adjoint per operand");
       // Rules give no adjoint to what takes none (an index, a condition),
-      // which is never active; an active operand without one is a build
-      // that failed, and reported why at the op.
-      for (auto [operand, g] : llvm::zip(op.getOperands(), *grads)) {
-        if (!active.contains(operand))
+      // which is never active.
+      for (auto [operand, grad] : llvm::zip(op.getOperands(), grads)) {
+        if (!active.contains(operand) || !grad)
           continue;
-        if (!g)
-          failedRule = true;
-        else
-          accumulate(operand, g, op.getLoc());
+        auto [it, inserted] = adjoint.try_emplace(operand, grad);
+        if (!inserted)
+          it->second = b.build<AddOp>({it->second, grad});
       }
     }
-    if (!missing.empty())
-      return reportMissing(func, missing);
-    if (failedRule)
+    if (failed)
       return signalPassFailure();
 
     // The outputs: the loss, then each weight's gradient (zeros for a
@@ -197,7 +199,7 @@ struct KilnGradPass : public ::mlir::kiln::impl::KilnGradBase<KilnGradPass> {
     for (WeightOp weight : weights) {
       Value g = adjoint.lookup(weight);
       if (!g) {
-        GradBuilder b(builder, weight.getLoc());
+        GradBuilder b(builder, weight.getLoc(), failed);
         g = b.splat(llvm::cast<RankedTensorType>(weight.getType()), 0.0);
       }
       outputs.push_back(g);

@@ -2,15 +2,14 @@
 //
 // Each rule gets the forward op and its result's adjoint `g` and returns the
 // adjoint of every operand, in the operands' shapes (broadcast operands
-// summed back). Rules read forward values (an op's result, its operands)
-// rather than recomputing them: the backward graph keeps them alive, and
-// rematerialisation decides later what to recompute.
+// summed back). Rules read the forward values an op has (its result, its
+// operands) rather than recomputing them; what an op does not keep (layer
+// norm's mean and deviation) is recomputed from its operands.
 //
 //===----------------------------------------------------------------------===//
 
 #include "GradRules.h"
 
-#include "kiln/Frontend/BuildOp.h"
 #include "kiln/IR/KilnTypes.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -20,15 +19,6 @@
 using namespace mlir;
 using namespace mlir::kiln;
 
-template <typename OpT>
-Value GradBuilder::build(ValueRange operands, ArrayRef<NamedAttribute> attrs) {
-  for (Value v : operands)
-    if (!v)
-      return Value();
-  Operation *op = ::kiln::frontend::buildOp<OpT>(builder, loc, operands, attrs);
-  return op ? op->getResult(0) : Value();
-}
-
 static RankedTensorType typeOf(Value v) { return llvm::cast<RankedTensorType>(v.getType()); }
 
 Value GradBuilder::splat(RankedTensorType type, double value) {
@@ -37,10 +27,12 @@ Value GradBuilder::splat(RankedTensorType type, double value) {
                     ? Attribute(builder.getFloatAttr(element, value))
                     : Attribute(builder.getIntegerAttr(element, static_cast<int64_t>(value)));
   auto literal = DenseElementsAttr::get(RankedTensorType::get(type.getShape(), element), v);
+  // On the type's device, in its layout (a literal is logical either way).
   TensorEncodingAttr e = getEncoding(type);
   auto result = RankedTensorType::get(
       type.getShape(), element,
-      TensorEncodingAttr::get(builder.getContext(), {}, e.getDeviceKind(), e.getDeviceOrdinal()));
+      TensorEncodingAttr::get(builder.getContext(), e.getDimOrder(), e.getDeviceKind(),
+                              e.getDeviceOrdinal()));
   return builder.create<ConstantOp>(loc, result, literal);
 }
 
@@ -58,6 +50,21 @@ Value GradBuilder::reshape(Value v, ArrayRef<int64_t> shape) {
 }
 
 Value GradBuilder::select(Value cond, Value a, Value b) { return build<SelectOp>({cond, a, b}); }
+
+Value GradBuilder::slice(Value v, ArrayRef<int64_t> starts, ArrayRef<int64_t> ends,
+                         ArrayRef<int64_t> steps) {
+  return build<SliceOp>(v, {named("starts", builder.getDenseI64ArrayAttr(starts)),
+                            named("ends", builder.getDenseI64ArrayAttr(ends)),
+                            named("steps", builder.getDenseI64ArrayAttr(steps))});
+}
+
+Value GradBuilder::pad(Value v, ArrayRef<int64_t> low, ArrayRef<int64_t> high) {
+  auto zero = [](int64_t p) { return p == 0; };
+  if (llvm::all_of(low, zero) && llvm::all_of(high, zero))
+    return v;
+  return build<PadOp>(v, {named("low", builder.getDenseI64ArrayAttr(low)),
+                          named("high", builder.getDenseI64ArrayAttr(high))});
+}
 
 Value GradBuilder::unbroadcast(Value g, RankedTensorType type) {
   if (!g)
@@ -83,13 +90,13 @@ Value GradBuilder::spread(Value g, RankedTensorType type, ArrayRef<int64_t> redu
 
 namespace {
 
-using Grads = std::optional<SmallVector<Value>>;
+using Grads = SmallVector<Value>;
 
 Grads one(Value v) { return SmallVector<Value>{v}; }
 
 /// Rules of unary ops from the input x, the result y and the adjoint g.
 GradRule unary(std::function<Value(GradBuilder &, Value x, Value y, Value g)> rule) {
-  return [rule](GradBuilder &b, Operation *op, Value g, std::string &) -> Grads {
+  return [rule](GradBuilder &b, Operation *op, Value g) -> Grads {
     return one(rule(b, op->getOperand(0), op->getResult(0), g));
   };
 }
@@ -99,7 +106,7 @@ GradRule unary(std::function<Value(GradBuilder &, Value x, Value y, Value g)> ru
 GradRule binary(std::function<std::pair<Value, Value>(GradBuilder &, Value a, Value b, Value y,
                                                       Value g)>
                     rule) {
-  return [rule](GradBuilder &b, Operation *op, Value g, std::string &) -> Grads {
+  return [rule](GradBuilder &b, Operation *op, Value g) -> Grads {
     Value lhs = op->getOperand(0), rhs = op->getOperand(1);
     auto [ga, gb] = rule(b, lhs, rhs, op->getResult(0), g);
     return SmallVector<Value>{b.unbroadcast(ga, typeOf(lhs)), b.unbroadcast(gb, typeOf(rhs))};
@@ -125,9 +132,15 @@ int64_t reducedCount(RankedTensorType type, ArrayRef<int64_t> axes) {
   return n;
 }
 
+/// The adjoint of a mean over `axes` of `type`: g spread back, over the
+/// elements each mean took.
+Value meanGrad(GradBuilder &b, Value g, RankedTensorType type, ArrayRef<int64_t> axes) {
+  return b.spread(b.build<MulOp>({g, b.scalar(g, 1.0 / reducedCount(type, axes))}), type, axes);
+}
+
 /// The matmul's adjoints: C = op(A) op(B) with op a transpose where the
 /// flag says, batch dimensions broadcast.
-Grads matmulGrads(GradBuilder &b, Operation *op, Value g, std::string &) {
+Grads matmulGrads(GradBuilder &b, Operation *op, Value g) {
   auto mm = llvm::cast<MatMulOp>(op);
   Value a = mm.getLhs(), w = mm.getRhs();
   bool ta = mm.getTransposeA(), tb = mm.getTransposeB();
@@ -141,7 +154,7 @@ Grads matmulGrads(GradBuilder &b, Operation *op, Value g, std::string &) {
 }
 
 /// Layer norm over [axis, rank): y = (x - mean) * rstd * scale + bias.
-Grads layerNormGrads(GradBuilder &b, Operation *op, Value g, std::string &) {
+Grads layerNormGrads(GradBuilder &b, Operation *op, Value g) {
   auto ln = llvm::cast<LayerNormOp>(op);
   Value x = ln.getInput(), scale = ln.getScale();
   RankedTensorType type = typeOf(x);
@@ -151,7 +164,7 @@ Grads layerNormGrads(GradBuilder &b, Operation *op, Value g, std::string &) {
     (d >= axis ? normalised : leading).push_back(d);
   auto keep = [&](Value v) {
     return b.build<ReduceMeanOp>(v, {b.axes(normalised),
-                                     b.named("keepdims", b.builder.getBoolAttr(true))});
+                                     b.keepdims()});
   };
   Value centred = b.build<SubOp>({x, keep(x)});
   Value variance = keep(b.build<MulOp>({centred, centred}));
@@ -174,7 +187,7 @@ Grads layerNormGrads(GradBuilder &b, Operation *op, Value g, std::string &) {
 
 /// Gather along `axis`: the adjoint of the data adds each row of g where
 /// it was read (scatter-add into zeros); indices take none.
-Grads gatherGrads(GradBuilder &b, Operation *op, Value g, std::string &) {
+Grads gatherGrads(GradBuilder &b, Operation *op, Value g) {
   auto gather = llvm::cast<GatherOp>(op);
   RankedTensorType data = typeOf(gather.getData()), indices = typeOf(gather.getIndices());
   int64_t axis = static_cast<int64_t>(gather.getAxis()), count = indices.getNumElements();
@@ -197,25 +210,15 @@ Grads gatherGrads(GradBuilder &b, Operation *op, Value g, std::string &) {
 /// convolves g, spread by the strides and padded by the dilated filter's
 /// extent, with the filter flipped and its channels swapped, then crops
 /// the padding; the bias's sums g over all but the channels.
-Grads conv2dGrads(GradBuilder &b, Operation *op, Value g, std::string &why) {
+Grads conv2dGrads(GradBuilder &b, Operation *op, Value g) {
   auto conv = llvm::cast<Conv2dOp>(op);
   Value x = conv.getInput(), w = conv.getFilter();
-  if (conv.getGroups() != 1 || !getEncoding(x.getType()).isRowMajor()) {
-    why = "only ungrouped row-major (NCHW) convolutions have a derivative so far";
-    return std::nullopt;
-  }
   auto ints = [&](ArrayRef<int64_t> v) { return b.builder.getDenseI64ArrayAttr(v); };
   auto swap01 = [&](Value v) { return b.build<TransposeOp>(v, {b.named("perm", ints({1, 0, 2, 3}))}); };
   auto slice = [&](Value v, ArrayRef<int64_t> starts, ArrayRef<int64_t> ends,
-                   ArrayRef<int64_t> steps) {
-    return b.build<SliceOp>(v, {b.named("starts", ints(starts)), b.named("ends", ints(ends)),
-                                b.named("steps", ints(steps))});
-  };
+                   ArrayRef<int64_t> steps) { return b.slice(v, starts, ends, steps); };
   auto pad = [&](Value v, ArrayRef<int64_t> low, ArrayRef<int64_t> high) {
-    if (llvm::all_of(low, [](int64_t p) { return p == 0; }) &&
-        llvm::all_of(high, [](int64_t p) { return p == 0; }))
-      return v;
-    return b.build<PadOp>(v, {b.named("low", ints(low)), b.named("high", ints(high))});
+    return b.pad(v, low, high);
   };
   ArrayRef<int64_t> in = typeOf(x).getShape(), filter = typeOf(w).getShape(),
                     out = typeOf(g).getShape();
@@ -258,7 +261,7 @@ Grads conv2dGrads(GradBuilder &b, Operation *op, Value g, std::string &why) {
 
 /// Inference batch norm over dimension 1: y = (x - mean) * scale *
 /// rsqrt(var + eps) + bias, every parameter a weight one may train.
-Grads batchNormGrads(GradBuilder &b, Operation *op, Value g, std::string &) {
+Grads batchNormGrads(GradBuilder &b, Operation *op, Value g) {
   auto bn = llvm::cast<BatchNormOp>(op);
   Value x = bn.getInput();
   int64_t rank = typeOf(x).getRank(), channels = typeOf(x).getDimSize(1);
@@ -301,15 +304,17 @@ const llvm::StringMap<GradRule> &table() {
       Value ga = b.build<DivOp>({g, y});
       return std::pair(ga, b.build<NegOp>(b.build<MulOp>({ga, r})));
     });
-    // max/min: the adjoint goes to the operand chosen (the left one on ties).
-    m["kiln.max"] = binary([](GradBuilder &b, Value x, Value y, Value, Value g) {
-      Value left = b.build<GeOp>({x, y}), zero = b.scalar(g, 0);
-      return std::pair(b.select(left, g, zero), b.select(left, zero, g));
-    });
-    m["kiln.min"] = binary([](GradBuilder &b, Value x, Value y, Value, Value g) {
-      Value left = b.build<LeOp>({x, y}), zero = b.scalar(g, 0);
-      return std::pair(b.select(left, g, zero), b.select(left, zero, g));
-    });
+    // max/min: the adjoint goes to the operand chosen (the left one on
+    // ties, as max(x, 0) then passes it at 0).
+    auto chosen = [](bool max) {
+      return binary([max](GradBuilder &b, Value x, Value y, Value, Value g) {
+        Value left = max ? b.build<GeOp>({x, y}) : b.build<LeOp>({x, y});
+        Value zero = b.scalar(g, 0);
+        return std::pair(b.select(left, g, zero), b.select(left, zero, g));
+      });
+    };
+    m["kiln.max"] = chosen(true);
+    m["kiln.min"] = chosen(false);
     m["kiln.pow"] = binary([](GradBuilder &b, Value x, Value p, Value r, Value g) {
       Value dx = b.build<MulOp>(
           {g, b.build<MulOp>({p, b.build<PowOp>({x, b.build<SubOp>({p, b.scalar(p, 1)})})})});
@@ -365,7 +370,7 @@ const llvm::StringMap<GradRule> &table() {
     // Zero almost everywhere: no gradient flows.
     for (const char *name : {"kiln.floor", "kiln.ceil", "kiln.round", "kiln.sign"})
       m[name] = nullptr;
-    m["kiln.select"] = [](GradBuilder &b, Operation *op, Value g, std::string &) -> Grads {
+    m["kiln.select"] = [](GradBuilder &b, Operation *op, Value g) -> Grads {
       auto s = llvm::cast<SelectOp>(op);
       Value zero = b.scalar(g, 0);
       return SmallVector<Value>{Value(),
@@ -373,46 +378,36 @@ const llvm::StringMap<GradRule> &table() {
                                 b.unbroadcast(b.select(s.getCond(), zero, g), typeOf(s.getRhs()))};
     };
     // A float-to-float cast: the adjoint cast back.
-    m["kiln.cast"] = [](GradBuilder &b, Operation *op, Value g, std::string &why) -> Grads {
+    // (From a float: a cast from an integer has no active operand.)
+    m["kiln.cast"] = [](GradBuilder &b, Operation *op, Value g) -> Grads {
       Type from = typeOf(op->getOperand(0)).getElementType();
-      if (!llvm::isa<FloatType>(from)) {
-        why = "a cast from integers takes no gradient";
-        return std::nullopt;
-      }
       return one(b.build<CastOp>(g, {b.named("to", TypeAttr::get(from))}));
     };
 
     // Data movement: the adjoint moved back.
-    m["kiln.reshape"] = [](GradBuilder &b, Operation *op, Value g, std::string &) -> Grads {
+    m["kiln.reshape"] = [](GradBuilder &b, Operation *op, Value g) -> Grads {
       return one(b.reshape(g, typeOf(op->getOperand(0)).getShape()));
     };
-    m["kiln.transpose"] = [](GradBuilder &b, Operation *op, Value g, std::string &) -> Grads {
+    m["kiln.transpose"] = [](GradBuilder &b, Operation *op, Value g) -> Grads {
       ArrayRef<int64_t> perm = llvm::cast<TransposeOp>(op).getPerm();
       SmallVector<int64_t> inverse(perm.size());
       for (size_t d = 0; d < perm.size(); ++d)
         inverse[perm[d]] = d;
       return one(b.build<TransposeOp>(g, {b.named("perm", b.builder.getDenseI64ArrayAttr(inverse))}));
     };
-    m["kiln.broadcast"] = [](GradBuilder &b, Operation *op, Value g, std::string &) -> Grads {
+    m["kiln.broadcast"] = [](GradBuilder &b, Operation *op, Value g) -> Grads {
       return one(b.unbroadcast(g, typeOf(op->getOperand(0))));
     };
-    m["kiln.slice"] = [](GradBuilder &b, Operation *op, Value g, std::string &why) -> Grads {
+    // (Steps of 1: whyNoDerivative refuses the others.)
+    m["kiln.slice"] = [](GradBuilder &b, Operation *op, Value g) -> Grads {
       auto slice = llvm::cast<SliceOp>(op);
       ArrayRef<int64_t> shape = typeOf(slice.getInput()).getShape();
-      SmallVector<int64_t> low, high;
-      for (size_t d = 0; d < shape.size(); ++d) {
-        if (slice.getSteps()[d] != 1) {
-          why = "a slice with steps other than 1";
-          return std::nullopt;
-        }
-        low.push_back(slice.getStarts()[d]);
+      SmallVector<int64_t> high;
+      for (size_t d = 0; d < shape.size(); ++d)
         high.push_back(shape[d] - slice.getEnds()[d]);
-      }
-      return one(b.build<PadOp>(g, {b.named("low", b.builder.getDenseI64ArrayAttr(low)),
-                                    b.named("high", b.builder.getDenseI64ArrayAttr(high)),
-                                    b.named("value", b.builder.getF64FloatAttr(0))}));
+      return one(b.pad(g, slice.getStarts(), high));
     };
-    m["kiln.concat"] = [](GradBuilder &b, Operation *op, Value g, std::string &) -> Grads {
+    m["kiln.concat"] = [](GradBuilder &b, Operation *op, Value g) -> Grads {
       auto concat = llvm::cast<ConcatOp>(op);
       int64_t axis = static_cast<int64_t>(concat.getAxis()), offset = 0;
       SmallVector<Value> grads;
@@ -423,27 +418,21 @@ const llvm::StringMap<GradRule> &table() {
         starts[axis] = offset;
         ends[axis] = offset + shape[axis];
         offset += shape[axis];
-        grads.push_back(b.build<SliceOp>(
-            g, {b.named("starts", b.builder.getDenseI64ArrayAttr(starts)),
-                b.named("ends", b.builder.getDenseI64ArrayAttr(ends)),
-                b.named("steps", b.builder.getDenseI64ArrayAttr(steps))}));
+        grads.push_back(b.slice(g, starts, ends, steps));
       }
       return grads;
     };
     m["kiln.gather"] = gatherGrads;
 
     // Reductions.
-    m["kiln.reduce_sum"] = [](GradBuilder &b, Operation *op, Value g, std::string &) -> Grads {
+    m["kiln.reduce_sum"] = [](GradBuilder &b, Operation *op, Value g) -> Grads {
       return one(b.spread(g, typeOf(op->getOperand(0)), reducedAxes(op)));
     };
-    m["kiln.reduce_mean"] = [](GradBuilder &b, Operation *op, Value g, std::string &) -> Grads {
-      RankedTensorType type = typeOf(op->getOperand(0));
-      SmallVector<int64_t> axes = reducedAxes(op);
-      Value scaled = b.build<MulOp>({g, b.scalar(g, 1.0 / reducedCount(type, axes))});
-      return one(b.spread(scaled, type, axes));
+    m["kiln.reduce_mean"] = [](GradBuilder &b, Operation *op, Value g) -> Grads {
+      return one(meanGrad(b, g, typeOf(op->getOperand(0)), reducedAxes(op)));
     };
     // max/min over axes: shared equally among the elements that attain it.
-    auto extremum = [](GradBuilder &b, Operation *op, Value g, std::string &) -> Grads {
+    auto extremum = [](GradBuilder &b, Operation *op, Value g) -> Grads {
       Value x = op->getOperand(0);
       RankedTensorType type = typeOf(x);
       SmallVector<int64_t> axes = reducedAxes(op);
@@ -453,30 +442,28 @@ const llvm::StringMap<GradRule> &table() {
     };
     m["kiln.reduce_max"] = extremum;
     m["kiln.reduce_min"] = extremum;
-    m["kiln.softmax"] = [](GradBuilder &b, Operation *op, Value g, std::string &) -> Grads {
+    m["kiln.softmax"] = [](GradBuilder &b, Operation *op, Value g) -> Grads {
       Value y = op->getResult(0);
       int64_t axis = static_cast<int64_t>(llvm::cast<SoftmaxOp>(op).getAxis());
       Value dot = b.build<ReduceSumOp>(b.build<MulOp>({g, y}),
-                                       {b.axes({axis}), b.named("keepdims", b.builder.getBoolAttr(true))});
+                                       {b.axes({axis}), b.keepdims()});
       return one(b.build<MulOp>({y, b.build<SubOp>({g, dot})}));
     };
-    m["kiln.log_softmax"] = [](GradBuilder &b, Operation *op, Value g, std::string &) -> Grads {
+    m["kiln.log_softmax"] = [](GradBuilder &b, Operation *op, Value g) -> Grads {
       Value y = op->getResult(0);
       int64_t axis = static_cast<int64_t>(llvm::cast<LogSoftmaxOp>(op).getAxis());
-      Value total = b.build<ReduceSumOp>(
-          g, {b.axes({axis}), b.named("keepdims", b.builder.getBoolAttr(true))});
+      Value total = b.build<ReduceSumOp>(g, {b.axes({axis}), b.keepdims()});
       return one(b.build<SubOp>({g, b.build<MulOp>({b.build<ExpOp>(y), total})}));
     };
     m["kiln.layer_norm"] = layerNormGrads;
     m["kiln.batch_norm"] = batchNormGrads;
     m["kiln.conv2d"] = conv2dGrads;
-    m["kiln.global_avg_pool"] = [](GradBuilder &b, Operation *op, Value g, std::string &) -> Grads {
+    m["kiln.global_avg_pool"] = [](GradBuilder &b, Operation *op, Value g) -> Grads {
       RankedTensorType type = typeOf(op->getOperand(0));
       SmallVector<int64_t> spatial;
       for (int64_t d = 2; d < type.getRank(); ++d)
         spatial.push_back(d);
-      Value scaled = b.build<MulOp>({g, b.scalar(g, 1.0 / reducedCount(type, spatial))});
-      return one(b.spread(scaled, type, spatial));
+      return one(meanGrad(b, g, type, spatial));
     };
     m["kiln.matmul"] = matmulGrads;
     return m;
@@ -485,6 +472,22 @@ const llvm::StringMap<GradRule> &table() {
 }
 
 } // namespace
+
+std::string mlir::kiln::whyNoDerivative(Operation *op) {
+  SmallVector<Type> types(op->getOperandTypes());
+  llvm::append_range(types, op->getResultTypes());
+  for (Type type : types)
+    if (TensorEncodingAttr e = getEncoding(type); e && !e.isRowMajor())
+      return "values laid out other than row-major have no derivative so far";
+  if (auto conv = llvm::dyn_cast<Conv2dOp>(op); conv && conv.getGroups() != 1)
+    return "grouped convolutions have no derivative so far";
+  if (auto slice = llvm::dyn_cast<SliceOp>(op);
+      slice && (slice.getRunTimeBounds() || llvm::any_of(slice.getSteps(), [](int64_t step) {
+                  return step != 1;
+                })))
+    return "slices with steps other than 1 have no derivative so far";
+  return "";
+}
 
 std::optional<GradRule> mlir::kiln::findGradRule(StringRef name) {
   auto it = table().find(name);

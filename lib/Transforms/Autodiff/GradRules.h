@@ -12,6 +12,7 @@
 #ifndef KILN_LIB_TRANSFORMS_GRADRULES_H
 #define KILN_LIB_TRANSFORMS_GRADRULES_H
 
+#include "kiln/Frontend/BuildOp.h"
 #include "kiln/IR/KilnOps.h"
 
 #include "mlir/IR/Builders.h"
@@ -26,11 +27,20 @@ namespace kiln {
 /// Builds the backward ops of one forward op, at its location.
 class GradBuilder {
 public:
-  GradBuilder(OpBuilder &builder, Location loc) : builder(builder), loc(loc) {}
+  GradBuilder(OpBuilder &builder, Location loc, bool &failed)
+      : builder(builder), loc(loc), failed(failed) {}
 
-  /// An op of inferred type; null (with an error at the op) if it fails.
+  /// An op of inferred type; null (with an error at the op, and `failed`
+  /// set) if it fails.
   template <typename OpT>
-  Value build(ValueRange operands, ArrayRef<NamedAttribute> attrs = {});
+  Value build(ValueRange operands, ArrayRef<NamedAttribute> attrs = {}) {
+    for (Value v : operands)
+      if (!v)
+        return Value();
+    Operation *op = ::kiln::frontend::buildOp<OpT>(builder, loc, operands, attrs);
+    failed |= !op;
+    return op ? op->getResult(0) : Value();
+  }
   NamedAttribute named(StringRef name, Attribute value) {
     return builder.getNamedAttr(name, value);
   }
@@ -51,20 +61,30 @@ public:
   Value spread(Value g, RankedTensorType type, ArrayRef<int64_t> axes);
   Value reshape(Value v, ArrayRef<int64_t> shape);
   Value select(Value cond, Value a, Value b);
+  Value slice(Value v, ArrayRef<int64_t> starts, ArrayRef<int64_t> ends,
+              ArrayRef<int64_t> steps);
+  /// `v` padded with zeros (itself when nothing is added).
+  Value pad(Value v, ArrayRef<int64_t> low, ArrayRef<int64_t> high);
+  NamedAttribute keepdims() { return named("keepdims", builder.getBoolAttr(true)); }
 
   OpBuilder &builder;
   Location loc;
+  bool &failed;
 };
 
 /// A rule: the adjoint of each operand (null for an operand that takes
-/// none: an index, a condition), or std::nullopt with `why` set when the
-/// op's attributes are outside what the rule covers.
-using GradRule = std::function<std::optional<SmallVector<Value>>(
-    GradBuilder &b, Operation *op, Value resultGrad, std::string &why)>;
+/// none: an index, a condition).
+using GradRule =
+    std::function<SmallVector<Value>(GradBuilder &b, Operation *op, Value resultGrad)>;
 
 /// The rule for ops named `name` ("kiln.mul"); null if `name` carries no
 /// gradient (listed without a rule); std::nullopt if no rule exists.
 std::optional<GradRule> findGradRule(StringRef name);
+
+/// Why `op`, which has a rule, cannot be differentiated with these
+/// attributes or types (a grouped convolution, a strided slice, a layout
+/// other than row-major); empty if it can.
+std::string whyNoDerivative(Operation *op);
 
 } // namespace kiln
 } // namespace mlir

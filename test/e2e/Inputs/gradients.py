@@ -226,6 +226,46 @@ save("cnn", [
     cnn)
 
 
+# Linear layers as PyTorch exports them (Gemm transB=1; one with transA=1
+# as well), a batched product [2, 3, 4] x [4, 5] against a shared weight,
+# a weight used twice, and a convolution whose windows leave the last rows
+# and columns of the padded image unread.
+x = rng.standard_normal((6, 4)).astype(np.float32)
+img = rng.standard_normal((1, 2, 10, 10)).astype(np.float32)
+
+
+def layers(w):
+    h = np.tanh(x @ w["fc1"].T + w["fc1_b"])            # Gemm transB
+    h2 = (h.T).T @ w["fc2"].T                            # Gemm transA, transB
+    batched = h2.reshape(2, 3, 4) @ w["shared"]          # [2, 3, 4] x [4, 5]
+    twice = batched * w["gain"] + w["gain"]              # gain used twice
+    c = conv2d(img, w["k"], (2, 2), (1, 0, 0, 1), (2, 2))
+    return np.mean(twice ** 2) + np.mean(np.tanh(c))
+
+
+save("layers", [
+    helper.make_node("Gemm", ["x", "fc1", "fc1_b"], ["g1"], transB=1),
+    helper.make_node("Tanh", ["g1"], ["h"]),
+    helper.make_node("Transpose", ["h"], ["ht"], perm=[1, 0]),
+    helper.make_node("Gemm", ["ht", "fc2"], ["h2"], transA=1, transB=1),
+    helper.make_node("Reshape", ["h2", "shape3"], ["h3"]),
+    helper.make_node("MatMul", ["h3", "shared"], ["batched"]),
+    helper.make_node("Mul", ["batched", "gain"], ["scaled"]),
+    helper.make_node("Add", ["scaled", "gain"], ["twice"]),
+    helper.make_node("Mul", ["twice", "twice"], ["sq"]),
+    helper.make_node("ReduceMean", ["sq"], ["m1"], keepdims=0),
+    helper.make_node("Conv", ["img", "k"], ["c"], strides=[2, 2], pads=[1, 0, 0, 1],
+                     dilations=[2, 2]),
+    helper.make_node("Tanh", ["c"], ["tc"]),
+    helper.make_node("ReduceMean", ["tc"], ["m2"], keepdims=0),
+    helper.make_node("Add", ["m1", "m2"], ["loss"])],
+    {"x": x, "img": img},
+    {"fc1": rng.standard_normal((4, 4)) * 0.5, "fc1_b": rng.standard_normal(4) * 0.1,
+     "fc2": rng.standard_normal((4, 4)) * 0.5, "shared": rng.standard_normal((4, 5)) * 0.5,
+     "gain": 1 + rng.standard_normal(5) * 0.2, "k": rng.standard_normal((3, 2, 3, 2)) * 0.4},
+    layers, constants={"shape3": np.array([2, 3, 4], np.int64)})
+
+
 # A grouped convolution has no derivative rule yet: differentiating through
 # it is one error naming each such op (two here). No expected values.
 conv_graph = helper.make_graph(
