@@ -205,6 +205,19 @@ Grads gatherGrads(GradBuilder &b, Operation *op, Value g) {
   return SmallVector<Value>{scattered, Value()};
 }
 
+/// `v` [N, C, P, Q] with stride - 1 zeros between its entries along the
+/// last two dimensions: [N, C, (P - 1) * sh + 1, (Q - 1) * sw + 1].
+Value spreadByStrides(GradBuilder &b, Value v, ArrayRef<int64_t> stride) {
+  if (stride[0] == 1 && stride[1] == 1)
+    return v;
+  ArrayRef<int64_t> shape = typeOf(v).getShape();
+  int64_t n = shape[0], c = shape[1], p = shape[2], q = shape[3];
+  Value apart = b.pad(b.reshape(v, {n, c, p, 1, q, 1}), {0, 0, 0, 0, 0, 0},
+                      {0, 0, 0, stride[0] - 1, 0, stride[1] - 1});
+  return b.slice(b.reshape(apart, {n, c, p * stride[0], q * stride[1]}), {0, 0, 0, 0},
+                 {n, c, (p - 1) * stride[0] + 1, (q - 1) * stride[1] + 1}, {1, 1, 1, 1});
+}
+
 /// A 2-D convolution (one group, NCHW): the filter's adjoint correlates the
 /// padded input with g (strides and dilations trade places); the input's
 /// convolves g, spread by the strides and padded by the dilated filter's
@@ -237,13 +250,7 @@ Grads conv2dGrads(GradBuilder &b, Operation *op, Value g) {
 
   // dx: g with stride - 1 zeros between its entries, padded by the
   // dilated filter's extent, against the flipped filter.
-  Value spread = g;
-  if (stride[0] > 1 || stride[1] > 1) {
-    Value apart = pad(b.reshape(g, {n, k, p, 1, q, 1}), {0, 0, 0, 0, 0, 0},
-                      {0, 0, 0, stride[0] - 1, 0, stride[1] - 1});
-    spread = slice(b.reshape(apart, {n, k, p * stride[0], q * stride[1]}), {0, 0, 0, 0},
-                   {n, k, (p - 1) * stride[0] + 1, (q - 1) * stride[1] + 1}, {1, 1, 1, 1});
-  }
+  Value spread = spreadByStrides(b, g, stride);
   int64_t eh = (r - 1) * dilation[0], ew = (s - 1) * dilation[1];
   Value flipped = slice(swap01(w), {0, 0, r - 1, s - 1}, {c, k, -1, -1}, {1, 1, -1, -1});
   Value dxPadded = b.build<Conv2dOp>({pad(spread, {0, 0, eh, ew}, {0, 0, eh, ew}), flipped},
@@ -257,6 +264,77 @@ Grads conv2dGrads(GradBuilder &b, Operation *op, Value g) {
   if (conv.getBias())
     grads.push_back(b.build<ReduceSumOp>(g, {b.axes({0, 2, 3})}));
   return grads;
+}
+
+/// Max and average pooling (NCHW): per kernel position, the window
+/// entries it read (a strided slice of the padded input) get their share
+/// of g, placed back where they came from; the padding is cropped.
+/// Max pooling gives each window's g to its first maximum (as the
+/// reference takes it); average pooling to every entry, over the count
+/// the window divided by.
+Grads poolGrads(GradBuilder &b, Operation *op, Value g) {
+  bool max = llvm::isa<MaxPool2dOp>(op);
+  Value x = op->getOperand(0);
+  auto attr = [&](StringRef name) {
+    return llvm::cast<DenseI64ArrayAttr>(op->getAttr(name)).asArrayRef();
+  };
+  ArrayRef<int64_t> kernel = attr("kernel"), stride = attr("strides"),
+                    padding = attr("padding"), dilation = attr("dilations");
+  ArrayRef<int64_t> in = typeOf(x).getShape(), out = typeOf(g).getShape();
+  int64_t n = in[0], c = in[1], h = in[2], w = in[3], p = out[2], q = out[3];
+  int64_t hp = h + padding[0] + padding[2], wp = w + padding[1] + padding[3];
+  auto window = [&](Value padded, int64_t r, int64_t s) {
+    return b.slice(padded, {0, 0, r * dilation[0], s * dilation[1]},
+                   {n, c, r * dilation[0] + (p - 1) * stride[0] + 1,
+                    s * dilation[1] + (q - 1) * stride[1] + 1},
+                   {1, 1, stride[0], stride[1]});
+  };
+  auto placeBack = [&](Value share, int64_t r, int64_t s) {
+    int64_t top = r * dilation[0], left = s * dilation[1];
+    return b.pad(spreadByStrides(b, share, stride), {0, 0, top, left},
+                 {0, 0, hp - top - (p - 1) * stride[0] - 1, wp - left - (q - 1) * stride[1] - 1});
+  };
+  Value share = g, taken, padded;
+  if (max) {
+    padded = b.build<PadOp>(x, {b.named("low", b.builder.getDenseI64ArrayAttr(
+                                                   {0, 0, padding[0], padding[1]})),
+                                b.named("high", b.builder.getDenseI64ArrayAttr(
+                                                    {0, 0, padding[2], padding[3]})),
+                                b.named("value", b.builder.getF64FloatAttr(-INFINITY))});
+    taken = b.splat(typeOf(g), 0);
+  } else {
+    // The count each window divided by: its size, or (without
+    // count_include_pad) the entries it read that are not padding.
+    Value count = b.scalar(g, kernel[0] * kernel[1]);
+    if (!llvm::cast<BoolAttr>(op->getAttr("count_include_pad")).getValue()) {
+      Value inside = b.pad(b.splat(typeOf(x), 1), {0, 0, padding[0], padding[1]},
+                           {0, 0, padding[2], padding[3]});
+      count = Value();
+      for (int64_t r = 0; r < kernel[0]; ++r)
+        for (int64_t s = 0; s < kernel[1]; ++s) {
+          Value read = window(inside, r, s);
+          count = count ? b.build<AddOp>({count, read}) : read;
+        }
+    }
+    share = b.build<DivOp>({g, count});
+  }
+  Value dx;
+  for (int64_t r = 0; r < kernel[0]; ++r)
+    for (int64_t s = 0; s < kernel[1]; ++s) {
+      Value part = share;
+      if (max) {
+        // The first kernel position holding the maximum takes it.
+        Value first = b.build<MulOp>(
+            {asFloat(b, b.build<EqOp>({window(padded, r, s), op->getResult(0)}), g),
+             b.build<SubOp>({b.scalar(g, 1), taken})});
+        taken = b.build<AddOp>({taken, first});
+        part = b.build<MulOp>({g, first});
+      }
+      Value placed = placeBack(part, r, s);
+      dx = dx ? b.build<AddOp>({dx, placed}) : placed;
+    }
+  return one(b.slice(dx, {0, 0, padding[0], padding[1]}, {n, c, padding[0] + h, padding[1] + w},
+                     {1, 1, 1, 1}));
 }
 
 /// Inference batch norm over dimension 1: y = (x - mean) * scale *
@@ -466,6 +544,8 @@ const llvm::StringMap<GradRule> &table() {
       return one(meanGrad(b, g, type, spatial));
     };
     m["kiln.matmul"] = matmulGrads;
+    m["kiln.max_pool2d"] = poolGrads;
+    m["kiln.avg_pool2d"] = poolGrads;
     return m;
   }();
   return rules;
@@ -481,6 +561,9 @@ std::string mlir::kiln::whyNoDerivative(Operation *op) {
       return "values laid out other than row-major have no derivative so far";
   if (auto conv = llvm::dyn_cast<Conv2dOp>(op); conv && conv.getGroups() != 1)
     return "grouped convolutions have no derivative so far";
+  if (llvm::isa<MaxPool2dOp, AvgPool2dOp>(op) &&
+      llvm::cast<BoolAttr>(op->getAttr("ceil_mode")).getValue())
+    return "pooling with ceil_mode has no derivative so far";
   if (auto slice = llvm::dyn_cast<SliceOp>(op);
       slice && (slice.getRunTimeBounds() || llvm::any_of(slice.getSteps(), [](int64_t step) {
                   return step != 1;

@@ -266,6 +266,54 @@ save("layers", [
     layers, constants={"shape3": np.array([2, 3, 4], np.int64)})
 
 
+# Pooling as a ResNet stem and head write it: a convolution, max pooling
+# (3x3, stride 2, padding 1), average pooling with padding that the count
+# leaves out, and with padding it counts.
+img = rng.standard_normal((2, 2, 9, 9)).astype(np.float32)
+
+
+def pool(x, kernel, stride, pad, reduce, include_pad=True):
+    value = -np.inf if reduce == "max" else 0.0
+    xp = np.pad(x, ((0, 0), (0, 0), (pad[0], pad[2]), (pad[1], pad[3])), constant_values=value)
+    ones = np.pad(np.ones_like(x), ((0, 0), (0, 0), (pad[0], pad[2]), (pad[1], pad[3])))
+    p = (xp.shape[2] - kernel[0]) // stride[0] + 1
+    q = (xp.shape[3] - kernel[1]) // stride[1] + 1
+    windows = [xp[:, :, i:i + (p - 1) * stride[0] + 1:stride[0], j:j + (q - 1) * stride[1] + 1:stride[1]]
+               for i in range(kernel[0]) for j in range(kernel[1])]
+    if reduce == "max":
+        return np.max(windows, axis=0)
+    count = kernel[0] * kernel[1] if include_pad else sum(
+        ones[:, :, i:i + (p - 1) * stride[0] + 1:stride[0], j:j + (q - 1) * stride[1] + 1:stride[1]]
+        for i in range(kernel[0]) for j in range(kernel[1]))
+    return np.sum(windows, axis=0) / count
+
+
+def pools(w):
+    c = conv2d(img, w["k"], (1, 1), (1, 1, 1, 1), (1, 1))
+    m = pool(c, (3, 3), (2, 2), (1, 1, 1, 1), "max")
+    a = pool(m, (2, 2), (2, 2), (1, 1, 0, 0), "avg", include_pad=False)
+    b = pool(m, (3, 3), (1, 1), (1, 1, 1, 1), "avg", include_pad=True)
+    return np.mean(a ** 2) + np.mean(b * w["scale"])
+
+
+save("pools", [
+    helper.make_node("Conv", ["img", "k"], ["c"], pads=[1, 1, 1, 1]),
+    helper.make_node("MaxPool", ["c"], ["m"], kernel_shape=[3, 3], strides=[2, 2],
+                     pads=[1, 1, 1, 1]),
+    helper.make_node("AveragePool", ["m"], ["a"], kernel_shape=[2, 2], strides=[2, 2],
+                     pads=[1, 1, 0, 0], count_include_pad=0),
+    helper.make_node("AveragePool", ["m"], ["b"], kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+                     count_include_pad=1),
+    helper.make_node("Mul", ["a", "a"], ["a2"]),
+    helper.make_node("ReduceMean", ["a2"], ["ma"], keepdims=0),
+    helper.make_node("Mul", ["b", "scale"], ["bs"]),
+    helper.make_node("ReduceMean", ["bs"], ["mb"], keepdims=0),
+    helper.make_node("Add", ["ma", "mb"], ["loss"])],
+    {"img": img},
+    {"k": rng.standard_normal((3, 2, 3, 3)) * 0.4, "scale": 1 + rng.random(1) * 0.5},
+    pools)
+
+
 # A grouped convolution has no derivative rule yet: differentiating through
 # it is one error naming each such op (two here). No expected values.
 conv_graph = helper.make_graph(
