@@ -89,10 +89,17 @@ std::string verifyCompileOptions(const CompileOptions &options) {
   if (!options.tuningCache.empty() && options.target == Target::CPU)
     return "--tuning-cache applies to --target=cuda and cuda-emu";
   if (options.trainable != ".*" && options.gradLoss.empty())
-    return "--trainable applies with --grad (it chooses the weights differentiated)";
+    return "--trainable applies with --grad or --train (it chooses the weights differentiated)";
+  if (options.train) {
+    if (options.optimizer != "sgd" && options.optimizer != "momentum" &&
+        options.optimizer != "adam")
+      return "--optimizer takes sgd, momentum or adam, got '" + options.optimizer + "'";
+    if (!(options.learningRate > 0) || !(options.weightDecay >= 0))
+      return "--lr takes a positive rate and --weight-decay 0 or more";
+  }
   if (!options.optimize) {
     if (!options.gradLoss.empty())
-      return "-O0 stops after parsing; --grad needs the graph pipeline";
+      return "-O0 stops after parsing; --grad and --train need the graph pipeline";
     if (options.target != Target::CPU)
       return "-O0 stops after parsing; --target=cuda and cuda-emu need the pipeline";
     if (options.lower)

@@ -26,6 +26,13 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
   if (!options.gradLoss.empty())
     pm.nest<func::FuncOp>().addPass(
         mlir::kiln::createKilnGrad({options.gradLoss, options.trainable}));
+  if (options.train) {
+    mlir::kiln::KilnOptimizerOptions step;
+    step.optimizer = options.optimizer;
+    step.lr = options.learningRate;
+    step.weightDecay = options.weightDecay;
+    pm.nest<func::FuncOp>().addPass(mlir::kiln::createKilnOptimizer(step));
+  }
   mlir::kiln::buildDefaultGraphPipeline(pm, graph);
   // (Over symbolic sizes the GPU layout and placement passes leave the
   // function as it is; the CPU's take a dynamic batch.)

@@ -934,10 +934,12 @@ struct Loader {
     exe->program_ = std::make_unique<Program>();
     if (!exe->isDynamic()) {
       s = ProgramBuilder(file).build(*exe->program_);
-      if (!s)
+      if (!s || !(s = states(file, *exe)))
         return fail(s.message());
       return std::shared_ptr<const Executable>(std::move(exe));
     }
+    if (file.states() && file.states()->size())
+      return fail("an executable over ranges of sizes has states, which only static ones may");
     // Over ranges of sizes: the whole program is validated at the largest
     // sizes (every buffer within the arena) and the smallest, and kept at
     // the OPT point; each run's sizes are validated again when first seen.
@@ -974,7 +976,37 @@ struct Loader {
     return std::shared_ptr<const Executable>(std::move(exe));
   }
 
-  /// Reads and checks the size symbols: names, 0 <= min <= opt <= max.
+  /// Reads and checks the states: an input and an output of one type, each
+  /// in one state, and an initial value of the input's bytes.
+  static Status states(const kx::Executable &file, Executable &exe) {
+    if (!file.states())
+      return Status::ok();
+    const Program &p = *exe.program_;
+    std::vector<bool> inputUsed(p.inputs.size()), outputUsed(p.outputs.size());
+    for (const kx::State *state : *file.states()) {
+      std::string what = "state #" + std::to_string(exe.states_.size());
+      if (state->input() >= p.inputs.size() || state->output() >= p.outputs.size() ||
+          state->initial() >= p.weights.size())
+        return Status::error(what + " names an input, output or weight the file lacks");
+      const TensorSpec &in = p.inputs[state->input()], &out = p.outputs[state->output()];
+      if (inputUsed[state->input()] || outputUsed[state->output()])
+        return Status::error(what + " shares its input or output with another state");
+      inputUsed[state->input()] = outputUsed[state->output()] = true;
+      if (in.dtype != out.dtype || in.shape != out.shape || in.dimOrder != out.dimOrder)
+        return Status::error(what + ": input '" + in.name + "' (" + in.typeString() +
+                             ") is updated by output '" + out.name + "' of another type (" +
+                             out.typeString() + ")");
+      const WeightDesc &initial = p.weights[state->initial()];
+      if (initial.size != in.byteSize())
+        return Status::error(what + ": input '" + in.name + "' takes " +
+                             std::to_string(in.byteSize()) + " bytes, its initial value holds " +
+                             std::to_string(initial.size));
+      exe.states_.push_back({state->input(), state->output(), initial.data, initial.size});
+    }
+    return Status::ok();
+  }
+
+  /// Reads and checks the size symbols: names, 0 <= min <= opt <= max.  /// Reads and checks the size symbols: names, 0 <= min <= opt <= max.
   static Status sizeSymbols(const kx::Executable &file, Executable &exe) {
     if (!file.symbols())
       return Status::ok();

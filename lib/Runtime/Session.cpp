@@ -69,6 +69,8 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Executabl
   session->stepTimings_ = options.stepTimings;
   session->inputSet_.assign(p.inputs.size(), false);
   session->inputShapes_.resize(p.inputs.size());
+  if (!exe->states().empty() && exe->isDynamic())
+    return Status::error("an executable over ranges of sizes cannot have states");
   if (exe->isDynamic()) {
     // A program and device per size signature, made at the first run of
     // each (Session::selectSignature).
@@ -91,6 +93,12 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Executabl
   for (size_t k = 0; k < p.inputs.size(); ++k) {
     session->inputStorage_.emplace_back(p.inputs[k].byteSize());
     session->inputShapes_[k] = p.inputs[k].shape;
+  }
+  // The states start at their initial values.
+  for (const StateSpec &state : session->exe_->states()) {
+    if (state.bytes)
+      std::memcpy(session->inputStorage_[state.input].data(), state.initial, state.bytes);
+    session->inputSet_[state.input] = true;
   }
   return session;
 }
@@ -382,7 +390,17 @@ Status Session::run() {
   }
   Status st = current_->run(inputStorage_, stepTimings_ ? &timings_ : nullptr);
   ran_ = st.isOk();
+  // Each state takes its output's value for the next run.
+  for (const StateSpec &state : exe_->states())
+    if (ran_ && state.bytes)
+      std::memcpy(inputStorage_[state.input].data(), current_->outputData(state.output),
+                  state.bytes);
   return st;
+}
+
+const void *Session::stateData(size_t k) const {
+  const std::vector<StateSpec> &states = exe_->states();
+  return k < states.size() ? inputStorage_[states[k].input].data() : nullptr;
 }
 
 /// A run whose sizes follow computed data: the steps before each length is
@@ -505,8 +523,15 @@ std::vector<std::string> Executable::stepLocations(size_t step) const {
 std::string Executable::describe() const {
   const Program &p = *program_;
   std::string s = "executable " + p.name + "\n";
-  for (const TensorSpec &t : inputs())
-    s += "  input  " + t.name + ": " + t.typeString() + "\n";
+  for (size_t k = 0; k < inputs().size(); ++k) {
+    const TensorSpec &t = inputs()[k];
+    s += "  input  " + t.name + ": " + t.typeString();
+    for (const StateSpec &state : states_)
+      if (state.input == k)
+        s += " (kept by the session: starts as in the file, then output '" +
+             outputs()[state.output].name + "' after each run)";
+    s += "\n";
+  }
   for (const TensorSpec &t : outputs())
     s += "  output " + t.name + ": " + t.typeString() + "\n";
   if (isDynamic()) {

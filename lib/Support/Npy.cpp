@@ -133,8 +133,7 @@ bool parse(const std::string &bytes, const std::string &path, Array &array, std:
   return true;
 }
 
-bool write(const std::string &path, ref::DType dtype, const ref::Shape &shape,
-           const uint8_t *data, std::string &error) {
+std::string encode(ref::DType dtype, const ref::Shape &shape, const uint8_t *data) {
   int64_t n = ref::numElements(shape);
   std::vector<uint8_t> converted;
   const char *descr = nullptr;
@@ -164,18 +163,25 @@ bool write(const std::string &path, ref::DType dtype, const ref::Shape &shape,
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
+  std::string bytes(kMagic, 6);
+  bytes += '\x01';
+  bytes += '\0';
+  bytes += static_cast<char>(header.size() & 0xff);
+  bytes += static_cast<char>(header.size() >> 8);
+  bytes += header;
+  bytes.append(reinterpret_cast<const char *>(data), n * ref::byteWidth(dtype));
+  return bytes;
+}
+
+bool write(const std::string &path, ref::DType dtype, const ref::Shape &shape,
+           const uint8_t *data, std::string &error) {
+  std::string bytes = encode(dtype, shape, data);
   std::ofstream out(path, std::ios::binary);
   if (!out) {
     error = path + ": cannot write: " + std::strerror(errno);
     return false;
   }
-  out.write(kMagic, 6);
-  out.put(1);
-  out.put(0);
-  out.put(static_cast<char>(header.size() & 0xff));
-  out.put(static_cast<char>(header.size() >> 8));
-  out << header;
-  out.write(reinterpret_cast<const char *>(data), n * ref::byteWidth(dtype));
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   if (!out) {
     error = path + ": write failed";
     return false;

@@ -41,8 +41,11 @@ private:
                               std::vector<flatbuffers::Offset<kx::Attr>> &attrs,
                               const ::kiln::ref::OpAttrs &refAttrs);
   FailureOr<uint32_t> valueIndex(Value value);
+  /// `value` as a weight stored in `stored`'s layout; errors at `op`.
   FailureOr<flatbuffers::Offset<kx::Weight>> weight(Operation *op, StringRef name,
-                                                    ElementsAttr value);
+                                                    ElementsAttr value, Type stored);
+  /// The states: inputs the runtime keeps, each updated by an output.
+  FailureOr<std::vector<kx::State>> states();
   FailureOr<flatbuffers::Offset<kx::Step>> step(exec::StepOp step, unsigned stepIndex);
   FailureOr<flatbuffers::Offset<kx::GemmCall>> gemmCall(exec::StepOp step);
   flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<kx::SymbolicField>>>
@@ -168,7 +171,7 @@ LogicalResult Writer::symbolicAttrs(Operation *op,
 }
 
 FailureOr<flatbuffers::Offset<kx::Weight>> Writer::weight(Operation *op, StringRef name,
-                                                          ElementsAttr value) {
+                                                          ElementsAttr value, Type stored) {
   auto dense = llvm::dyn_cast<DenseElementsAttr>(value);
   auto type = llvm::cast<RankedTensorType>(value.getType());
   std::optional<::kiln::ref::DType> dtype = toReferenceDType(type.getElementType());
@@ -200,7 +203,7 @@ FailureOr<flatbuffers::Offset<kx::Weight>> Writer::weight(Operation *op, StringR
   // layout, as the runtime reads every value (a KRSC filter, an NHWC
   // weight). A splat is the same in every layout.
   // Moved element by element, bytes unchanged.
-  TensorEncodingAttr encoding = getEncoding(op->getResult(0).getType());
+  TensorEncodingAttr encoding = getEncoding(stored);
   if (encoding && !encoding.isRowMajor() && !dense.isSplat()) {
     std::vector<uint8_t> logical(data, data + bytes);
     std::vector<int64_t> offsets = ::kiln::ref::physicalOffsets(
@@ -227,14 +230,14 @@ FailureOr<uint32_t> Writer::valueIndex(Value value) {
     kind = kx::ValueKind::Input;
     index = arg.getArgNumber();
   } else if (auto w = value.getDefiningOp<WeightOp>()) {
-    auto data = weight(w, w.getName(), w.getValue());
+    auto data = weight(w, w.getName(), w.getValue(), w.getType());
     if (failed(data))
       return failure();
     kind = kx::ValueKind::Weight;
     index = weights.size();
     weights.push_back(*data);
   } else if (auto c = value.getDefiningOp<ConstantOp>()) {
-    auto data = weight(c, "constant." + std::to_string(weights.size()), c.getValue());
+    auto data = weight(c, "constant." + std::to_string(weights.size()), c.getValue(), c.getType());
     if (failed(data))
       return failure();
     kind = kx::ValueKind::Weight;
@@ -373,6 +376,30 @@ LogicalResult Writer::bindLength(TakePrefixOp op, exec::StepOp step) {
   if (!boundLengths.emplace(symbol, code).second)
     return op.emitOpError("binds size symbol s") << symbol << ", which another op binds too";
   return success();
+}
+
+FailureOr<std::vector<kx::State>> Writer::states() {
+  std::vector<kx::State> states;
+  for (BlockArgument arg : func.getArguments()) {
+    unsigned k = arg.getArgNumber();
+    auto initial = func.getArgAttrOfType<ElementsAttr>(k, "kiln.state");
+    auto output = func.getArgAttrOfType<IntegerAttr>(k, "kiln.state_output");
+    if (!initial && !output)
+      continue;
+    auto name = func.getArgAttrOfType<StringAttr>(k, "kiln.name");
+    if (!initial || !output || !name || output.getInt() < 0 ||
+        output.getInt() >= static_cast<int64_t>(func.getNumResults()) ||
+        func.getResultTypes()[output.getInt()] != arg.getType())
+      return func.emitOpError("input #") << k << " is a state without a name, an initial value "
+                                            "and an output of its type";
+    auto data = weight(func, name.getValue(), initial, arg.getType());
+    if (failed(data))
+      return failure();
+    states.emplace_back(k, static_cast<uint32_t>(output.getInt()),
+                        static_cast<uint32_t>(weights.size()));
+    weights.push_back(*data);
+  }
+  return states;
 }
 
 FailureOr<flatbuffers::Offset<kx::Step>> Writer::step(exec::StepOp s, unsigned stepIndex) {
@@ -558,10 +585,14 @@ LogicalResult Writer::write(llvm::raw_ostream &os) {
     symbols.push_back(kx::CreateSizeSymbol(fbb, fbb.CreateString(s.name), s.min, s.max, s.opt,
                                            code.empty() ? 0 : fbb.CreateVector(code.data(), code.size())));
   }
+  FailureOr<std::vector<kx::State>> stateList = states();
+  if (failed(stateList))
+    return failure();
   auto root = kx::CreateExecutableDirect(
       fbb, func.getName().str().c_str(), &inputs, &outputs, &values, &weights,
       arena.getInt(), streams ? streams.getInt() : 1, numEvents, &steps, &deviceCode,
-      code.deterministic, symbols.empty() ? nullptr : &symbols);
+      code.deterministic, symbols.empty() ? nullptr : &symbols,
+      stateList->empty() ? nullptr : &*stateList);
   kx::FinishExecutableBuffer(fbb, root);
 
   ::kiln::rt::FileHeader header{};

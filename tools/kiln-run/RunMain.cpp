@@ -18,6 +18,7 @@
 
 #include "kiln/Reference/Tensor.h"
 #include "kiln/Support/Npy.h"
+#include "kiln/Support/Npz.h"
 #include "kiln/Support/OnnxTensorFile.h"
 
 #include <algorithm>
@@ -57,6 +58,8 @@ struct Options {
   std::string compareTo;
   double tolerance = 1e-4;
   bool toleranceGiven = false;
+  int steps = 0; ///< training steps (kilnc --train executables)
+  std::string saveWeights, loadWeights;
 };
 
 const char *kUsage =
@@ -65,7 +68,8 @@ const char *kUsage =
     "       [--output-dir DIR] [--output-format=npy|pb] [--bench N] [--threads N]\n"
     "       [--trace FILE.json] [--describe] [--emu-order=forward|reverse|shuffled]\n"
     "       [--emu-checked] [--cuda-graph] [--sync-each-step] [--conv-epilogue-kernels]\n"
-    "       [--compare-to DIR [--tolerance T]] [--profile FILE.json [--profile-sample N]]\n";
+    "       [--compare-to DIR [--tolerance T]] [--profile FILE.json [--profile-sample N]]\n"
+    "       [--steps N] [--load-weights FILE.npz] [--save-weights FILE.npz]\n";
 
 const char *kHelp =
     "\n"
@@ -103,7 +107,13 @@ const char *kHelp =
     "                      work and write them with predicted GPU times (kilnc\n"
     "                      --emu-profile builds the kernels for it)\n"
     "  --profile-sample N  emulate N evenly spaced blocks of each launch and scale the\n"
-    "                      counts to the grid (the outputs are then not meaningful)\n";
+    "                      counts to the grid (the outputs are then not meaningful)\n"
+    "  --steps N           a training step (kilnc --train): run N steps on the inputs,\n"
+    "                      each updating the weights the session keeps; print the loss\n"
+    "  --load-weights F    a training step: start from the weights in F.npz (by name;\n"
+    "                      those it lacks keep their values from the executable)\n"
+    "  --save-weights F    a training step: write every weight and optimizer state by\n"
+    "                      name to F.npz after the last step\n";
 
 int usageError(const char *argv0, bool embedded, const std::string &message) {
   std::fprintf(stderr, "%s: error: %s\n", argv0, message.c_str());
@@ -213,6 +223,16 @@ std::optional<int> parse(int argc, char **argv, bool embedded, Options &o) {
         return usageError(argv[0], embedded,
                           "--bench takes a number of runs from 1 to 1000000, got '" + v + "'");
       o.bench = static_cast<int>(*n);
+    } else if (value("--steps", v)) {
+      std::optional<uint64_t> n = parseCount(v);
+      if (!n)
+        return usageError(argv[0], embedded,
+                          "--steps takes a number of steps from 1 to 1000000, got '" + v + "'");
+      o.steps = static_cast<int>(*n);
+    } else if (value("--save-weights", v)) {
+      o.saveWeights = v;
+    } else if (value("--load-weights", v)) {
+      o.loadWeights = v;
     } else if (value("--threads", v)) {
       std::optional<uint64_t> n = parseCount(v);
       if (!n || *n > 1024)
@@ -604,6 +624,38 @@ int runMain(int argc, char **argv, std::shared_ptr<const rt::Executable> embedde
       return error(s.message());
     bound[it->second] = true;
   }
+  // A training step's weights and optimizer state: the session keeps them
+  // (from the executable, or --load-weights, or an --input that replaces
+  // one).
+  const std::vector<rt::StateSpec> &states = exe->states();
+  if (states.empty() && (o.steps || !o.saveWeights.empty() || !o.loadWeights.empty()))
+    return error("--steps, --load-weights and --save-weights apply to a training step "
+                 "(kilnc --train); this executable keeps no weights");
+  if (!o.loadWeights.empty()) {
+    std::vector<std::pair<std::string, npy::Array>> arrays;
+    std::string message;
+    if (!npz::read(o.loadWeights, arrays, message))
+      return error(message);
+    for (auto &[name, array] : arrays) {
+      auto it = inputIndex.find(name);
+      bool isState = it != inputIndex.end() &&
+                     std::any_of(states.begin(), states.end(),
+                                 [&](const rt::StateSpec &st) { return st.input == it->second; });
+      if (!isState)
+        return error(o.loadWeights + ": '" + name + "' is not a weight this training step keeps");
+      const rt::TensorSpec &spec = exe->inputs()[it->second];
+      if (std::string differs = readAs(spec, array, o.loadWeights + ":" + name); !differs.empty())
+        return error("weight '" + name + "' " + differs);
+      if (!spec.dimOrder.empty()) { // .npz holds it row-major; the input wants its layout
+        ref::Tensor t = ref::decodeTensor(spec.dtype, spec.shape, {}, array.data.data());
+        ref::encodeTensor(t, spec.dimOrder, array.data.data());
+      }
+      if (rt::Status st = (*session)->setInput(it->second, array.data.data(), array.data.size()); !st)
+        return error(st.message());
+    }
+  }
+  for (const rt::StateSpec &state : states)
+    bound[state.input] = true;
   std::string missing;
   for (size_t k = 0; k < bound.size(); ++k)
     if (!bound[k])
@@ -612,10 +664,38 @@ int runMain(int argc, char **argv, std::shared_ptr<const rt::Executable> embedde
   if (!missing.empty())
     return error("missing inputs: " + missing + "; give --input NAME=FILE.npy or NAME=random");
 
-  // Run (and benchmark).
-  rt::Status s = (*session)->run();
-  if (!s)
-    return error(s.message());
+  // Run (and benchmark). A training step runs --steps times, printing its
+  // loss (its first output) each time.
+  rt::Status s = rt::Status::ok();
+  for (int step = 1; step <= std::max(o.steps, 1); ++step) {
+    if (!(s = (*session)->run()))
+      return error(s.message());
+    if (o.steps) {
+      rt::TensorSpec loss = exe->outputs()[0];
+      double value = ref::decodeTensor(loss.dtype, loss.shape, loss.dimOrder,
+                                       static_cast<const uint8_t *>((*session)->outputData(0)))
+                         .getDouble(0);
+      std::printf("step %d: %s = %.9g\n", step, loss.name.c_str(), value);
+    }
+  }
+  if (!o.saveWeights.empty()) {
+    std::vector<std::pair<std::string, npy::Array>> arrays;
+    for (size_t k = 0; k < states.size(); ++k) {
+      const rt::TensorSpec &spec = exe->inputs()[states[k].input];
+      npy::Array array;
+      array.dtype = spec.dtype;
+      array.shape = spec.shape;
+      // Row-major, as .npy holds it.
+      ref::Tensor t = ref::decodeTensor(spec.dtype, spec.shape, spec.dimOrder,
+                                        static_cast<const uint8_t *>((*session)->stateData(k)));
+      array.data.resize(spec.byteSize());
+      ref::encodeTensor(t, {}, array.data.data());
+      arrays.push_back({spec.name, std::move(array)});
+    }
+    std::string message;
+    if (!npz::write(o.saveWeights, arrays, message))
+      return error(message);
+  }
   if (o.bench > 0) {
     std::vector<double> totals;
     std::map<std::string, std::vector<double>> perStep;

@@ -241,6 +241,20 @@ static cl::opt<std::string> trainable(
     cl::desc("With --grad: differentiate only the weights whose names match REGEX (default: "
              "every float weight)"),
     cl::value_desc("REGEX"), cl::init(".*"), cl::cat(kilncCategory));
+static cl::opt<std::string> train(
+    "train",
+    cl::desc("Compile one training step of the scalar output LOSS: the trainable weights and "
+             "the optimizer's state become states the runtime keeps and updates each run "
+             "(kiln-run --steps); the outputs are LOSS and every state's next value"),
+    cl::value_desc("LOSS"), cl::cat(kilncCategory));
+static cl::opt<std::string> optimizerFlag("optimizer",
+                                          cl::desc("With --train: sgd (default), momentum or adam"),
+                                          cl::init("sgd"), cl::cat(kilncCategory));
+static cl::opt<double> learningRate("lr", cl::desc("With --train: the learning rate (default 0.01)"),
+                                    cl::init(0.01), cl::cat(kilncCategory));
+static cl::opt<double> weightDecay(
+    "weight-decay", cl::desc("With --train: L2 weight decay, D * W added to each gradient"),
+    cl::init(0.0), cl::cat(kilncCategory));
 static cl::opt<double> foldBudget(
     "fold-budget",
     cl::desc("Seconds constant folding may take (default 60); what is left over is computed "
@@ -387,8 +401,26 @@ LogicalResult readCompileOptions(EmitKind kind, driver::CompileOptions &options)
   if (maxStreams.getNumOccurrences())
     options.maxStreams = maxStreams;
   options.fusionReport = fusionReport;
+  // (Flags of the training step alone; the rest verifyCompileOptions checks.)
+  if (grad.getNumOccurrences() && train.getNumOccurrences()) {
+    llvm::errs() << "kilnc: error: --grad and --train exclude each other (--train differentiates "
+                    "its loss itself)\n";
+    return failure();
+  }
+  if (!train.getNumOccurrences() && (optimizerFlag.getNumOccurrences() ||
+                                     learningRate.getNumOccurrences() ||
+                                     weightDecay.getNumOccurrences())) {
+    llvm::errs() << "kilnc: error: --optimizer, --lr and --weight-decay apply with --train\n";
+    return failure();
+  }
   options.gradLoss = grad;
   options.trainable = trainable;
+  options.train = train.getNumOccurrences() > 0;
+  if (options.train)
+    options.gradLoss = train;
+  options.optimizer = optimizerFlag;
+  options.learningRate = learningRate;
+  options.weightDecay = weightDecay;
   options.foldBudgetSeconds = foldBudget;
   options.foldBudgetBytes = foldBudgetBytes;
   options.kernelReport = kernelReport;

@@ -79,6 +79,13 @@ struct CompileOptions {
   /// the trainable weights, those whose names --trainable matches.
   std::string gradLoss;
   std::string trainable = ".*";
+  /// --train=LOSS: a training step (kiln-optimizer after kiln-grad, whose
+  /// loss gradLoss then names): the weights and optimizer state become
+  /// states the runtime keeps.
+  bool train = false;
+  std::string optimizer = "sgd";
+  double learningRate = 0.01;
+  double weightDecay = 0.0;
   /// false (-O0): stop after parsing.
   bool optimize = true;
   bool fusion = true;

@@ -109,6 +109,15 @@ struct SizeSymbolSpec {
   bool isComputed() const { return !code.empty(); }
 };
 
+/// An input a session keeps between runs (a training step's weight or
+/// optimizer state): it starts as `initial` (in the mapped file) and, after
+/// every run, takes the value of output `output`.
+struct StateSpec {
+  size_t input = 0, output = 0;
+  const uint8_t *initial = nullptr;
+  uint64_t bytes = 0;
+};
+
 /// A loaded, validated executable. Immutable and shareable between sessions.
 class Executable {
 public:
@@ -129,6 +138,9 @@ public:
   std::string describe() const;
   /// The model locations of step `step`'s ops (each once, in op order).
   std::vector<std::string> stepLocations(size_t step) const;
+
+  /// The states (kilnc --train): inputs the session keeps and updates.
+  const std::vector<StateSpec> &states() const { return states_; }
 
   /// The size symbols of an executable built for ranges of input sizes;
   /// empty when every shape is static.
@@ -154,6 +166,7 @@ private:
   std::unique_ptr<Storage> storage_;
   std::unique_ptr<Program> program_;
   std::vector<SizeSymbolSpec> symbols_;
+  std::vector<StateSpec> states_;
   /// The signature with dynamic dimensions as -1 and their names.
   std::vector<TensorSpec> genericInputs_, genericOutputs_;
   const uint8_t *payload_ = nullptr;
@@ -266,8 +279,12 @@ public:
   /// with the other inputs' where they share a symbol).
   Status setInput(size_t index, const void *data, size_t bytes,
                   const std::vector<int64_t> &shape);
-  /// Runs every step; all inputs must have been set.
+  /// Runs every step; all inputs must have been set (the states are, to
+  /// their initial values or the last run's; setInput replaces one). After
+  /// a run each state takes its output's value.
   Status run();
+  /// State `k`'s current value (Executable::states()).
+  const void *stateData(size_t k) const;
   const void *outputData(size_t index) const;
   /// The shape of output `index` in the last run (its sizes follow the
   /// inputs' for an executable over ranges of sizes); empty before a run

@@ -35,6 +35,8 @@ bool parse(const std::string &bytes, const std::string &path, Array &array, std:
 /// which NumPy has and bf16 converts to exactly.
 bool write(const std::string &path, ref::DType dtype, const ref::Shape &shape,
            const uint8_t *data, std::string &error);
+/// The bytes of that file.
+std::string encode(ref::DType dtype, const ref::Shape &shape, const uint8_t *data);
 
 } // namespace npy
 } // namespace kiln

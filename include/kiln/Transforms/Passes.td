@@ -57,6 +57,32 @@ def KilnGrad : Pass<"kiln-grad", "func::FuncOp"> {
   let dependentDialects = ["::mlir::kiln::KilnDialect"];
 }
 
+def KilnOptimizer : Pass<"kiln-optimizer", "func::FuncOp"> {
+  let summary = "Turn kiln-grad's gradients into one training step: weights and optimizer state become states the runtime keeps";
+  let description = [{
+    On a function kiln-grad made (the loss, then grad.W per weight), each
+    such weight W becomes a state input named W (argument attributes
+    `kiln.state`, its initial value, and `kiln.state_output`, the output
+    holding its next value), updated by `optimizer`: sgd, momentum (a
+    state W.velocity) or adam (states W.m, W.v and adam.step), with
+    learning rate `lr` and L2 `weight-decay`. The function returns the loss
+    and every state's next value, named as the state; the runtime feeds
+    each back for the next step (docs/training.md).
+  }];
+  let options = [
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
+           "sgd, momentum or adam">,
+    Option<"lr", "lr", "double", /*default=*/"0.01", "Learning rate">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"0.0",
+           "L2 weight decay, added to each gradient as weight-decay * W">,
+    Option<"momentum", "momentum", "double", /*default=*/"0.9", "momentum's coefficient">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9", "Adam's first-moment decay">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999", "Adam's second-moment decay">,
+    Option<"epsilon", "epsilon", "double", /*default=*/"1e-8", "Adam's epsilon">,
+  ];
+  let dependentDialects = ["::mlir::kiln::KilnDialect"];
+}
+
 def KilnConstantFold : Pass<"kiln-constant-fold", "func::FuncOp"> {
   let summary = "Evaluate every op whose operands are all constants or weights";
   let description = [{
