@@ -257,6 +257,24 @@ edit_each("len.kx", [
         ("len-past-count.kx", f"{length}['code'][2] = 1"),
         ("len-negative-range.kx", f"{length}['min'] = -1"),
         ("len-range-exceeded.kx", f"{length}['max'] = 2; {length}['opt'] = 2")])
+# A training step (kilnc --train: its weight a state the session keeps) and
+# hostile edits of its state: an input past the file's, an output of
+# another type, a state given twice, an initial value of another size.
+write("train.onnx", model([helper.make_node("Mul", ["x", "w"], ["y"]),
+                           helper.make_node("ReduceSum", ["y"], ["loss"], keepdims=0)],
+                          [f32("x", [4])], [f32("loss", [])],
+                          [numpy_helper.from_array(np.ones(4, np.float32), "w")]))
+subprocess.run([kilnc, path("train.onnx"), "--train=loss", "-o", path("train.kx")], check=True,
+               capture_output=True)
+np.save(path("train-x.npy"), np.arange(4, dtype=np.float32))
+state = "exe['states'][0]"
+edit_each("train.kx", [
+        ("state-no-such-input.kx", f"{state}['input'] = 99"),
+        ("state-other-type.kx", f"{state}['output'] = 0"),
+        ("state-twice.kx", f"exe['states'].append(dict({state}))"),
+        ("state-initial-size.kx",
+         f"{state}['initial'] = [k for k, w in enumerate(exe['weights']) "
+         f"if len(w.get('data', [])) != 16][0]")])
 edit_each("tiny.kx", [("placed-static.kx", "[v for v in exe['values'] if v.get('kind') == "
                                            "'Buffer'][0]['index'] = 2**64 - 1")])
 
