@@ -4,6 +4,8 @@
 
 #include "kiln/CodeGen/EmuLibrary.h"
 
+#include <cmath>
+
 namespace kiln {
 namespace driver {
 
@@ -94,8 +96,9 @@ std::string verifyCompileOptions(const CompileOptions &options) {
     if (options.optimizer != "sgd" && options.optimizer != "momentum" &&
         options.optimizer != "adam")
       return "--optimizer takes sgd, momentum or adam, got '" + options.optimizer + "'";
-    if (!(options.learningRate > 0) || !(options.weightDecay >= 0))
-      return "--lr takes a positive rate and --weight-decay 0 or more";
+    if (!(options.learningRate > 0) || !std::isfinite(options.learningRate) ||
+        !(options.weightDecay >= 0) || !std::isfinite(options.weightDecay))
+      return "--lr takes a positive rate and --weight-decay 0 or more (finite)";
   }
   if (!options.optimize) {
     if (!options.gradLoss.empty())

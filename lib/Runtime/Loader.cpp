@@ -992,7 +992,8 @@ struct Loader {
       if (inputUsed[state->input()] || outputUsed[state->output()])
         return Status::error(what + " shares its input or output with another state");
       inputUsed[state->input()] = outputUsed[state->output()] = true;
-      if (in.dtype != out.dtype || in.shape != out.shape || in.dimOrder != out.dimOrder)
+      if (in.dtype != out.dtype || in.shape != out.shape || in.dimOrder != out.dimOrder ||
+          in.device != out.device)
         return Status::error(what + ": input '" + in.name + "' (" + in.typeString() +
                              ") is updated by output '" + out.name + "' of another type (" +
                              out.typeString() + ")");

@@ -69,8 +69,6 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Executabl
   session->stepTimings_ = options.stepTimings;
   session->inputSet_.assign(p.inputs.size(), false);
   session->inputShapes_.resize(p.inputs.size());
-  if (!exe->states().empty() && exe->isDynamic())
-    return Status::error("an executable over ranges of sizes cannot have states");
   if (exe->isDynamic()) {
     // A program and device per size signature, made at the first run of
     // each (Session::selectSignature).
@@ -390,11 +388,17 @@ Status Session::run() {
   }
   Status st = current_->run(inputStorage_, stepTimings_ ? &timings_ : nullptr);
   ran_ = st.isOk();
-  // Each state takes its output's value for the next run.
-  for (const StateSpec &state : exe_->states())
-    if (ran_ && state.bytes)
-      std::memcpy(inputStorage_[state.input].data(), current_->outputData(state.output),
-                  state.bytes);
+  // Each state takes its output's value for the next run: all read before
+  // any is written (an output may be another state's input).
+  if (ran_ && !exe_->states().empty()) {
+    std::vector<std::vector<uint8_t>> next;
+    for (const StateSpec &state : exe_->states()) {
+      const auto *from = static_cast<const uint8_t *>(current_->outputData(state.output));
+      next.emplace_back(from, from + state.bytes);
+    }
+    for (size_t k = 0; k < next.size(); ++k)
+      inputStorage_[exe_->states()[k].input] = std::move(next[k]);
+  }
   return st;
 }
 

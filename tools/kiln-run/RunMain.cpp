@@ -631,6 +631,9 @@ int runMain(int argc, char **argv, std::shared_ptr<const rt::Executable> embedde
   if (states.empty() && (o.steps || !o.saveWeights.empty() || !o.loadWeights.empty()))
     return error("--steps, --load-weights and --save-weights apply to a training step "
                  "(kilnc --train); this executable keeps no weights");
+  if (!states.empty() && o.bench)
+    return error("--bench would go on training this training step; time it with --steps and "
+                 "the total time");
   if (!o.loadWeights.empty()) {
     std::vector<std::pair<std::string, npy::Array>> arrays;
     std::string message;
@@ -671,11 +674,14 @@ int runMain(int argc, char **argv, std::shared_ptr<const rt::Executable> embedde
     if (!(s = (*session)->run()))
       return error(s.message());
     if (o.steps) {
-      rt::TensorSpec loss = exe->outputs()[0];
-      double value = ref::decodeTensor(loss.dtype, loss.shape, loss.dimOrder,
-                                       static_cast<const uint8_t *>((*session)->outputData(0)))
-                         .getDouble(0);
-      std::printf("step %d: %s = %.9g\n", step, loss.name.c_str(), value);
+      // The loss: a scalar (or, in a file that says otherwise, its summary).
+      const rt::TensorSpec &loss = exe->outputs()[0];
+      const auto *data = static_cast<const uint8_t *>((*session)->outputData(0));
+      if (loss.numElements() == 1)
+        std::printf("step %d: %s = %.9g\n", step, loss.name.c_str(),
+                    ref::decodeTensor(loss.dtype, loss.shape, loss.dimOrder, data).getDouble(0));
+      else
+        std::printf("step %d: %s\n", step, summary(loss, data).c_str());
     }
   }
   if (!o.saveWeights.empty()) {

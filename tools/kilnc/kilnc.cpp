@@ -238,8 +238,8 @@ static cl::opt<std::string> grad(
     cl::value_desc("LOSS"), cl::cat(kilncCategory));
 static cl::opt<std::string> trainable(
     "trainable",
-    cl::desc("With --grad: differentiate only the weights whose names match REGEX (default: "
-             "every float weight)"),
+    cl::desc("With --grad or --train: differentiate only the weights whose names contain a "
+             "match of REGEX (default: every float weight)"),
     cl::value_desc("REGEX"), cl::init(".*"), cl::cat(kilncCategory));
 static cl::opt<std::string> train(
     "train",
@@ -418,6 +418,10 @@ LogicalResult readCompileOptions(EmitKind kind, driver::CompileOptions &options)
   options.train = train.getNumOccurrences() > 0;
   if (options.train)
     options.gradLoss = train;
+  if ((options.train || grad.getNumOccurrences()) && options.gradLoss.empty()) {
+    llvm::errs() << "kilnc: error: --grad and --train take the name of a scalar output\n";
+    return failure();
+  }
   options.optimizer = optimizerFlag;
   options.learningRate = learningRate;
   options.weightDecay = weightDecay;

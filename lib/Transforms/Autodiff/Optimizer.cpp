@@ -23,6 +23,7 @@
 #include "kiln/Transforms/Passes.h"
 
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 namespace mlir {
 namespace kiln {
@@ -53,7 +54,8 @@ struct KilnOptimizerPass : public ::mlir::kiln::impl::KilnOptimizerBase<KilnOpti
     llvm::StringMap<WeightOp> weights;
     for (WeightOp w : body.getOps<WeightOp>())
       weights[w.getName()] = w;
-    // The gradients kiln-grad returned, by weight.
+    // The gradients kiln-grad returned, by weight: f32 ones (the update's
+    // constants, epsilon above all, need f32), each once.
     SmallVector<std::pair<WeightOp, Value>> trained;
     for (unsigned i = 1; i < func.getNumResults(); ++i) {
       auto name = func.getResultAttrOfType<StringAttr>(i, "kiln.name");
@@ -65,8 +67,47 @@ struct KilnOptimizerPass : public ::mlir::kiln::impl::KilnOptimizerBase<KilnOpti
             << i << " is not a weight's gradient (run kiln-grad first)";
         return signalPassFailure();
       }
+      if (llvm::any_of(trained, [&](auto &pair) { return pair.first == w; })) {
+        func.emitError("kiln-optimizer: weight '") << w.getName() << "' has two gradients";
+        return signalPassFailure();
+      }
+      if (!llvm::cast<RankedTensorType>(w.getType()).getElementType().isF32()) {
+        w.emitError("kiln-optimizer: weight '")
+            << w.getName() << "' is " << w.getType()
+            << "; training steps update f32 weights so far (--trainable can leave it out)";
+        return signalPassFailure();
+      }
       trained.push_back({w, ret.getOperand(i)});
     }
+    if (trained.empty()) {
+      func.emitError("kiln-optimizer: no weight to train (--trainable matches none)");
+      return signalPassFailure();
+    }
+    // The states' names: the weights', and the optimizer's beside them,
+    // unused by any input or other state.
+    llvm::StringSet<> names;
+    for (BlockArgument arg : func.getArguments())
+      if (auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "kiln.name"))
+        names.insert(name.getValue());
+    auto claim = [&](const std::string &name) {
+      if (names.insert(name).second)
+        return true;
+      func.emitError("kiln-optimizer: the state '") << name << "' would share its name with "
+                                                       "an input or another state";
+      return false;
+    };
+    for (auto &[weight, grad] : trained) {
+      std::string name = weight.getName().str();
+      bool free = claim(name);
+      if (optimizer == "momentum")
+        free = free && claim(name + ".velocity");
+      if (optimizer == "adam")
+        free = free && claim(name + ".m") && claim(name + ".v");
+      if (!free)
+        return signalPassFailure();
+    }
+    if (optimizer == "adam" && !claim("adam.step"))
+      return signalPassFailure();
 
     OpBuilder builder(ret);
     bool failed = false;
@@ -114,7 +155,7 @@ struct KilnOptimizerPass : public ::mlir::kiln::impl::KilnOptimizerBase<KilnOpti
     // Adam's step count, shared: a float scalar on the weights' device.
     BlockArgument step;
     Value nextStep;
-    if (optimizer == "adam" && !trained.empty()) {
+    if (optimizer == "adam") {
       GradBuilder b(builder, func.getLoc(), failed);
       TensorEncodingAttr e = getEncoding(trained.front().first.getType());
       auto type = RankedTensorType::get(
@@ -152,13 +193,10 @@ struct KilnOptimizerPass : public ::mlir::kiln::impl::KilnOptimizerBase<KilnOpti
       Value nextV =
           b.build<AddOp>({b.build<MulOp>({v, b.scalar(v, beta2)}),
                           b.build<MulOp>({b.build<MulOp>({g, g}), b.scalar(g, 1 - beta2)})});
-      // Bias corrections 1 - beta^t', in the weight's element type.
+      // Bias corrections 1 - beta^t'.
       auto correction = [&](double beta) {
         Value power = b.build<PowOp>({b.scalar(nextStep, beta), nextStep});
-        Value c = b.build<SubOp>({b.scalar(nextStep, 1), power});
-        return type.getElementType().isF32()
-                   ? c
-                   : b.build<CastOp>(c, {b.named("to", TypeAttr::get(type.getElementType()))});
+        return b.build<SubOp>({b.scalar(nextStep, 1), power});
       };
       Value mHat = b.build<DivOp>({nextM, correction(beta1)});
       Value vHat = b.build<DivOp>({nextV, correction(beta2)});
