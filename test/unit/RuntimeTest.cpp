@@ -311,6 +311,62 @@ TEST(Runtime, LengthsThatFollowDataAreReadMidRunForEveryRun) {
   }
 }
 
+// A training step as kiln-optimizer writes it: w is a state starting at
+// [1, 2, 3, 4], its next value w - 0.5 x; the loss sum(x * w).
+const char *kTrainingStep = R"(
+!v = tensor<4xf32, #kiln.enc<row_major, cpu>>
+!s = tensor<f32, #kiln.enc<row_major, cpu>>
+func.func @step(%x: !v {kiln.name = "x"},
+                %w: !v {kiln.name = "w", kiln.state = dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>,
+                        kiln.state_output = 1 : i64})
+    -> (!s {kiln.name = "loss"}, !v {kiln.name = "w"}) {
+  %p = kiln.mul %x, %w : (!v, !v) -> !v
+  %loss = kiln.reduce_sum %p {axes = array<i64: 0>} : (!v) -> !s
+  %lr = kiln.constant dense<5.000000e-01> : tensor<f32> : !s
+  %d = kiln.mul %x, %lr : (!v, !s) -> !v
+  %next = kiln.sub %w, %d : (!v, !v) -> !v
+  return %loss, %next : !s, !v
+}
+)";
+
+TEST(Runtime, StatesStartFromTheFileAndTakeTheirOutputAfterEachRun) {
+  std::vector<uint8_t> kx = compile(kTrainingStep, 1, false, false, /*graphIR=*/true);
+  ASSERT_FALSE(kx.empty());
+  auto exe = rt::Executable::loadMemory(kx.data(), kx.size());
+  ASSERT_TRUE(exe) << exe.status().message();
+  ASSERT_EQ((*exe)->states().size(), 1u);
+  auto session = rt::Session::create(*exe, {});
+  ASSERT_TRUE(session);
+  auto state = [&] {
+    const float *w = static_cast<const float *>((*session)->stateData(0));
+    return std::vector<float>(w, w + 4);
+  };
+  auto loss = [&] { return *static_cast<const float *>((*session)->outputData(0)); };
+  EXPECT_EQ(state(), (std::vector<float>{1, 2, 3, 4}));
+  // A run that fails (x not set) leaves the state as it was.
+  EXPECT_FALSE((*session)->run());
+  EXPECT_EQ(state(), (std::vector<float>{1, 2, 3, 4}));
+  std::vector<float> x = {1, 1, 1, 1};
+  ASSERT_TRUE((*session)->setInput(0, x.data(), 16));
+  ASSERT_TRUE((*session)->run());
+  EXPECT_EQ(loss(), 10.0f);
+  EXPECT_EQ(state(), (std::vector<float>{0.5f, 1.5f, 2.5f, 3.5f}));
+  ASSERT_TRUE((*session)->run());
+  EXPECT_EQ(loss(), 8.0f);
+  EXPECT_EQ(state(), (std::vector<float>{0, 1, 2, 3}));
+  // setInput replaces a state, as loading weights does.
+  std::vector<float> loaded = {5, 5, 5, 5};
+  ASSERT_TRUE((*session)->setInput(1, loaded.data(), 16));
+  ASSERT_TRUE((*session)->run());
+  EXPECT_EQ(loss(), 20.0f);
+  EXPECT_EQ(state(), (std::vector<float>{4.5f, 4.5f, 4.5f, 4.5f}));
+  // Another session starts from the file again.
+  auto fresh = rt::Session::create(*exe, {});
+  ASSERT_TRUE(fresh);
+  const float *w = static_cast<const float *>((*fresh)->stateData(0));
+  EXPECT_EQ(std::vector<float>(w, w + 4), (std::vector<float>{1, 2, 3, 4}));
+}
+
 class LoaderTest : public ::testing::Test {
 protected:
   void SetUp() override {
