@@ -51,6 +51,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import kernel_profiles  # noqa: E402
 import models  # noqa: E402
+import training_peer  # noqa: E402
 
 ROOT = os.path.dirname(HERE)
 
@@ -419,12 +420,12 @@ def main():
                         help="small sizes only (a smoke test of the benchmark itself)")
     parser.add_argument("--no-peer", action="store_true", help="skip ONNX Runtime")
     parser.add_argument("--only", choices=["compile", "runtime", "dynamic", "fusion", "placement",
-                                           "emulator", "kernels"],
+                                           "emulator", "kernels", "training"],
                         action="append")
     args = parser.parse_args()
     bench = Bench(args.build, args.out, args.threads)
     sections = args.only or ["compile", "runtime", "dynamic", "fusion", "placement", "emulator",
-                             "kernels"]
+                             "kernels", "training"]
     try:
         if "compile" in sections:
             bench.bench_compile(args.quick)
@@ -441,6 +442,8 @@ def main():
         if "kernels" in sections:
             kernel_profiles.bench_kernels(bench, args.quick)
             kernel_profiles.bench_kernel_efficiency(bench, args.quick, models)
+        if "training" in sections:
+            training_peer.bench_training(bench, args.quick)
     finally:
         shutil.rmtree(bench.work, ignore_errors=True)
     bench.write()
