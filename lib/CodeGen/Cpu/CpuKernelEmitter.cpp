@@ -131,7 +131,7 @@ bool isCompiledKind(Operation *op) {
     switch (*unary) {
     case UnaryKind::Neg: case UnaryKind::Abs: case UnaryKind::Exp: case UnaryKind::Log:
     case UnaryKind::Sqrt: case UnaryKind::Rsqrt: case UnaryKind::Tanh: case UnaryKind::Sigmoid:
-    case UnaryKind::Relu: case UnaryKind::Gelu: case UnaryKind::Erf:
+    case UnaryKind::Relu: case UnaryKind::Gelu: case UnaryKind::Erf: case UnaryKind::Sign:
       return op->getNumOperands() == 1;
     default:
       return false;
@@ -611,6 +611,14 @@ Value emitScalarOp(OpBuilder &b, Location loc, Operation *op, ArrayRef<Value> x)
       return b.create<arith::MulFOp>(loc, half, b.create<arith::AddFOp>(loc, constant(1.0), erf));
     }
     case UnaryKind::Erf: return b.create<math::ErfOp>(loc, v);
+    case UnaryKind::Sign: {
+      // 1, -1, or x itself (0, -0 and NaN kept, as the reference does).
+      Value positive = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, v, constant(0.0));
+      Value negative = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, v, constant(0.0));
+      return b.create<arith::SelectOp>(
+          loc, positive, constant(1.0),
+          b.create<arith::SelectOp>(loc, negative, constant(-1.0), v));
+    }
     default: break;
     }
   }

@@ -421,8 +421,11 @@ const llvm::StringMap<GradRule> &table() {
     m["kiln.sigmoid"] = unary([](GradBuilder &b, Value, Value y, Value g) {
       return b.build<MulOp>({g, b.build<MulOp>({y, b.build<SubOp>({b.scalar(y, 1), y})})});
     });
-    m["kiln.relu"] = unary([](GradBuilder &b, Value x, Value, Value g) {
-      return b.select(b.build<GtOp>({x, b.scalar(x, 0)}), g, b.scalar(g, 0));
+    // g where the ReLU passed its input: sign(y) is 1 there, else 0. (Float
+    // ops throughout, so the mask fuses into the op computing g, as an
+    // i1 comparison and a select would not on the CPU.)
+    m["kiln.relu"] = unary([](GradBuilder &b, Value, Value y, Value g) {
+      return b.build<MulOp>({g, b.build<SignOp>(y)});
     });
     // gelu(x) = x * Phi(x): Phi(x) + x * phi(x).
     m["kiln.gelu"] = unary([](GradBuilder &b, Value x, Value, Value g) {

@@ -22,7 +22,7 @@ import numpy as np
 # GELU of that form: 8 bits lost at x = -3), and the error is bounded
 # absolutely instead: |x| * 2^-23, two roundings of the sum near 0.
 ULP = {"neg": 0, "abs": 0, "add": 0, "sub": 0, "mul": 0, "div": 0, "max": 0, "min": 0,
-       "relu": 0, "sqrt": 0, "rsqrt": 1, "exp": 4, "log": 2, "tanh": 4, "erf": 4,
+       "relu": 0, "sign": 0, "sqrt": 0, "rsqrt": 1, "exp": 4, "log": 2, "tanh": 4, "erf": 4,
        "sigmoid": 2, "gelu": 8}
 
 if sys.argv[1] == "inputs":
