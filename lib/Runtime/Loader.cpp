@@ -998,7 +998,7 @@ struct Loader {
                              ") is updated by output '" + out.name + "' of another type (" +
                              out.typeString() + ")");
       const WeightDesc &initial = p.weights[state->initial()];
-      if (initial.size != in.byteSize())
+      if (initial.size != static_cast<uint64_t>(in.byteSize()))
         return Status::error(what + ": input '" + in.name + "' takes " +
                              std::to_string(in.byteSize()) + " bytes, its initial value holds " +
                              std::to_string(initial.size));
@@ -1007,7 +1007,7 @@ struct Loader {
     return Status::ok();
   }
 
-  /// Reads and checks the size symbols: names, 0 <= min <= opt <= max.  /// Reads and checks the size symbols: names, 0 <= min <= opt <= max.
+  /// Reads and checks the size symbols: names, 0 <= min <= opt <= max.
   static Status sizeSymbols(const kx::Executable &file, Executable &exe) {
     if (!file.symbols())
       return Status::ok();

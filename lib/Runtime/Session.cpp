@@ -427,7 +427,8 @@ Status Session::runInParts(std::vector<int64_t> &values) {
   cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
   // The step computing each buffer, and the last step (or the end, for an
   // output) reading it: the values live across a cut.
-  std::vector<size_t> producer(structure.values.size(), SIZE_MAX), lastUse(structure.values.size(), 0);
+  std::vector<size_t> producer(structure.values.size(), SIZE_MAX),
+      lastUse(structure.values.size(), 0);
   for (size_t i = 0; i < numSteps; ++i) {
     for (uint32_t out : structure.steps[i].outputs)
       producer[out] = i;

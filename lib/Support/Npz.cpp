@@ -65,8 +65,8 @@ bool write(const std::string &path, const std::vector<std::pair<std::string, npy
     std::string data = npy::encode(array.dtype, array.shape, array.data.data());
     // Every offset and size, the central directory's included, must fit 32
     // bits (kiln writes no ZIP64 fields).
-    if (file.size() > 0xFFFF ||
-        archive.size() + data.size() + 2 * (46 + file.size()) * (arrays.size() + 1) >= 0xFFFFFFFFu) {
+    uint64_t headers = 2 * (46 + file.size()) * (arrays.size() + 1);
+    if (file.size() > 0xFFFF || archive.size() + data.size() + headers >= 0xFFFFFFFFu) {
       error = path + ": '" + name + "' makes the archive larger than a ZIP without ZIP64 holds "
               "(4 GiB)";
       return false;

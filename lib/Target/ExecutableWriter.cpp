@@ -589,8 +589,9 @@ LogicalResult Writer::write(llvm::raw_ostream &os) {
                  ? SmallVector<int64_t>{static_cast<int64_t>(::kiln::ref::SizeOp::Constant), s.min}
                  : it->second;
     }
-    symbols.push_back(kx::CreateSizeSymbol(fbb, fbb.CreateString(s.name), s.min, s.max, s.opt,
-                                           code.empty() ? 0 : fbb.CreateVector(code.data(), code.size())));
+    auto codeVector = code.empty() ? 0 : fbb.CreateVector(code.data(), code.size());
+    symbols.push_back(
+        kx::CreateSizeSymbol(fbb, fbb.CreateString(s.name), s.min, s.max, s.opt, codeVector));
   }
   FailureOr<std::vector<kx::State>> stateList = states();
   if (failed(stateList))

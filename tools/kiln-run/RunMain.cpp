@@ -653,7 +653,8 @@ int runMain(int argc, char **argv, std::shared_ptr<const rt::Executable> embedde
         ref::Tensor t = ref::decodeTensor(spec.dtype, spec.shape, {}, array.data.data());
         ref::encodeTensor(t, spec.dimOrder, array.data.data());
       }
-      if (rt::Status st = (*session)->setInput(it->second, array.data.data(), array.data.size()); !st)
+      rt::Status st = (*session)->setInput(it->second, array.data.data(), array.data.size());
+      if (!st)
         return error(st.message());
     }
   }

@@ -227,7 +227,9 @@ Grads conv2dGrads(GradBuilder &b, Operation *op, Value g) {
   auto conv = llvm::cast<Conv2dOp>(op);
   Value x = conv.getInput(), w = conv.getFilter();
   auto ints = [&](ArrayRef<int64_t> v) { return b.builder.getDenseI64ArrayAttr(v); };
-  auto swap01 = [&](Value v) { return b.build<TransposeOp>(v, {b.named("perm", ints({1, 0, 2, 3}))}); };
+  auto swap01 = [&](Value v) {
+    return b.build<TransposeOp>(v, {b.named("perm", ints({1, 0, 2, 3}))});
+  };
   auto slice = [&](Value v, ArrayRef<int64_t> starts, ArrayRef<int64_t> ends,
                    ArrayRef<int64_t> steps) { return b.slice(v, starts, ends, steps); };
   auto pad = [&](Value v, ArrayRef<int64_t> low, ArrayRef<int64_t> high) {
@@ -413,7 +415,8 @@ const llvm::StringMap<GradRule> &table() {
     });
     m["kiln.rsqrt"] = unary([](GradBuilder &b, Value x, Value y, Value g) {
       // d(x^-1/2) = -x^-3/2 / 2 = -y / (2x)
-      return b.build<NegOp>(b.build<DivOp>({b.build<MulOp>({g, b.build<MulOp>({y, b.scalar(g, 0.5)})}), x}));
+      Value half = b.build<MulOp>({g, b.build<MulOp>({y, b.scalar(g, 0.5)})});
+      return b.build<NegOp>(b.build<DivOp>({half, x}));
     });
     m["kiln.tanh"] = unary([](GradBuilder &b, Value, Value y, Value g) {
       return b.build<MulOp>({g, b.build<SubOp>({b.scalar(y, 1), b.build<MulOp>({y, y})})});
@@ -474,7 +477,8 @@ const llvm::StringMap<GradRule> &table() {
       SmallVector<int64_t> inverse(perm.size());
       for (size_t d = 0; d < perm.size(); ++d)
         inverse[perm[d]] = d;
-      return one(b.build<TransposeOp>(g, {b.named("perm", b.builder.getDenseI64ArrayAttr(inverse))}));
+      return one(
+          b.build<TransposeOp>(g, {b.named("perm", b.builder.getDenseI64ArrayAttr(inverse))}));
     };
     m["kiln.broadcast"] = [](GradBuilder &b, Operation *op, Value g) -> Grads {
       return one(b.unbroadcast(g, typeOf(op->getOperand(0))));

@@ -201,7 +201,8 @@ struct KilnOptimizerPass : public ::mlir::kiln::impl::KilnOptimizerBase<KilnOpti
       Value mHat = b.build<DivOp>({nextM, correction(beta1)});
       Value vHat = b.build<DivOp>({nextV, correction(beta2)});
       Value denominator = b.build<AddOp>({b.build<SqrtOp>(vHat), b.scalar(vHat, epsilon)});
-      update(w, b.build<SubOp>({w, b.build<MulOp>({b.build<DivOp>({mHat, denominator}), lrValue})}));
+      Value delta = b.build<MulOp>({b.build<DivOp>({mHat, denominator}), lrValue});
+      update(w, b.build<SubOp>({w, delta}));
       update(m, nextM);
       update(v, nextV);
     }
