@@ -229,9 +229,19 @@ Status CudaDevice::allocate() {
   if (st && program.arenaBytes > 0)
     st = cuda.check(cuda.cudaMalloc(reinterpret_cast<void **>(&arena_), program.arenaBytes),
                     "allocating the " + std::to_string(program.arenaBytes) + "-byte arena");
+  // Weights no value reads (a training step's initial states, which the
+  // session holds on the host) stay off the GPU.
+  std::vector<bool> read(program.weights.size(), false);
+  for (const ValueDesc &v : program.values)
+    if (v.kind == ValueKind::Weight)
+      read[v.index] = true;
   for (const WeightDesc &w : program.weights) {
     if (!st)
       break;
+    if (!read[weights_.size()]) {
+      weights_.push_back(nullptr);
+      continue;
+    }
     uint8_t *copy = nullptr;
     st = cuda.check(cuda.cudaMalloc(reinterpret_cast<void **>(&copy), w.size ? w.size : 1),
                     "allocating weight " + w.name);
@@ -522,7 +532,7 @@ Status CudaDevice::copyValue(const Device &from, uint32_t value) {
     return Status::error("value #" + std::to_string(value) + " cannot be copied between these " +
                          "devices");
   uint64_t bytes = here.type.byteSize();
-  if (other->program_.values[value].type.byteSize() != bytes)
+  if (static_cast<uint64_t>(other->program_.values[value].type.byteSize()) != bytes)
     return Status::error("value #" + std::to_string(value) + " (" + here.type.typeString() +
                          ") was computed at another size (" +
                          other->program_.values[value].type.typeString() +

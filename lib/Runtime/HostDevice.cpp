@@ -113,7 +113,7 @@ Status HostDevice::copyValue(const Device &from, uint32_t value) {
     return Status::error("value #" + std::to_string(value) + " cannot be copied between these " +
                          "devices");
   uint64_t bytes = here.type.byteSize();
-  if (other->program_.values[value].type.byteSize() != bytes)
+  if (static_cast<uint64_t>(other->program_.values[value].type.byteSize()) != bytes)
     return Status::error("value #" + std::to_string(value) + " (" + here.type.typeString() +
                          ") was computed at another size (" +
                          other->program_.values[value].type.typeString() +
