@@ -526,17 +526,13 @@ Status CudaDevice::run(const std::vector<std::vector<uint8_t>> &inputs,
 
 Status CudaDevice::copyValue(const Device &from, uint32_t value) {
   const auto *other = dynamic_cast<const CudaDevice *>(&from);
-  const ValueDesc &here = program_.values.at(value);
-  if (!other || other->options_.deviceOrdinal != options_.deviceOrdinal ||
-      other->program_.values.size() != program_.values.size() || here.kind != ValueKind::Buffer)
-    return Status::error("value #" + std::to_string(value) + " cannot be copied between these " +
-                         "devices");
-  uint64_t bytes = here.type.byteSize();
-  if (static_cast<uint64_t>(other->program_.values[value].type.byteSize()) != bytes)
-    return Status::error("value #" + std::to_string(value) + " (" + here.type.typeString() +
-                         ") was computed at another size (" +
-                         other->program_.values[value].type.typeString() +
-                         ") before a length read at run time");
+  uint64_t bytes = 0;
+  std::string why =
+      other && other->options_.deviceOrdinal == options_.deviceOrdinal
+          ? whyNotCopyable(program_, other->program_, value, bytes)
+          : "value #" + std::to_string(value) + " comes from another device";
+  if (!why.empty())
+    return Status::error(why);
   if (Status st = makeCurrent(); !st || bytes == 0)
     return st;
   // Both arenas are on this GPU and the other device's run has finished;
@@ -548,11 +544,8 @@ Status CudaDevice::copyValue(const Device &from, uint32_t value) {
 }
 
 Status CudaDevice::readI64(uint32_t value, int64_t element, int64_t &out) const {
-  const ValueDesc &v = program_.values.at(value);
-  if (v.kind != ValueKind::Buffer || v.type.dtype != ref::DType::I64 || element < 0 ||
-      element >= ref::numElements(v.type.shape))
-    return Status::error("value #" + std::to_string(value) + " has no i64 element " +
-                         std::to_string(element));
+  if (std::string why = whyNotI64Element(program_, value, element); !why.empty())
+    return Status::error(why);
   if (Status st = makeCurrent(); !st)
     return st;
   return api_->check(api_->cudaMemcpy(&out, deviceData(value) + 8 * element, 8,

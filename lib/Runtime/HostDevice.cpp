@@ -107,28 +107,20 @@ Status HostDevice::run(const std::vector<std::vector<uint8_t>> &inputs,
 
 Status HostDevice::copyValue(const Device &from, uint32_t value) {
   const auto *other = dynamic_cast<const HostDevice *>(&from);
-  const ValueDesc &here = program_.values.at(value);
-  if (!other || other->program_.values.size() != program_.values.size() ||
-      here.kind != ValueKind::Buffer)
-    return Status::error("value #" + std::to_string(value) + " cannot be copied between these " +
-                         "devices");
-  uint64_t bytes = here.type.byteSize();
-  if (static_cast<uint64_t>(other->program_.values[value].type.byteSize()) != bytes)
-    return Status::error("value #" + std::to_string(value) + " (" + here.type.typeString() +
-                         ") was computed at another size (" +
-                         other->program_.values[value].type.typeString() +
-                         ") before a length read at run time");
+  uint64_t bytes = 0;
+  std::string why = other ? whyNotCopyable(program_, other->program_, value, bytes)
+                          : "value #" + std::to_string(value) + " comes from another kind of device";
+  if (!why.empty())
+    return Status::error(why);
   if (bytes)
-    std::memcpy(arena_ + here.index, other->arena_ + other->program_.values[value].index, bytes);
+    std::memcpy(arena_ + program_.values[value].index,
+                other->arena_ + other->program_.values[value].index, bytes);
   return Status::ok();
 }
 
 Status HostDevice::readI64(uint32_t value, int64_t element, int64_t &out) const {
-  const ValueDesc &v = program_.values.at(value);
-  if (v.kind != ValueKind::Buffer || v.type.dtype != ref::DType::I64 || element < 0 ||
-      element >= ref::numElements(v.type.shape))
-    return Status::error("value #" + std::to_string(value) + " has no i64 element " +
-                         std::to_string(element));
+  if (std::string why = whyNotI64Element(program_, value, element); !why.empty())
+    return Status::error(why);
   std::memcpy(&out, valueData(value) + 8 * element, 8);
   return Status::ok();
 }

@@ -9,6 +9,28 @@
 namespace kiln {
 namespace rt {
 
+std::string whyNotCopyable(const Program &to, const Program &from, uint32_t value,
+                           uint64_t &bytes) {
+  if (value >= to.values.size() || to.values.size() != from.values.size() ||
+      to.values[value].kind != ValueKind::Buffer)
+    return "value #" + std::to_string(value) + " cannot be copied between these devices";
+  const TensorSpec &here = to.values[value].type, &there = from.values[value].type;
+  bytes = static_cast<uint64_t>(here.byteSize());
+  if (static_cast<uint64_t>(there.byteSize()) != bytes)
+    return "value #" + std::to_string(value) + " (" + here.typeString() +
+           ") was computed at another size (" + there.typeString() +
+           ") before a length read at run time";
+  return "";
+}
+
+std::string whyNotI64Element(const Program &program, uint32_t value, int64_t element) {
+  const ValueDesc *v = value < program.values.size() ? &program.values[value] : nullptr;
+  if (!v || v->kind != ValueKind::Buffer || v->type.dtype != ref::DType::I64 || element < 0 ||
+      element >= ref::numElements(v->type.shape))
+    return "value #" + std::to_string(value) + " has no i64 element " + std::to_string(element);
+  return "";
+}
+
 bool isTransferStep(const StepDesc &step) {
   return step.ops.size() == 1 && step.ops[0].name == "kiln.transfer" &&
          step.inputs.size() == 1 && step.outputs.size() == 1;

@@ -136,6 +136,16 @@ struct Program {
 /// kiln.transfer): on the GPU a copy, on the host devices a memcpy.
 bool isTransferStep(const StepDesc &step);
 
+/// Why buffer `value` of `from` cannot be copied into `to` (two
+/// specialisations of one executable, across a length read mid-run), or
+/// empty: the value's bytes, `bytes`, agree.
+std::string whyNotCopyable(const Program &to, const Program &from, uint32_t value,
+                           uint64_t &bytes);
+
+/// Why element `element` of `program`'s value `value` is no i64 a length
+/// can read, or empty.
+std::string whyNotI64Element(const Program &program, uint32_t value, int64_t element);
+
 /// How a step computes on a GPU, as errors, timings and traces name it:
 /// "copy", "cuBLASLt", "cuDNN", "kernel" or "host".
 const char *stepCategory(const StepDesc &step);

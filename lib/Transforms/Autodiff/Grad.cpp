@@ -195,7 +195,7 @@ struct KilnGradPass : public ::mlir::kiln::impl::KilnGradBase<KilnGradPass> {
     // The outputs: the loss, then each weight's gradient (zeros for a
     // weight the loss does not depend on).
     SmallVector<Value> outputs = {loss};
-    SmallVector<Attribute> names = {builder.getStringAttr(this->loss)};
+    SmallVector<StringAttr> names = {builder.getStringAttr(this->loss)};
     for (WeightOp weight : weights) {
       Value g = adjoint.lookup(weight);
       if (!g) {
@@ -205,16 +205,7 @@ struct KilnGradPass : public ::mlir::kiln::impl::KilnGradBase<KilnGradPass> {
       outputs.push_back(g);
       names.push_back(builder.getStringAttr("grad." + weight.getName()));
     }
-    builder.create<func::ReturnOp>(ret.getLoc(), outputs);
-    ret.erase();
-    SmallVector<Type> types;
-    for (Value v : outputs)
-      types.push_back(v.getType());
-    func.setFunctionType(builder.getFunctionType(func.getArgumentTypes(), types));
-    SmallVector<DictionaryAttr> attrs;
-    for (Attribute name : names)
-      attrs.push_back(builder.getDictionaryAttr(builder.getNamedAttr("kiln.name", name)));
-    func.setAllResultAttrs(attrs);
+    replaceOutputs(func, outputs, names);
   }
 };
 

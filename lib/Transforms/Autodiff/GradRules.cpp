@@ -560,6 +560,22 @@ const llvm::StringMap<GradRule> &table() {
 
 } // namespace
 
+void mlir::kiln::replaceOutputs(func::FuncOp func, ArrayRef<Value> outputs,
+                                ArrayRef<StringAttr> names) {
+  auto ret = llvm::cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  OpBuilder builder(ret);
+  builder.create<func::ReturnOp>(ret.getLoc(), outputs);
+  ret.erase();
+  SmallVector<Type> types;
+  for (Value v : outputs)
+    types.push_back(v.getType());
+  func.setFunctionType(builder.getFunctionType(func.getArgumentTypes(), types));
+  SmallVector<DictionaryAttr> attrs;
+  for (StringAttr name : names)
+    attrs.push_back(builder.getDictionaryAttr(builder.getNamedAttr("kiln.name", name)));
+  func.setAllResultAttrs(attrs);
+}
+
 std::string mlir::kiln::whyNoDerivative(Operation *op) {
   SmallVector<Type> types(op->getOperandTypes());
   llvm::append_range(types, op->getResultTypes());

@@ -15,6 +15,7 @@
 #include "kiln/Frontend/BuildOp.h"
 #include "kiln/IR/KilnOps.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 
 #include <functional>
@@ -80,6 +81,10 @@ using GradRule =
 /// The rule for ops named `name` ("kiln.mul"); null if `name` carries no
 /// gradient (listed without a rule); std::nullopt if no rule exists.
 std::optional<GradRule> findGradRule(StringRef name);
+
+/// Makes `outputs` the function's results, named `names` (`kiln.name`),
+/// in place of its return's: what kiln-grad and kiln-optimizer return.
+void replaceOutputs(func::FuncOp func, ArrayRef<Value> outputs, ArrayRef<StringAttr> names);
 
 /// Why `op`, which has a rule, cannot be differentiated with these
 /// attributes or types (a grouped convolution, a strided slice, a layout

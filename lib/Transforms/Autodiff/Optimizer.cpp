@@ -112,7 +112,7 @@ struct KilnOptimizerPass : public ::mlir::kiln::impl::KilnOptimizerBase<KilnOpti
     OpBuilder builder(ret);
     bool failed = false;
     SmallVector<Value> outputs = {ret.getOperand(0)};
-    SmallVector<DictionaryAttr> outputAttrs = {func.getResultAttrDict(0)};
+    SmallVector<StringAttr> outputNames = {func.getResultAttrOfType<StringAttr>(0, "kiln.name")};
     // A state input named `name`, starting at `initial`.
     auto addState = [&](StringRef name, RankedTensorType type, ElementsAttr initial,
                         Location loc) -> BlockArgument {
@@ -129,8 +129,7 @@ struct KilnOptimizerPass : public ::mlir::kiln::impl::KilnOptimizerBase<KilnOpti
       func.setArgAttr(state.getArgNumber(), "kiln.state_output",
                       builder.getI64IntegerAttr(static_cast<int64_t>(outputs.size())));
       outputs.push_back(next);
-      outputAttrs.push_back(builder.getDictionaryAttr(builder.getNamedAttr(
-          "kiln.name", func.getArgAttrOfType<StringAttr>(state.getArgNumber(), "kiln.name"))));
+      outputNames.push_back(func.getArgAttrOfType<StringAttr>(state.getArgNumber(), "kiln.name"));
     };
     auto zeros = [](RankedTensorType type) -> ElementsAttr {
       return DenseElementsAttr::get(RankedTensorType::get(type.getShape(), type.getElementType()),
@@ -208,13 +207,7 @@ struct KilnOptimizerPass : public ::mlir::kiln::impl::KilnOptimizerBase<KilnOpti
     }
     if (failed)
       return signalPassFailure();
-    builder.create<func::ReturnOp>(ret.getLoc(), outputs);
-    ret.erase();
-    SmallVector<Type> types;
-    for (Value v : outputs)
-      types.push_back(v.getType());
-    func.setFunctionType(builder.getFunctionType(func.getArgumentTypes(), types));
-    func.setAllResultAttrs(outputAttrs);
+    replaceOutputs(func, outputs, outputNames);
     for (auto &pair : trained)
       pair.first.erase();
   }

@@ -16,6 +16,8 @@ import onnx
 from onnx import TensorProto as T
 from onnx import helper, numpy_helper
 
+from regression_mlp import regression_mlp_nodes
+
 OUT = sys.argv[1]
 rng = np.random.default_rng(3)
 
@@ -67,14 +69,7 @@ def save(name, nodes, inputs, weights, forward, constants={}, opset=17):
 # An MLP regressor: matmul, bias, ReLU, matmul, mean squared error.
 x = rng.standard_normal((8, 4)).astype(np.float32)
 t = rng.standard_normal((8, 3)).astype(np.float32)
-save("mlp", [
-    helper.make_node("MatMul", ["x", "w1"], ["h0"]),
-    helper.make_node("Add", ["h0", "b1"], ["h1"]),
-    helper.make_node("Relu", ["h1"], ["h"]),
-    helper.make_node("MatMul", ["h", "w2"], ["y"]),
-    helper.make_node("Sub", ["y", "t"], ["d"]),
-    helper.make_node("Mul", ["d", "d"], ["d2"]),
-    helper.make_node("ReduceMean", ["d2"], ["loss"], keepdims=0)],
+save("mlp", regression_mlp_nodes(),
     {"x": x, "t": t},
     {"w1": rng.standard_normal((4, 16)) * 0.5, "b1": rng.standard_normal(16) * 0.1,
      "w2": rng.standard_normal((16, 3)) * 0.5},

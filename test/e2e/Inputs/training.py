@@ -18,6 +18,8 @@ import onnx
 from onnx import TensorProto as T
 from onnx import helper, numpy_helper
 
+from regression_mlp import regression_mlp_nodes
+
 OUT = sys.argv[1]
 rng = np.random.default_rng(5)
 x = rng.standard_normal((8, 4)).astype(np.float32)
@@ -25,14 +27,7 @@ t = rng.standard_normal((8, 3)).astype(np.float32)
 initial = {"w1": (rng.standard_normal((4, 16)) * 0.5).astype(np.float32),
            "b1": (rng.standard_normal(16) * 0.1).astype(np.float32),
            "w2": (rng.standard_normal((16, 3)) * 0.5).astype(np.float32)}
-graph = helper.make_graph([
-    helper.make_node("MatMul", ["x", "w1"], ["h0"]),
-    helper.make_node("Add", ["h0", "b1"], ["h1"]),
-    helper.make_node("Relu", ["h1"], ["h"]),
-    helper.make_node("MatMul", ["h", "w2"], ["y"]),
-    helper.make_node("Sub", ["y", "t"], ["d"]),
-    helper.make_node("Mul", ["d", "d"], ["d2"]),
-    helper.make_node("ReduceMean", ["d2"], ["loss"], keepdims=0)],
+graph = helper.make_graph(regression_mlp_nodes(),
     "mlp", [helper.make_tensor_value_info("x", T.FLOAT, [8, 4]),
             helper.make_tensor_value_info("t", T.FLOAT, [8, 3])],
     [helper.make_tensor_value_info("loss", T.FLOAT, [])],
