@@ -973,6 +973,7 @@ struct Loader {
     s = genericSignature(file, *exe);
     if (!s || !(s = inputReads(*exe)) || !(s = valueReads(file, *exe)))
       return fail(s.message());
+    runParts(*exe);
     return std::shared_ptr<const Executable>(std::move(exe));
   }
 
@@ -1157,6 +1158,51 @@ struct Loader {
     return status;
   }
 
+  /// The parts of a run whose sizes follow computed data: one ending at
+  /// each step from which a length is known, then the last; for each, the
+  /// buffers a step before computes that it, a later part, a length read
+  /// there or the outputs need.
+  static void runParts(Executable &exe) {
+    const Program &p = *exe.program_;
+    size_t numSteps = p.steps.size();
+    std::vector<size_t> ends;
+    for (const SizeSymbolSpec &sym : exe.symbols_)
+      if (sym.knownFromStep > 0)
+        ends.push_back(sym.knownFromStep);
+    if (ends.empty())
+      return;
+    ends.push_back(numSteps);
+    std::sort(ends.begin(), ends.end());
+    ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
+    std::vector<size_t> producer(p.values.size(), SIZE_MAX), lastUse(p.values.size(), 0);
+    for (size_t i = 0; i < numSteps; ++i) {
+      for (uint32_t out : p.steps[i].outputs)
+        producer[out] = i;
+      for (uint32_t in : p.steps[i].inputs)
+        lastUse[in] = std::max(lastUse[in], i);
+    }
+    for (uint32_t out : p.outputValues)
+      lastUse[out] = numSteps;
+    // A length reads its value once its last operand is known.
+    for (const SizeSymbolSpec &sym : exe.symbols_)
+      ref::forEachSizeInstruction(sym.code.data(), sym.code.size(),
+                                  [&](ref::SizeOp op, const int64_t *operands) {
+                                    if (op == ref::SizeOp::ValueElement)
+                                      lastUse[operands[0]] =
+                                          std::max(lastUse[operands[0]], sym.knownFromStep);
+                                  });
+    size_t begin = 0;
+    for (size_t end : ends) {
+      Executable::RunPart part;
+      part.end = end;
+      for (size_t v = 0; begin > 0 && v < producer.size(); ++v)
+        if (producer[v] < begin && lastUse[v] >= begin)
+          part.carried.push_back(static_cast<uint32_t>(v));
+      exe.parts_.push_back(std::move(part));
+      begin = end;
+    }
+  }
+
   /// The inputs and outputs as declared: each dynamic dimension -1 with
   /// its size's name ("batch", "seq + 1").
   static Status genericSignature(const kx::Executable &file, Executable &exe) {
@@ -1275,10 +1321,7 @@ const std::vector<TensorSpec> &Executable::outputs() const {
   return isDynamic() ? genericOutputs_ : program_->outputs;
 }
 int64_t Executable::arenaBytes() const { return program_->arenaBytes; }
-bool Executable::hasLengthsReadMidRun() const {
-  return std::any_of(symbols_.begin(), symbols_.end(),
-                     [](const SizeSymbolSpec &s) { return s.knownFromStep > 0; });
-}
+
 int Executable::numStreams() const { return program_->numStreams; }
 size_t Executable::numSteps() const { return program_->steps.size(); }
 

@@ -321,10 +321,8 @@ Status Session::selectSignature(const std::vector<int64_t> &values) {
   // mid-run) uses a signature per part: as many times that. The device a
   // run in parts copies from is the most recently used, never the one
   // dropped.
-  size_t parts = 1;
-  for (const SizeSymbolSpec &sym : exe_->sizeSymbols())
-    parts += sym.knownFromStep > 0;
-  const size_t kMaxSignatures = (options_.device == DeviceChoice::Cuda ? 2 : 8) * parts;
+  const size_t kMaxSignatures = (options_.device == DeviceChoice::Cuda ? 2 : 8) *
+                                std::max<size_t>(exe_->runParts().size(), 1);
   // Each input's shape must be the program's for these sizes (an input
   // whose size is an expression of the symbols, e.g. seq + 1, is checked
   // here), whether the program is new or kept from an earlier run.
@@ -415,62 +413,32 @@ const void *Session::stateData(size_t k) const {
 /// there. Like every signature, each part's program is kept for the next
 /// runs; a length seen for the first time specialises the steps after it.
 Status Session::runInParts(std::vector<int64_t> &values) {
-  const std::vector<SizeSymbolSpec> &symbols = exe_->sizeSymbols();
-  const Program &structure = exe_->program(); // steps and values alike in every program
-  size_t numSteps = structure.steps.size();
-  std::vector<size_t> cuts;
-  for (const SizeSymbolSpec &sym : symbols)
-    if (sym.knownFromStep > 0)
-      cuts.push_back(sym.knownFromStep);
-  cuts.push_back(numSteps);
-  std::sort(cuts.begin(), cuts.end());
-  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
-  // The step computing each buffer, and the last step (or the end, for an
-  // output) reading it: the values live across a cut.
-  std::vector<size_t> producer(structure.values.size(), SIZE_MAX),
-      lastUse(structure.values.size(), 0);
-  for (size_t i = 0; i < numSteps; ++i) {
-    for (uint32_t out : structure.steps[i].outputs)
-      producer[out] = i;
-    for (uint32_t in : structure.steps[i].inputs)
-      lastUse[in] = std::max(lastUse[in], i);
-  }
-  for (uint32_t out : structure.outputValues)
-    lastUse[out] = numSteps;
-  // A length reads its value once its last operand is known.
-  for (const SizeSymbolSpec &sym : symbols)
-    ref::forEachSizeInstruction(sym.code.data(), sym.code.size(),
-                                [&](ref::SizeOp op, const int64_t *operands) {
-                                  if (op == ref::SizeOp::ValueElement)
-                                    lastUse[operands[0]] =
-                                        std::max(lastUse[operands[0]], sym.knownFromStep);
-                                });
   size_t begin = 0;
   Device *previous = nullptr;
-  for (size_t cut : cuts) {
+  for (const Executable::RunPart &part : exe_->runParts()) {
     if (Status st = selectSignature(values); !st)
       return st;
     if (previous && previous != current_)
-      for (size_t v = 0; v < producer.size(); ++v)
-        if (producer[v] < begin && lastUse[v] >= begin)
-          if (Status st = current_->copyValue(*previous, static_cast<uint32_t>(v)); !st)
-            return st;
-    std::vector<StepTiming> part;
-    if (Status st = current_->run(inputStorage_, stepTimings_ ? &part : nullptr, begin, cut); !st)
+      for (uint32_t value : part.carried)
+        if (Status st = current_->copyValue(*previous, value); !st)
+          return st;
+    std::vector<StepTiming> timings;
+    if (Status st = current_->run(inputStorage_, stepTimings_ ? &timings : nullptr, begin, part.end);
+        !st)
       return st;
     // One time line: each part after the one before.
     double shift = 0;
     for (const StepTiming &t : timings_)
       shift = std::max(shift, t.endUs);
-    for (StepTiming &t : part) {
+    for (StepTiming &t : timings) {
       t.startUs += shift;
       t.endUs += shift;
       timings_.push_back(t);
     }
-    if (Status st = bindLengths(cut, values); !st)
+    if (Status st = bindLengths(part.end, values); !st)
       return st;
     previous = current_;
-    begin = cut;
+    begin = part.end;
   }
   return Status::ok();
 }

@@ -148,10 +148,19 @@ public:
   /// The inputs at the symbols' OPT values (inputs() itself when static).
   const std::vector<TensorSpec> &inputsAtOpt() const;
   bool isDynamic() const { return !symbols_.empty(); }
+  /// A run whose sizes follow computed data goes in parts (Session::run):
+  /// each part runs its steps up to `end` (the last part's is the step
+  /// count), after the buffers it needs from the parts before, `carried`,
+  /// are copied to its device. Empty when no size follows computed data.
+  struct RunPart {
+    size_t end = 0;
+    std::vector<uint32_t> carried;
+  };
+  const std::vector<RunPart> &runParts() const { return parts_; }
   /// Whether a size follows computed data: a run then binds it after the
   /// step computing it, and runs the steps after with a program of their
-  /// own (Session::run).
-  bool hasLengthsReadMidRun() const;
+  /// own.
+  bool hasLengthsReadMidRun() const { return !parts_.empty(); }
 
   /// The program: for an executable over ranges of sizes, the one at the
   /// symbols' OPT values (specialise() gives the others).
@@ -167,6 +176,7 @@ private:
   std::unique_ptr<Program> program_;
   std::vector<SizeSymbolSpec> symbols_;
   std::vector<StateSpec> states_;
+  std::vector<RunPart> parts_;
   /// The signature with dynamic dimensions as -1 and their names.
   std::vector<TensorSpec> genericInputs_, genericOutputs_;
   const uint8_t *payload_ = nullptr;
