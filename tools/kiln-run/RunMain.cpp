@@ -348,6 +348,25 @@ std::vector<uint8_t> randomInput(const rt::TensorSpec &spec, uint64_t seed) {
   return data;
 }
 
+/// Row-major bytes (what .npy, .pb and .npz hold) laid out as `spec`'s
+/// layout, in place.
+void toLayout(const rt::TensorSpec &spec, std::vector<uint8_t> &data) {
+  if (spec.dimOrder.empty())
+    return;
+  ref::Tensor t = ref::decodeTensor(spec.dtype, spec.shape, {}, data.data());
+  ref::encodeTensor(t, spec.dimOrder, data.data());
+}
+
+/// `spec`'s bytes at `data`, in its layout, as row-major bytes.
+std::vector<uint8_t> rowMajorBytes(const rt::TensorSpec &spec, const uint8_t *data) {
+  std::vector<uint8_t> rowMajor(data, data + spec.byteSize());
+  if (!spec.dimOrder.empty()) {
+    ref::Tensor t = ref::decodeTensor(spec.dtype, spec.shape, spec.dimOrder, data);
+    ref::encodeTensor(t, {}, rowMajor.data());
+  }
+  return rowMajor;
+}
+
 std::string summary(const rt::TensorSpec &spec, const uint8_t *data) {
   ref::Tensor t = ref::decodeTensor(spec.dtype, spec.shape, spec.dimOrder, data);
   std::string s = spec.name + ": " + spec.typeString();
@@ -612,10 +631,7 @@ int runMain(int argc, char **argv, std::shared_ptr<const rt::Executable> embedde
       data = std::move(array.data);
       spec.shape = array.shape;
       spec.dimNames.clear();
-      if (!spec.dimOrder.empty()) { // .npy is row-major; the input wants its layout
-        ref::Tensor t = ref::decodeTensor(spec.dtype, spec.shape, {}, data.data());
-        ref::encodeTensor(t, spec.dimOrder, data.data());
-      }
+      toLayout(spec, data);
     }
     rt::Status s = exe->inputs()[it->second].isDynamic()
                        ? (*session)->setInput(it->second, data.data(), data.size(), spec.shape)
@@ -649,10 +665,7 @@ int runMain(int argc, char **argv, std::shared_ptr<const rt::Executable> embedde
       const rt::TensorSpec &spec = exe->inputs()[it->second];
       if (std::string differs = readAs(spec, array, o.loadWeights + ":" + name); !differs.empty())
         return error("weight '" + name + "' " + differs);
-      if (!spec.dimOrder.empty()) { // .npz holds it row-major; the input wants its layout
-        ref::Tensor t = ref::decodeTensor(spec.dtype, spec.shape, {}, array.data.data());
-        ref::encodeTensor(t, spec.dimOrder, array.data.data());
-      }
+      toLayout(spec, array.data);
       rt::Status st = (*session)->setInput(it->second, array.data.data(), array.data.size());
       if (!st)
         return error(st.message());
@@ -692,11 +705,8 @@ int runMain(int argc, char **argv, std::shared_ptr<const rt::Executable> embedde
       npy::Array array;
       array.dtype = spec.dtype;
       array.shape = spec.shape;
-      // Row-major, as .npy holds it.
-      ref::Tensor t = ref::decodeTensor(spec.dtype, spec.shape, spec.dimOrder,
-                                        static_cast<const uint8_t *>((*session)->stateData(k)));
-      array.data.resize(spec.byteSize());
-      ref::encodeTensor(t, {}, array.data.data());
+      array.data =
+          rowMajorBytes(spec, static_cast<const uint8_t *>((*session)->stateData(k)));
       arrays.push_back({spec.name, std::move(array)});
     }
     std::string message;
@@ -771,11 +781,7 @@ int runMain(int argc, char **argv, std::shared_ptr<const rt::Executable> embedde
     }
     if (o.outputDir.empty())
       continue;
-    std::vector<uint8_t> rowMajor(data, data + spec.byteSize());
-    if (!spec.dimOrder.empty()) {
-      ref::Tensor t = ref::decodeTensor(spec.dtype, spec.shape, spec.dimOrder, data);
-      ref::encodeTensor(t, {}, rowMajor.data());
-    }
+    std::vector<uint8_t> rowMajor = rowMajorBytes(spec, data);
     std::string message;
     std::string fileName = stem + "." + o.outputFormat;
     if (stem != safeFileName(spec.name))
