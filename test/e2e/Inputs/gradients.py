@@ -309,6 +309,73 @@ save("pools", [
     pools)
 
 
+# The rules the models above do not reach, each once: pow, abs, sqrt, log,
+# exp, sin, cos, min and max against operands broadcast from [3, 1] and
+# [1, 4], where (select), concat, a slice, div by a weight, casts to f64 and
+# back, reduce_max with keepdims, reduce_min over the leading axis, and layer
+# norm over two axes without a bias. Constants are named k_* and left out of
+# --trainable.
+x = (rng.standard_normal((3, 4)) + 0.5).astype(np.float32)
+
+
+def rules(w):
+    u = x * w["a"]
+    v = np.abs(u) + 1
+    powered, root, logged = v ** 1.5, np.sqrt(v), np.log(v)
+    waves = np.sin(u) + np.cos(u)
+    low, high = np.minimum(u, w["b"]), np.maximum(u, w["c"])
+    picked = np.where(u > 0, u, x * w["d"])
+    cut = np.concatenate([powered, root], axis=1)[:, 2:6]
+    ratio = logged / w["den"]
+    doubled = np.exp(u * 0.1) * 2
+    g = u.reshape(3, 2, 2)
+    mu = g.mean(axis=(1, 2), keepdims=True)
+    var = ((g - mu) ** 2).mean(axis=(1, 2), keepdims=True)
+    normed = (g - mu) / np.sqrt(var + 1e-5) * w["ln_scale"]
+    return (cut.mean() + (waves * picked).mean() + ratio.mean() + doubled.mean() +
+            high.max(axis=1, keepdims=True).mean() + low.min(axis=0).mean() + (normed ** 2).mean())
+
+
+def node(op, inputs, output, **attrs):
+    return helper.make_node(op, inputs, [output], **attrs)
+
+
+save("rules", [
+    node("Mul", ["x", "a"], "u"), node("Abs", ["u"], "au"), node("Add", ["au", "k_one"], "v"),
+    node("Pow", ["v", "k_power"], "powered"), node("Sqrt", ["v"], "root"),
+    node("Log", ["v"], "logged"), node("Sin", ["u"], "sin"), node("Cos", ["u"], "cos"),
+    node("Add", ["sin", "cos"], "waves"), node("Min", ["u", "b"], "low"),
+    node("Max", ["u", "c"], "high"), node("Greater", ["u", "k_zero"], "positive"),
+    node("Mul", ["x", "d"], "xd"), node("Where", ["positive", "u", "xd"], "picked"),
+    node("Concat", ["powered", "root"], "cat", axis=1),
+    node("Slice", ["cat", "k_starts", "k_ends", "k_axes"], "cut"),
+    node("Div", ["logged", "den"], "ratio"), node("Mul", ["u", "k_tenth"], "tenth"),
+    node("Exp", ["tenth"], "ex"), node("Cast", ["ex"], "wide", to=T.DOUBLE),
+    node("Add", ["wide", "wide"], "twice"), node("Cast", ["twice"], "doubled", to=T.FLOAT),
+    node("Reshape", ["u", "k_shape"], "g"),
+    node("LayerNormalization", ["g", "ln_scale"], "normed", axis=1, epsilon=1e-5),
+    node("ReduceMean", ["cut"], "t1", keepdims=0),
+    node("Mul", ["waves", "picked"], "wp"), node("ReduceMean", ["wp"], "t2", keepdims=0),
+    node("ReduceMean", ["ratio"], "t3", keepdims=0),
+    node("ReduceMean", ["doubled"], "t4", keepdims=0),
+    node("ReduceMax", ["high"], "rowmax", axes=[1], keepdims=1),
+    node("ReduceMean", ["rowmax"], "t5", keepdims=0),
+    node("ReduceMin", ["low"], "colmin", axes=[0], keepdims=0),
+    node("ReduceMean", ["colmin"], "t6", keepdims=0),
+    node("Mul", ["normed", "normed"], "n2"), node("ReduceMean", ["n2"], "t7", keepdims=0),
+    node("Sum", ["t1", "t2", "t3", "t4", "t5", "t6", "t7"], "loss")],
+    {"x": x},
+    {"a": rng.standard_normal(4), "b": rng.standard_normal((3, 1)),
+     "c": rng.standard_normal((1, 4)), "d": rng.standard_normal(4),
+     "den": 1 + rng.random(4), "ln_scale": 1 + rng.standard_normal((2, 2)) * 0.1},
+    rules,
+    constants={"k_one": np.array(1, np.float32), "k_power": np.array(1.5, np.float32),
+               "k_zero": np.array(0, np.float32), "k_tenth": np.array(0.1, np.float32),
+               "k_starts": np.array([2], np.int64), "k_ends": np.array([6], np.int64),
+               "k_axes": np.array([1], np.int64), "k_shape": np.array([3, 2, 2], np.int64)},
+    opset=17)
+
+
 # A grouped convolution has no derivative rule yet: differentiating through
 # it is one error naming each such op (two here). No expected values.
 conv_graph = helper.make_graph(
