@@ -1076,16 +1076,22 @@ struct Loader {
     return status;
   }
 
+  /// Per value, the step after the one writing it (0: no step writes it).
+  static std::vector<size_t> stepsAfterWriting(const Program &p) {
+    std::vector<size_t> after(p.values.size(), 0);
+    for (size_t i = 0; i < p.steps.size(); ++i)
+      for (uint32_t out : p.steps[i].outputs)
+        after[out] = i + 1;
+    return after;
+  }
+
   /// Each computed value a size symbol reads (a length that follows data):
   /// an i64 buffer a step computes, holding the element; the symbol is
   /// known from the step after, and so is one that uses it; no step before
   /// that sizes anything by it.
   static Status valueReads(const kx::Executable &file, Executable &exe) {
     const Program &p = *exe.program_;
-    std::vector<size_t> producer(p.values.size(), 0);
-    for (size_t i = 0; i < p.steps.size(); ++i)
-      for (uint32_t out : p.steps[i].outputs)
-        producer[out] = i + 1;
+    std::vector<size_t> producer = stepsAfterWriting(p);
     Status status = Status::ok();
     for (SizeSymbolSpec &sym : exe.symbols_)
       ref::forEachSizeInstruction(
@@ -1174,13 +1180,10 @@ struct Loader {
     ends.push_back(numSteps);
     std::sort(ends.begin(), ends.end());
     ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
-    std::vector<size_t> producer(p.values.size(), SIZE_MAX), lastUse(p.values.size(), 0);
-    for (size_t i = 0; i < numSteps; ++i) {
-      for (uint32_t out : p.steps[i].outputs)
-        producer[out] = i;
+    std::vector<size_t> after = stepsAfterWriting(p), lastUse(p.values.size(), 0);
+    for (size_t i = 0; i < numSteps; ++i)
       for (uint32_t in : p.steps[i].inputs)
         lastUse[in] = std::max(lastUse[in], i);
-    }
     for (uint32_t out : p.outputValues)
       lastUse[out] = numSteps;
     // A length reads its value once its last operand is known.
@@ -1195,8 +1198,8 @@ struct Loader {
     for (size_t end : ends) {
       Executable::RunPart part;
       part.end = end;
-      for (size_t v = 0; begin > 0 && v < producer.size(); ++v)
-        if (producer[v] < begin && lastUse[v] >= begin)
+      for (size_t v = 0; begin > 0 && v < after.size(); ++v)
+        if (after[v] > 0 && after[v] <= begin && lastUse[v] >= begin)
           part.carried.push_back(static_cast<uint32_t>(v));
       exe.parts_.push_back(std::move(part));
       begin = end;
