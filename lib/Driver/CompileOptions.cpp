@@ -92,6 +92,13 @@ std::string verifyCompileOptions(const CompileOptions &options) {
     return "--tuning-cache applies to --target=cuda and cuda-emu";
   if (options.trainable != ".*" && options.gradLoss.empty())
     return "--trainable applies with --grad or --train (it chooses the weights differentiated)";
+  if (options.memoryBudget) {
+    if (options.gradLoss.empty())
+      return "--memory-budget applies with --grad or --train (it chooses what the backward "
+             "pass recomputes)";
+    if (!(*options.memoryBudget >= 0 && *options.memoryBudget <= 1))
+      return "--memory-budget takes a fraction from 0 to 1";
+  }
   if (options.train) {
     if (options.optimizer != "sgd" && options.optimizer != "momentum" &&
         options.optimizer != "adam")

@@ -34,6 +34,16 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
     pm.nest<func::FuncOp>().addPass(mlir::kiln::createKilnOptimizer(step));
   }
   mlir::kiln::buildDefaultGraphPipeline(pm, graph);
+  // What the backward pass recomputes, on the graph as folded and CSE'd
+  // (CSE would merge the clones back) and before fusion, which then fuses
+  // the recomputed ops into the backward kernels that read them.
+  if (options.memoryBudget) {
+    mlir::kiln::KilnRematerializeOptions remat;
+    remat.loss = options.gradLoss;
+    remat.budget = *options.memoryBudget;
+    remat.report = true;
+    pm.nest<func::FuncOp>().addPass(mlir::kiln::createKilnRematerialize(remat));
+  }
   // (Over symbolic sizes the GPU layout and placement passes leave the
   // function as it is; the CPU's take a dynamic batch.)
   if (options.target != Target::CPU) {
@@ -64,7 +74,12 @@ mlir::kiln::PlanOptions planOptions(const CompileOptions &options) {
   // at once would only contend (each stream's OpenMP team spinning against
   // the other's), so one stream unless asked; GPUs overlap up to 4.
   int64_t streams = options.maxStreams.value_or(options.target == Target::CPU ? 1 : 4);
-  plan.maxStreams = options.schedule == Schedule::MinMemory ? 1 : streams;
+  // A memory budget asks for memory over concurrency, as min-memory does:
+  // recomputed ops on a stream of their own would live alongside the
+  // forward pass instead of after it.
+  bool forMemory = options.schedule == Schedule::MinMemory ||
+                   (options.memoryBudget && !options.maxStreams);
+  plan.maxStreams = forMemory ? 1 : streams;
   if (options.target != Target::CPU) {
     // cuda-emu makes the same choices as cuda, so it runs what the GPU
     // would (library calls emulated on the host).

@@ -255,6 +255,13 @@ static cl::opt<double> learningRate("lr", cl::desc("With --train: the learning r
 static cl::opt<double> weightDecay(
     "weight-decay", cl::desc("With --train: L2 weight decay, D * W added to each gradient"),
     cl::init(0.0), cl::cat(kilncCategory));
+static cl::opt<double> memoryBudget(
+    "memory-budget",
+    cl::desc("With --grad or --train: how much memory the forward values the backward pass "
+             "reads may keep, from 0 (save the fewest bytes, recomputing the rest) to 1 "
+             "(recompute nothing, the default); reports saved bytes per layer, recomputed "
+             "FLOPs and the plan's peak"),
+    cl::value_desc("F"), cl::cat(kilncCategory));
 static cl::opt<double> foldBudget(
     "fold-budget",
     cl::desc("Seconds constant folding may take (default 60); what is left over is computed "
@@ -425,6 +432,8 @@ LogicalResult readCompileOptions(EmitKind kind, driver::CompileOptions &options)
   options.optimizer = optimizerFlag;
   options.learningRate = learningRate;
   options.weightDecay = weightDecay;
+  if (memoryBudget.getNumOccurrences())
+    options.memoryBudget = memoryBudget;
   options.foldBudgetSeconds = foldBudget;
   options.foldBudgetBytes = foldBudgetBytes;
   options.kernelReport = kernelReport;

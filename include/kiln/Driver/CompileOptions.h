@@ -86,6 +86,10 @@ struct CompileOptions {
   std::string optimizer = "sgd";
   double learningRate = 0.01;
   double weightDecay = 0.0;
+  /// --memory-budget=F (with --grad or --train): kiln-remat's budget, from
+  /// 0 (save the fewest bytes for the backward pass) to 1 (recompute
+  /// nothing); unset, every forward value the backward reads is saved.
+  std::optional<double> memoryBudget;
   /// false (-O0): stop after parsing.
   bool optimize = true;
   bool fusion = true;

@@ -83,6 +83,35 @@ def KilnOptimizer : Pass<"kiln-optimizer", "func::FuncOp"> {
   let dependentDialects = ["::mlir::kiln::KilnDialect"];
 }
 
+def KilnRematerialize : Pass<"kiln-remat", "func::FuncOp"> {
+  let summary = "Choose which forward values the backward pass reads saved and which it recomputes, under a memory budget";
+  let description = [{
+    On a function kiln-grad differentiated: the forward ops are those the
+    output named `loss` depends on, the backward ops the others. Every
+    forward value a backward op reads is either saved (kept alive from the
+    forward pass) or recomputed just before its first backward reader from
+    saved values, inputs and weights. The choice is a minimum cut over the
+    forward graph (AOTAutograd's partitioner), each value's bytes its cost,
+    with recomputation of the ops worth the most FLOPs per byte banned
+    first (matmuls, convolutions, reductions before elementwise ops):
+    `budget` 1 saves everything the backward reads and recomputes nothing,
+    0 saves the fewest bytes, and a budget in between the plan whose saved
+    bytes are at most that fraction of the way from the least to the most.
+    Plans are kept in a chain whose saved bytes and estimated peak of live
+    values both fall as the budget falls, so a smaller budget never costs
+    memory. `report` makes remarks: the plan, and saved bytes per layer.
+  }];
+  let options = [
+    Option<"loss", "loss", "std::string", /*default=*/"\"\"",
+           "The name of the scalar output kiln-grad differentiated">,
+    Option<"budget", "budget", "double", /*default=*/"1.0",
+           "From 0 (save the fewest bytes) to 1 (recompute nothing)">,
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Remarks: saved and recomputed bytes, FLOPs, peaks, saved bytes per layer">,
+  ];
+  let dependentDialects = ["::mlir::kiln::KilnDialect"];
+}
+
 def KilnConstantFold : Pass<"kiln-constant-fold", "func::FuncOp"> {
   let summary = "Evaluate every op whose operands are all constants or weights";
   let description = [{

@@ -1,0 +1,508 @@
+//===- Rematerialize.cpp - saved or recomputed forward values -------------===//
+//
+// kiln-remat decides, for a function kiln-grad differentiated, which forward
+// values the backward pass reads saved and which it recomputes. Saving
+// keeps a value alive from the forward pass to its last backward reader;
+// recomputing clones its producer (and the producers it needs in turn)
+// just before the first backward reader, from saved values, inputs and
+// weights, which are alive anyway and cost nothing.
+//
+// As AOTAutograd's min-cut partitioner: each forward op is an edge in -> out
+// of capacity its result's bytes, each use an infinite edge, every forward
+// value a backward op reads an infinite edge to the sink, and an op whose
+// recomputation is banned an infinite edge from the source. The minimum
+// cut is the cheapest set of values to save. Banning ops one at a time, the
+// ones worth the most FLOPs per byte first (matmuls, convolutions,
+// reductions before elementwise ops), gives plans from "save the fewest
+// bytes" to "save everything, recompute nothing"; each plan's peak of live
+// bytes is estimated in program order. The plans kept form a chain along
+// which the saved bytes and the estimated peak both fall, and the budget
+// picks the first whose saved bytes are within it: a smaller budget never
+// raises either.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/IR/KilnOps.h"
+#include "kiln/IR/OpClasses.h"
+#include "kiln/Transforms/Passes.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+#include <map>
+#include <queue>
+
+namespace mlir {
+namespace kiln {
+#define GEN_PASS_DEF_KILNREMATERIALIZE
+#include "kiln/Transforms/Passes.h.inc"
+} // namespace kiln
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+
+constexpr int64_t kInfinite = std::numeric_limits<int64_t>::max() / 4;
+
+/// Bytes of a statically shaped tensor (an i1 element takes a byte).
+int64_t valueBytes(Value v) {
+  auto type = llvm::cast<RankedTensorType>(v.getType());
+  unsigned bits = type.getElementType().getIntOrFloatBitWidth();
+  return type.getNumElements() * std::max<int64_t>(1, bits / 8);
+}
+
+int64_t resultBytes(Operation *op) {
+  int64_t bytes = 0;
+  for (Value result : op->getResults())
+    bytes += valueBytes(result);
+  return bytes;
+}
+
+int64_t numElements(Value v) {
+  return llvm::cast<RankedTensorType>(v.getType()).getNumElements();
+}
+
+/// FLOPs to compute `op` once: what recomputing it costs.
+double flopsOf(Operation *op) {
+  double out = 0;
+  for (Value result : op->getResults())
+    out += double(numElements(result));
+  if (auto matmul = llvm::dyn_cast<MatMulOp>(op)) {
+    auto lhs = llvm::cast<RankedTensorType>(matmul.getLhs().getType());
+    int64_t k = lhs.getDimSize(lhs.getRank() - (matmul.getTransposeA() ? 2 : 1));
+    return 2.0 * out * double(k);
+  }
+  if (auto conv = llvm::dyn_cast<Conv2dOp>(op)) {
+    auto filter = llvm::cast<RankedTensorType>(conv.getFilter().getType());
+    return 2.0 * out * double(filter.getDimSize(1) * filter.getDimSize(2) * filter.getDimSize(3));
+  }
+  // Reductions, normalisations and pooling read every input element.
+  double in = 0;
+  for (Value operand : op->getOperands())
+    if (auto type = llvm::dyn_cast<RankedTensorType>(operand.getType()))
+      in = std::max(in, double(type.getNumElements()));
+  if (llvm::isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp, ArgMaxOp,
+                MaxPool2dOp, AvgPool2dOp, GlobalAvgPoolOp>(op))
+    return in;
+  if (llvm::isa<SoftmaxOp, LogSoftmaxOp, LayerNormOp, BatchNormOp>(op))
+    return 5.0 * in;
+  // Data movement computes nothing; elementwise ops one FLOP per element.
+  if (llvm::isa<ReshapeOp, TransposeOp, BroadcastOp, SliceOp, ConcatOp, PadOp, GatherOp,
+                GatherElementsOp, CastOp>(op))
+    return 0;
+  return out;
+}
+
+/// Maximum flow by Dinic's algorithm; afterwards `sourceSide` gives the
+/// minimum cut.
+class MinCut {
+public:
+  explicit MinCut(int nodes) : adjacency(nodes), level(nodes), next(nodes) {}
+
+  void addEdge(int from, int to, int64_t capacity) {
+    adjacency[from].push_back(edges.size());
+    edges.push_back({to, capacity});
+    adjacency[to].push_back(edges.size());
+    edges.push_back({from, 0});
+  }
+
+  int64_t run(int source, int sink) {
+    int64_t flow = 0;
+    while (buildLevels(source, sink)) {
+      std::fill(next.begin(), next.end(), 0);
+      while (int64_t pushed = push(source, sink, kInfinite))
+        flow += pushed;
+    }
+    return flow;
+  }
+
+  /// After run(): whether `node` is reachable from the source in the
+  /// residual graph.
+  bool sourceSide(int node) const { return level[node] >= 0; }
+
+private:
+  struct Edge {
+    int to;
+    int64_t capacity;
+  };
+
+  bool buildLevels(int source, int sink) {
+    std::fill(level.begin(), level.end(), -1);
+    level[source] = 0;
+    std::queue<int> queue;
+    queue.push(source);
+    while (!queue.empty()) {
+      int node = queue.front();
+      queue.pop();
+      for (size_t e : adjacency[node])
+        if (edges[e].capacity > 0 && level[edges[e].to] < 0) {
+          level[edges[e].to] = level[node] + 1;
+          queue.push(edges[e].to);
+        }
+    }
+    return level[sink] >= 0;
+  }
+
+  int64_t push(int node, int sink, int64_t limit) {
+    if (node == sink)
+      return limit;
+    for (size_t &i = next[node]; i < adjacency[node].size(); ++i) {
+      Edge &edge = edges[adjacency[node][i]];
+      if (edge.capacity <= 0 || level[edge.to] != level[node] + 1)
+        continue;
+      if (int64_t pushed = push(edge.to, sink, std::min(limit, edge.capacity))) {
+        edge.capacity -= pushed;
+        edges[adjacency[node][i] ^ 1].capacity += pushed;
+        return pushed;
+      }
+    }
+    return 0;
+  }
+
+  std::vector<Edge> edges;
+  std::vector<std::vector<size_t>> adjacency;
+  std::vector<int> level;
+  std::vector<size_t> next;
+};
+
+/// One way to split the work: which forward ops' results are saved, which
+/// are recomputed, and what that costs.
+struct Plan {
+  llvm::DenseSet<Operation *> saved, recomputed;
+  int64_t savedBytes = 0;
+  double recomputedFlops = 0;
+  int64_t peakBytes = 0; ///< live bytes at the worst point, in program order
+};
+
+/// The function split into forward and backward ops.
+struct JointGraph {
+  SmallVector<Operation *> forward;  ///< in program order
+  SmallVector<Operation *> backward; ///< in program order
+  llvm::DenseMap<Operation *, int> forwardIndex;
+  llvm::DenseMap<Operation *, int64_t> position; ///< every op's place in the body
+  /// Forward ops a backward op reads.
+  llvm::DenseSet<Operation *> needed;
+  /// Forward ops the needed ones depend on (themselves included): those
+  /// that could be recomputed.
+  SmallVector<Operation *> candidates;
+
+  static bool isFree(Value v) {
+    Operation *def = v.getDefiningOp();
+    return !def || llvm::isa<WeightOp, ConstantOp>(def);
+  }
+};
+
+/// Splits the body at the loss: forward ops are those it depends on.
+JointGraph splitAtLoss(Block &body, Value loss) {
+  JointGraph graph;
+  llvm::DenseSet<Operation *> forward;
+  SmallVector<Value> work = {loss};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (JointGraph::isFree(v))
+      continue;
+    Operation *def = v.getDefiningOp();
+    if (forward.insert(def).second)
+      llvm::append_range(work, def->getOperands());
+  }
+  int64_t position = 0;
+  for (Operation &op : body.without_terminator()) {
+    graph.position[&op] = position++;
+    if (llvm::isa<WeightOp, ConstantOp>(op))
+      continue;
+    if (forward.contains(&op)) {
+      graph.forwardIndex[&op] = graph.forward.size();
+      graph.forward.push_back(&op);
+    } else {
+      graph.backward.push_back(&op);
+      for (Value operand : op.getOperands())
+        if (Operation *def = operand.getDefiningOp(); def && forward.contains(def))
+          graph.needed.insert(def);
+    }
+  }
+  llvm::DenseSet<Operation *> reaching(graph.needed.begin(), graph.needed.end());
+  for (Operation *op : llvm::reverse(graph.forward)) {
+    if (!reaching.contains(op))
+      continue;
+    graph.candidates.push_back(op);
+    for (Value operand : op->getOperands())
+      if (!JointGraph::isFree(operand))
+        reaching.insert(operand.getDefiningOp());
+  }
+  std::reverse(graph.candidates.begin(), graph.candidates.end());
+  return graph;
+}
+
+/// The cheapest values to save when `banned` may not be recomputed.
+Plan cutPlan(const JointGraph &graph, const llvm::DenseSet<Operation *> &banned) {
+  int n = graph.forward.size();
+  const int source = 2 * n, sink = 2 * n + 1;
+  auto in = [](int i) { return 2 * i; };
+  auto out = [](int i) { return 2 * i + 1; };
+  MinCut cut(2 * n + 2);
+  for (Operation *op : graph.candidates) {
+    int i = graph.forwardIndex.lookup(op);
+    cut.addEdge(in(i), out(i), resultBytes(op));
+    if (banned.contains(op))
+      cut.addEdge(source, in(i), kInfinite);
+    if (graph.needed.contains(op))
+      cut.addEdge(out(i), sink, kInfinite);
+    for (Value operand : op->getOperands())
+      if (!JointGraph::isFree(operand))
+        cut.addEdge(out(graph.forwardIndex.lookup(operand.getDefiningOp())), in(i), kInfinite);
+  }
+  cut.run(source, sink);
+
+  Plan plan;
+  for (Operation *op : graph.candidates) {
+    int i = graph.forwardIndex.lookup(op);
+    if (cut.sourceSide(in(i)) && !cut.sourceSide(out(i))) {
+      plan.saved.insert(op);
+      plan.savedBytes += resultBytes(op);
+    }
+  }
+  // Recomputed: what the backward reads unsaved, and what that needs.
+  SmallVector<Operation *> work;
+  for (Operation *op : graph.needed)
+    if (!plan.saved.contains(op))
+      work.push_back(op);
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    if (!plan.recomputed.insert(op).second)
+      continue;
+    plan.recomputedFlops += flopsOf(op);
+    for (Value operand : op->getOperands())
+      if (!JointGraph::isFree(operand) && !plan.saved.contains(operand.getDefiningOp()))
+        work.push_back(operand.getDefiningOp());
+  }
+  return plan;
+}
+
+/// Whether loop fusion will compute `op` inside the kernels of `readers`
+/// rather than write its result: an elementwise op or a broadcast or
+/// reshape, read only by elementwise ops.
+bool fusesIntoReaders(Operation *op, ArrayRef<Operation *> readers) {
+  auto loopOp = [](Operation *o) { return isElementwiseOp(o); };
+  return (loopOp(op) || llvm::isa<BroadcastOp, ReshapeOp>(op)) && !readers.empty() &&
+         llvm::all_of(readers, loopOp);
+}
+
+/// The most bytes alive at once when the function runs in program order
+/// under `plan`: each recomputed op cloned once, just before the first
+/// backward op that reads it (times are twice the op's position; clones
+/// come at the odd time before their reader). Values loop fusion keeps in
+/// registers count nothing.
+int64_t estimatePeak(Block &body, const JointGraph &graph, const Plan &plan) {
+  const int64_t end = 2 * int64_t(graph.position.size()) + 2;
+  auto isBackward = [&](Operation *op) {
+    return graph.position.count(op) && !graph.forwardIndex.count(op);
+  };
+  std::map<int64_t, int64_t> delta; // time -> change of live bytes
+  auto live = [&](Operation *op, int64_t from, int64_t to, ArrayRef<Operation *> readers) {
+    if (fusesIntoReaders(op, readers))
+      return;
+    delta[from] += resultBytes(op);
+    delta[std::max(from, to) + 1] -= resultBytes(op);
+  };
+
+  // Clones, from the last: each comes before its first reader, a backward
+  // op or another clone, and reads the clones of recomputed operands.
+  llvm::DenseMap<Operation *, int64_t> cloneTime;
+  for (Operation *op : llvm::reverse(graph.forward)) {
+    if (!plan.recomputed.contains(op))
+      continue;
+    int64_t first = end, last = 0;
+    SmallVector<Operation *> readers;
+    for (Operation *user : op->getUsers()) {
+      int64_t t;
+      if (plan.recomputed.contains(user))
+        t = cloneTime.lookup(user);
+      else if (isBackward(user))
+        t = 2 * graph.position.lookup(user);
+      else
+        continue; // a forward reader reads the original
+      readers.push_back(user);
+      first = std::min(first, t % 2 ? t : t - 1);
+      last = std::max(last, t);
+    }
+    cloneTime[op] = first;
+    live(op, first, last, readers);
+  }
+  // The function's own ops: a recomputed op's backward readers read its
+  // clone; a clone reads the saved values.
+  for (Operation &op : body.without_terminator()) {
+    if (llvm::isa<WeightOp, ConstantOp>(op))
+      continue;
+    bool recomputed = plan.recomputed.contains(&op);
+    int64_t last = 2 * graph.position.lookup(&op);
+    SmallVector<Operation *> readers;
+    for (Operation *user : op.getUsers()) {
+      if (!graph.position.count(user)) {
+        last = end; // returned
+        readers.push_back(user);
+        continue;
+      }
+      if (recomputed && isBackward(user))
+        continue;
+      readers.push_back(user);
+      last = std::max(last, 2 * graph.position.lookup(user));
+      if (!recomputed && plan.recomputed.contains(user))
+        last = std::max(last, cloneTime.lookup(user));
+    }
+    live(&op, 2 * graph.position.lookup(&op), last, readers);
+  }
+
+  int64_t current = 0, peak = 0;
+  for (auto [time, change] : delta) {
+    current += change;
+    peak = std::max(peak, current);
+  }
+  return peak;
+}
+
+/// Clones the recomputed ops before their first backward readers and
+/// points those readers at the clones.
+void applyPlan(const JointGraph &graph, const Plan &plan) {
+  IRMapping clones;
+  std::function<void(Operation *, Operation *)> recompute = [&](Operation *op,
+                                                                Operation *before) {
+    if (clones.contains(op))
+      return;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp(); def && plan.recomputed.contains(def))
+        recompute(def, before);
+    OpBuilder builder(before);
+    Operation *clone = builder.clone(*op, clones);
+    clones.map(op, clone);
+  };
+  for (Operation *op : graph.backward)
+    for (OpOperand &use : op->getOpOperands())
+      if (Operation *def = use.get().getDefiningOp(); def && plan.recomputed.contains(def)) {
+        recompute(def, op);
+        use.set(clones.lookup(use.get()));
+      }
+}
+
+/// The layer a value belongs to, as the user's model names it: an ONNX
+/// node name up to its last '/' (PyTorch's and tf2onnx's scopes), else the
+/// op's location.
+std::string layerOf(Operation *op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (auto name = llvm::dyn_cast<NameLoc>(op->getLoc())) {
+    StringRef full = name.getName().getValue();
+    size_t slash = full.rfind('/');
+    return (slash == StringRef::npos || slash == 0 ? full : full.take_front(slash)).str();
+  }
+  if (auto file = llvm::dyn_cast<FileLineColLoc>(op->getLoc()))
+    return (file.getFilename().getValue() + ":" + llvm::Twine(file.getLine())).str();
+  op->getLoc().print(os);
+  return text;
+}
+
+struct KilnRematerializePass
+    : public ::mlir::kiln::impl::KilnRematerializeBase<KilnRematerializePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
+    if (!(budget >= 0.0 && budget <= 1.0)) {
+      func.emitError("kiln-remat: the memory budget must be between 0 and 1, got ") << budget;
+      return signalPassFailure();
+    }
+    Block &body = func.getBody().front();
+    auto ret = llvm::cast<func::ReturnOp>(body.getTerminator());
+    Value loss;
+    for (unsigned i = 0; i < func.getNumResults(); ++i)
+      if (auto name = func.getResultAttrOfType<StringAttr>(i, "kiln.name");
+          name && name.getValue() == this->loss)
+        loss = ret.getOperand(i);
+    if (!loss) {
+      func.emitError("kiln-remat: the function has no output named '") << this->loss << "'";
+      return signalPassFailure();
+    }
+    for (Operation &op : body.without_terminator())
+      for (Value result : op.getResults())
+        if (!llvm::cast<RankedTensorType>(result.getType()).hasStaticShape()) {
+          op.emitError("kiln-remat: sizes must be static to plan memory by them");
+          return signalPassFailure();
+        }
+
+    JointGraph graph = splitAtLoss(body, loss);
+    // Ban recomputation, most FLOPs per byte first; the plans go from
+    // "recompute all that can be" (nothing banned) to "save every value the
+    // backward reads" (everything banned).
+    SmallVector<Operation *> order(graph.candidates);
+    llvm::stable_sort(order, [](Operation *a, Operation *b) {
+      return flopsOf(a) / double(std::max<int64_t>(1, resultBytes(a))) >
+             flopsOf(b) / double(std::max<int64_t>(1, resultBytes(b)));
+    });
+    SmallVector<Plan> chain;
+    llvm::DenseSet<Operation *> banned(order.begin(), order.end());
+    for (size_t k = order.size() + 1; k-- > 0;) {
+      if (k < order.size())
+        banned.erase(order[k]);
+      Plan plan = cutPlan(graph, banned);
+      plan.peakBytes = estimatePeak(body, graph, plan);
+      // Kept only if it saves less and peaks no higher than the last kept.
+      if (chain.empty() || (plan.savedBytes < chain.back().savedBytes &&
+                            plan.peakBytes <= chain.back().peakBytes))
+        chain.push_back(std::move(plan));
+    }
+    // As PyTorch's activation memory budget: a fraction of the bytes
+    // saved recomputing nothing; below the least the chain reaches, that.
+    const Plan &most = chain.front(), &least = chain.back();
+    const Plan *chosen = &least;
+    for (const Plan &plan : chain)
+      if (double(plan.savedBytes) <= budget * double(most.savedBytes)) {
+        chosen = &plan;
+        break;
+      }
+
+    if (report)
+      reportPlan(func, *chosen, most, least);
+    applyPlan(graph, *chosen);
+  }
+
+  void reportPlan(func::FuncOp func, const Plan &chosen, const Plan &most, const Plan &least) {
+    func.emitRemark("kiln-remat: budget ")
+        << llvm::formatv("{0}", llvm::format("%g", double(budget))).str() << ": saves " << chosen.savedBytes << " bytes for the backward pass ("
+        << chosen.saved.size() << (chosen.saved.size() == 1 ? " value; " : " values; ") << least.savedBytes << " at the least, "
+        << most.savedBytes << " recomputing nothing), recomputes " << chosen.recomputed.size()
+        << " ops (" << int64_t(chosen.recomputedFlops) << " FLOPs); estimated peak "
+        << chosen.peakBytes << " bytes live (" << least.peakBytes << " to "
+        << most.peakBytes << ")";
+    // Layers in the order the forward pass reaches them.
+    SmallVector<Operation *> saved(chosen.saved.begin(), chosen.saved.end());
+    llvm::sort(saved, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+    SmallVector<std::string> layers;
+    llvm::StringMap<std::pair<int64_t, int64_t>> perLayer; // bytes, values
+    for (Operation *op : saved) {
+      std::string layer = layerOf(op);
+      if (!perLayer.count(layer))
+        layers.push_back(layer);
+      auto &[bytes, values] = perLayer[layer];
+      bytes += resultBytes(op);
+      ++values;
+    }
+    for (const std::string &layer : layers) {
+      auto [bytes, values] = perLayer.lookup(layer);
+      func.emitRemark("kiln-remat: layer '")
+          << layer << "' saves " << bytes << " bytes (" << values
+          << (values == 1 ? " value)" : " values)");
+    }
+  }
+};
+
+} // namespace

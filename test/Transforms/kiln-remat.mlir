@@ -1,0 +1,86 @@
+// RUN: kiln-opt %s -split-input-file -kiln-remat="loss=loss budget=1" | FileCheck %s --check-prefix=ALL
+// RUN: kiln-opt %s -split-input-file -kiln-remat="loss=loss budget=0.5" | FileCheck %s --check-prefix=HALF
+// RUN: kiln-opt %s -split-input-file -kiln-remat="loss=loss budget=0" | FileCheck %s --check-prefix=NONE
+// RUN: kiln-opt %s -split-input-file -mlir-print-op-on-diagnostic=false -kiln-remat="loss=loss budget=0.5 report" -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
+
+// kiln-remat on functions kiln-grad made (the backward ops written out
+// here): the forward ops are those the loss depends on; each forward value
+// a backward op reads is saved or recomputed just before its first
+// backward reader.
+
+!m = tensor<4x4xf32, #kiln.enc<row_major, cpu>>
+!b = tensor<8x4x4xf32, #kiln.enc<row_major, cpu>>
+!s = tensor<f32, #kiln.enc<row_major, cpu>>
+
+// The backward reads tanh of a broadcast matmul (512 bytes). Budget 1
+// saves it. Budget 0.5 (at most 256 bytes) saves the matmul's 64 bytes
+// and recomputes the broadcast and the tanh, which fuse into their
+// readers; budget 0 recomputes the matmul too, from the input and the
+// weight, which cost nothing to keep.
+// ALL-LABEL: func.func @matmul_then_broadcast
+// ALL-COUNT-1: kiln.tanh
+// ALL-NOT: kiln.tanh
+// HALF-LABEL: func.func @matmul_then_broadcast
+// HALF: %[[MM:.*]] = kiln.matmul %arg0, %w :
+// HALF: kiln.reduce_sum
+// HALF-NEXT: %[[ONE:.*]] = kiln.constant
+// HALF-NEXT: %[[B:.*]] = kiln.broadcast %[[MM]]
+// HALF-NEXT: %[[T:.*]] = kiln.tanh %[[B]]
+// HALF-NEXT: kiln.mul %[[T]], %[[T]]
+// HALF-NOT: kiln.matmul %arg0, %w
+// NONE-LABEL: func.func @matmul_then_broadcast
+// NONE: kiln.reduce_sum
+// NONE-NEXT: kiln.constant
+// NONE-NEXT: %[[MM:.*]] = kiln.matmul %arg0, %w :
+// NONE-NEXT: %[[B:.*]] = kiln.broadcast %[[MM]]
+// NONE-NEXT: %[[T:.*]] = kiln.tanh %[[B]]
+// NONE-NEXT: kiln.mul %[[T]], %[[T]]
+// REPORT: remark: kiln-remat: budget 0.5: saves 64 bytes for the backward pass (1 value; 0 at the least, 512 recomputing nothing), recomputes 2 ops (128 FLOPs)
+// REPORT: remark: kiln-remat: layer '{{.*}}kiln-remat.mlir{{.*}}:42' saves 64 bytes (1 value)
+func.func @matmul_then_broadcast(%x: !m {kiln.name = "x"}) -> (!s {kiln.name = "loss"}, !m {kiln.name = "grad.w"}) {
+  %w = kiln.weight "w" = dense<0.5> : tensor<4x4xf32> : !m
+  %m = kiln.matmul %x, %w : (!m, !m) -> !m
+  %b = kiln.broadcast %m {shape = array<i64: 8, 4, 4>} : (!m) -> !b
+  %t = kiln.tanh %b : (!b) -> !b
+  %loss = kiln.reduce_sum %t {axes = array<i64: 0, 1, 2>} : (!b) -> !s
+  // The backward pass: 1 - t^2, summed over the broadcast, times x^T.
+  %one = kiln.constant dense<1.0> : tensor<f32> : !s
+  %t2 = kiln.mul %t, %t : (!b, !b) -> !b
+  %d = kiln.sub %one, %t2 : (!s, !b) -> !b
+  %dm = kiln.reduce_sum %d {axes = array<i64: 0>} : (!b) -> !m
+  %dw = kiln.matmul %x, %dm {transpose_a = true} : (!m, !m) -> !m
+  return %loss, %dw : !s, !m
+}
+
+// -----
+
+!m = tensor<4x4xf32, #kiln.enc<row_major, cpu>>
+!big = tensor<4x1024xf32, #kiln.enc<row_major, cpu>>
+!w = tensor<4x256xf32, #kiln.enc<row_major, cpu>>
+!r = tensor<4x1xf32, #kiln.enc<row_major, cpu>>
+!s = tensor<f32, #kiln.enc<row_major, cpu>>
+
+// Must not fire at any budget: recomputing the row maxima (16 bytes)
+// needs the 16 KiB product again while the backward holds a 4 KiB adjoint,
+// a higher peak than saving them; a smaller budget never raises the peak.
+// The product, read by forward ops only, is never a question.
+// ALL-LABEL: func.func @recompute_would_raise_peak
+// HALF-LABEL: func.func @recompute_would_raise_peak
+// ALL-COUNT-1: kiln.reduce_max
+// ALL-NOT: kiln.reduce_max
+// NONE-LABEL: func.func @recompute_would_raise_peak
+// NONE-COUNT-1: kiln.reduce_max
+// NONE-NOT: kiln.reduce_max
+// REPORT: remark: kiln-remat: budget 0.5: saves 16 bytes for the backward pass (1 value; 16 at the least, 16 recomputing nothing), recomputes 0 ops (0 FLOPs); estimated peak 16400 bytes live (16400 to 16400)
+func.func @recompute_would_raise_peak(%x: !m {kiln.name = "x"}) -> (!s {kiln.name = "loss"}, !w {kiln.name = "grad.v"}) {
+  %w = kiln.weight "w" = dense<0.5> : tensor<4x1024xf32> : !big
+  %v = kiln.weight "v" = dense<0.25> : tensor<4x256xf32> : !w
+  %big = kiln.matmul %x, %w : (!m, !big) -> !big
+  %row = kiln.reduce_max %big {axes = array<i64: 1>, keepdims = true} : (!big) -> !r
+  %loss = kiln.reduce_sum %row {axes = array<i64: 0, 1>} : (!r) -> !s
+  %a = kiln.matmul %x, %v {transpose_a = true} : (!m, !w) -> !w
+  %g = kiln.broadcast %row {shape = array<i64: 4, 256>} : (!r) -> !w
+  %e = kiln.exp %g : (!w) -> !w
+  %d = kiln.mul %a, %e : (!w, !w) -> !w
+  return %loss, %d : !s, !w
+}
