@@ -25,18 +25,22 @@ func.func @not_a_scalar(%x: !v {kiln.name = "x"}) -> (!v {kiln.name = "loss"}) {
 !v = tensor<2x4xf32, #kiln.enc<row_major, cpu>>
 !s = tensor<f32, #kiln.enc<row_major, cpu>>
 
+!g = tensor<2x4xf32, #kiln.enc<row_major, cuda:0>>
+
 // Every op without a derivative the loss depends on through a trainable
-// weight, each at its location, at once; a product over a reduction
-// (reduce_prod) has none yet.
-// CHECK: error: kiln-grad: cannot differentiate 'kiln.reduce_prod', which the loss 'loss' depends on through trainable weights: it has no derivative rule
-// CHECK: error: kiln-grad: cannot differentiate 'kiln.reduce_prod', which the loss 'loss' depends on through trainable weights: it has no derivative rule
+// weight, each at its location, at once. Every op kiln-grad meets has a
+// rule; a transfer between devices (which placement makes, after it) has
+// none.
+// CHECK: error: kiln-grad: cannot differentiate 'kiln.transfer', which the loss 'loss' depends on through trainable weights: it has no derivative rule
+// CHECK: error: kiln-grad: cannot differentiate 'kiln.transfer', which the loss 'loss' depends on through trainable weights: it has no derivative rule
 // CHECK: error: kiln-grad: 2 ops without a derivative
 func.func @no_rule(%x: !v {kiln.name = "x"}) -> (!s {kiln.name = "loss"}) {
   %w = kiln.weight "w" = dense<1.0> : tensor<2x4xf32> : !v
   %y = kiln.mul %x, %w : (!v, !v) -> !v
-  %p = kiln.reduce_prod %y {axes = array<i64: 1>} : (!v) -> tensor<2xf32, #kiln.enc<row_major, cpu>>
-  %q = kiln.reduce_prod %p {axes = array<i64: 0>} : (tensor<2xf32, #kiln.enc<row_major, cpu>>) -> !s
-  return %q : !s
+  %p = kiln.transfer %y {to = "cuda:0"} : (!v) -> !g
+  %q = kiln.transfer %p {to = "cpu"} : (!g) -> !v
+  %r = kiln.reduce_sum %q {axes = array<i64: 0, 1>} : (!v) -> !s
+  return %r : !s
 }
 
 // -----
@@ -53,12 +57,29 @@ func.func @two_losses(%x: !s {kiln.name = "x"}) -> (!s {kiln.name = "loss"}, !s 
 !v = tensor<2x4xf32, #kiln.enc<row_major, cpu>>
 !s = tensor<f32, #kiln.enc<row_major, cpu>>
 
-// A strided slice has no derivative yet: refused before anything is built.
-// CHECK: error: kiln-grad: cannot differentiate 'kiln.slice', which the loss 'loss' depends on through trainable weights: slices with steps other than 1 have no derivative so far
-func.func @strided_slice(%x: !v {kiln.name = "x"}) -> (!s {kiln.name = "loss"}) {
+// A slice backwards has no derivative yet (forward steps have): refused
+// before anything is built.
+// CHECK: error: kiln-grad: cannot differentiate 'kiln.slice', which the loss 'loss' depends on through trainable weights: slices with negative steps or bounds read at run time have no derivative so far
+func.func @reversed_slice(%x: !v {kiln.name = "x"}) -> (!s {kiln.name = "loss"}) {
   %w = kiln.weight "w" = dense<1.0> : tensor<2x4xf32> : !v
   %y = kiln.mul %x, %w : (!v, !v) -> !v
-  %z = kiln.slice %y {starts = array<i64: 0, 0>, ends = array<i64: 2, 4>, steps = array<i64: 1, 2>} : (!v) -> tensor<2x2xf32, #kiln.enc<row_major, cpu>>
+  %z = kiln.slice %y {starts = array<i64: 0, 3>, ends = array<i64: 2, -1>, steps = array<i64: 1, -2>} : (!v) -> tensor<2x2xf32, #kiln.enc<row_major, cpu>>
   %loss = kiln.reduce_sum %z {axes = array<i64: 0, 1>} : (tensor<2x2xf32, #kiln.enc<row_major, cpu>>) -> !s
+  return %loss : !s
+}
+
+// -----
+
+!v = tensor<2x4xf32, #kiln.enc<row_major, cpu>>
+!i = tensor<1x4xi64, #kiln.enc<row_major, cpu>>
+!u = tensor<1x4xf32, #kiln.enc<row_major, cpu>>
+!s = tensor<f32, #kiln.enc<row_major, cpu>>
+
+// Scatters that assign or add have derivatives; one that multiplies not.
+// CHECK: error: kiln-grad: cannot differentiate 'kiln.scatter_elements', which the loss 'loss' depends on through trainable weights: scatters that multiply have no derivative so far
+func.func @scatter_mul(%x: !v {kiln.name = "x"}, %idx: !i {kiln.name = "idx"}) -> (!s {kiln.name = "loss"}) {
+  %w = kiln.weight "w" = dense<2.0> : tensor<1x4xf32> : !u
+  %y = kiln.scatter_elements %x, %idx, %w {axis = 0 : i64, reduction = "mul"} : (!v, !i, !u) -> !v
+  %loss = kiln.reduce_sum %y {axes = array<i64: 0, 1>} : (!v) -> !s
   return %loss : !s
 }

@@ -205,6 +205,19 @@ Grads gatherGrads(GradBuilder &b, Operation *op, Value g) {
   return SmallVector<Value>{scattered, Value()};
 }
 
+/// `v` with `step` - 1 zeros after each entry along `axis` (a length of
+/// n * step).
+Value spreadAlong(GradBuilder &b, Value v, size_t axis, int64_t step) {
+  if (step == 1)
+    return v;
+  SmallVector<int64_t> shape(typeOf(v).getShape()), split(shape);
+  split.insert(split.begin() + axis + 1, 1);
+  SmallVector<int64_t> low(split.size(), 0), high(split.size(), 0);
+  high[axis + 1] = step - 1;
+  shape[axis] *= step;
+  return b.reshape(b.pad(b.reshape(v, split), low, high), shape);
+}
+
 /// `v` [N, C, P, Q] with stride - 1 zeros between its entries along the
 /// last two dimensions: [N, C, (P - 1) * sh + 1, (Q - 1) * sw + 1].
 Value spreadByStrides(GradBuilder &b, Value v, ArrayRef<int64_t> stride) {
@@ -451,6 +464,47 @@ const llvm::StringMap<GradRule> &table() {
     m["kiln.cos"] = unary([](GradBuilder &b, Value x, Value, Value g) {
       return b.build<NegOp>(b.build<MulOp>({g, b.build<SinOp>(x)}));
     });
+    m["kiln.tan"] = unary([](GradBuilder &b, Value, Value y, Value g) {
+      return b.build<MulOp>({g, b.build<AddOp>({b.scalar(y, 1), b.build<MulOp>({y, y})})});
+    });
+    // 1 / sqrt(1 - x^2), its sign for acos; 1 / (1 + x^2) for atan.
+    auto arcsine = [](bool negate) {
+      return unary([negate](GradBuilder &b, Value x, Value, Value g) {
+        Value root = b.build<SqrtOp>(b.build<SubOp>({b.scalar(x, 1), b.build<MulOp>({x, x})}));
+        Value d = b.build<DivOp>({g, root});
+        return negate ? b.build<NegOp>(d) : d;
+      });
+    };
+    m["kiln.asin"] = arcsine(false);
+    m["kiln.acos"] = arcsine(true);
+    m["kiln.atan"] = unary([](GradBuilder &b, Value x, Value, Value g) {
+      return b.build<DivOp>({g, b.build<AddOp>({b.scalar(x, 1), b.build<MulOp>({x, x})})});
+    });
+    m["kiln.sinh"] = unary([](GradBuilder &b, Value x, Value, Value g) {
+      return b.build<MulOp>({g, b.build<CoshOp>(x)});
+    });
+    m["kiln.cosh"] = unary([](GradBuilder &b, Value x, Value, Value g) {
+      return b.build<MulOp>({g, b.build<SinhOp>(x)});
+    });
+    // 1 / sqrt(x^2 + 1), 1 / sqrt(x^2 - 1), 1 / (1 - x^2).
+    m["kiln.asinh"] = unary([](GradBuilder &b, Value x, Value, Value g) {
+      return b.build<DivOp>(
+          {g, b.build<SqrtOp>(b.build<AddOp>({b.build<MulOp>({x, x}), b.scalar(x, 1)}))});
+    });
+    m["kiln.acosh"] = unary([](GradBuilder &b, Value x, Value, Value g) {
+      return b.build<DivOp>(
+          {g, b.build<SqrtOp>(b.build<SubOp>({b.build<MulOp>({x, x}), b.scalar(x, 1)}))});
+    });
+    m["kiln.atanh"] = unary([](GradBuilder &b, Value x, Value, Value g) {
+      return b.build<DivOp>({g, b.build<SubOp>({b.scalar(x, 1), b.build<MulOp>({x, x})})});
+    });
+    // r = a - b q with q the rounded quotient (truncated for fmod, floored
+    // otherwise), constant almost everywhere: dr/da = 1, dr/db = -q =
+    // (r - a) / b, which holds for either rounding.
+    m["kiln.mod"] = binary([](GradBuilder &b, Value x, Value y, Value r, Value g) {
+      Value q = b.build<DivOp>({b.build<SubOp>({r, x}), y});
+      return std::pair(g, b.build<MulOp>({g, q}));
+    });
     // Zero almost everywhere: no gradient flows.
     for (const char *name : {"kiln.floor", "kiln.ceil", "kiln.round", "kiln.sign"})
       m[name] = nullptr;
@@ -483,14 +537,25 @@ const llvm::StringMap<GradRule> &table() {
     m["kiln.broadcast"] = [](GradBuilder &b, Operation *op, Value g) -> Grads {
       return one(b.unbroadcast(g, typeOf(op->getOperand(0))));
     };
-    // (Steps of 1: whyNoDerivative refuses the others.)
+    // The adjoint placed back: spread by the steps (step - 1 zeros after
+    // each entry), then padded out to the input. (Positive steps:
+    // whyNoDerivative refuses the others.)
     m["kiln.slice"] = [](GradBuilder &b, Operation *op, Value g) -> Grads {
       auto slice = llvm::cast<SliceOp>(op);
       ArrayRef<int64_t> shape = typeOf(slice.getInput()).getShape();
-      SmallVector<int64_t> high;
+      ArrayRef<int64_t> starts = slice.getStarts(), steps = slice.getSteps();
+      Value spread = g;
       for (size_t d = 0; d < shape.size(); ++d)
-        high.push_back(shape[d] - slice.getEnds()[d]);
-      return one(b.pad(g, slice.getStarts(), high));
+        spread = spreadAlong(b, spread, d, steps[d]);
+      ArrayRef<int64_t> spreadShape = typeOf(spread).getShape();
+      SmallVector<int64_t> high, cropped(spreadShape), zeros(shape.size(), 0),
+          ones(shape.size(), 1);
+      for (size_t d = 0; d < shape.size(); ++d) {
+        // Past the input's end: the zeros after the last entry.
+        cropped[d] = std::min(spreadShape[d], shape[d] - starts[d]);
+        high.push_back(shape[d] - starts[d] - cropped[d]);
+      }
+      return one(b.pad(b.slice(spread, zeros, cropped, ones), starts, high));
     };
     m["kiln.concat"] = [](GradBuilder &b, Operation *op, Value g) -> Grads {
       auto concat = llvm::cast<ConcatOp>(op);
@@ -508,6 +573,48 @@ const llvm::StringMap<GradRule> &table() {
       return grads;
     };
     m["kiln.gather"] = gatherGrads;
+    // Padding (or cropping, where negative) undone: the adjoint cropped
+    // where the op padded, padded with zeros where it cropped.
+    m["kiln.pad"] = [](GradBuilder &b, Operation *op, Value g) -> Grads {
+      auto pad = llvm::cast<PadOp>(op);
+      ArrayRef<int64_t> low = pad.getLow(), high = pad.getHigh();
+      size_t rank = low.size();
+      SmallVector<int64_t> cropLow(rank), cropHigh(rank), starts(rank), ends(rank),
+          steps(rank, 1);
+      for (size_t d = 0; d < rank; ++d) {
+        cropLow[d] = std::max<int64_t>(0, -low[d]);
+        cropHigh[d] = std::max<int64_t>(0, -high[d]);
+      }
+      Value widened = b.pad(g, cropLow, cropHigh);
+      ArrayRef<int64_t> shape = typeOf(widened).getShape();
+      for (size_t d = 0; d < rank; ++d) {
+        starts[d] = std::max<int64_t>(0, low[d]);
+        ends[d] = shape[d] - std::max<int64_t>(0, high[d]);
+      }
+      return one(b.slice(widened, starts, ends, steps));
+    };
+    // The adjoint added back where each element came from.
+    m["kiln.gather_elements"] = [](GradBuilder &b, Operation *op, Value g) -> Grads {
+      auto gather = llvm::cast<GatherElementsOp>(op);
+      Value scattered = b.build<ScatterElementsOp>(
+          {b.splat(typeOf(gather.getData()), 0), gather.getIndices(), g},
+          {b.axis(gather.getAxis()), b.named("reduction", b.builder.getStringAttr("add"))});
+      return SmallVector<Value>{scattered, Value()};
+    };
+    // Updates get the adjoint where they went; data keeps it where nothing
+    // was assigned over it (all of it when updates are added). (Mul
+    // reductions: whyNoDerivative refuses them.)
+    m["kiln.scatter_elements"] = [](GradBuilder &b, Operation *op, Value g) -> Grads {
+      auto scatter = llvm::cast<ScatterElementsOp>(op);
+      Value updates = b.build<GatherElementsOp>({g, scatter.getIndices()},
+                                                {b.axis(scatter.getAxis())});
+      Value data = g;
+      if (scatter.getReduction() == "none")
+        data = b.build<ScatterElementsOp>(
+            {g, scatter.getIndices(), b.splat(typeOf(scatter.getUpdates()), 0)},
+            {b.axis(scatter.getAxis())});
+      return SmallVector<Value>{data, Value(), updates};
+    };
 
     // Reductions.
     m["kiln.reduce_sum"] = [](GradBuilder &b, Operation *op, Value g) -> Grads {
@@ -524,6 +631,21 @@ const llvm::StringMap<GradRule> &table() {
       Value attains = asFloat(b, b.build<EqOp>({x, b.spread(op->getResult(0), type, axes)}), x);
       Value ties = b.spread(b.build<ReduceSumOp>(attains, {b.axes(axes)}), type, axes);
       return one(b.build<DivOp>({b.build<MulOp>({b.spread(g, type, axes), attains}), ties}));
+    };
+    // The product of the others, exactly, zeros included: y / x where no
+    // element is zero; at the only zero, the product of the rest; else 0.
+    m["kiln.reduce_prod"] = [](GradBuilder &b, Operation *op, Value g) -> Grads {
+      Value x = op->getOperand(0);
+      RankedTensorType type = typeOf(x);
+      SmallVector<int64_t> axes = reducedAxes(op);
+      Value zero = b.build<EqOp>({x, b.scalar(x, 0)});
+      Value nonzero = b.select(zero, b.scalar(x, 1), x);
+      Value rest = b.spread(b.build<ReduceProdOp>(nonzero, {b.axes(axes)}), type, axes);
+      Value zeros = b.spread(b.build<ReduceSumOp>(asFloat(b, zero, x), {b.axes(axes)}), type, axes);
+      Value onlyZero = asFloat(b, b.build<EqOp>({zeros, b.scalar(x, 1)}), x);
+      Value noZero = asFloat(b, b.build<EqOp>({zeros, b.scalar(x, 0)}), x);
+      Value factor = b.select(zero, onlyZero, b.build<DivOp>({noZero, nonzero}));
+      return one(b.build<MulOp>({b.spread(g, type, axes), b.build<MulOp>({rest, factor})}));
     };
     m["kiln.reduce_max"] = extremum;
     m["kiln.reduce_min"] = extremum;
@@ -589,9 +711,12 @@ std::string mlir::kiln::whyNoDerivative(Operation *op) {
     return "pooling with ceil_mode has no derivative so far";
   if (auto slice = llvm::dyn_cast<SliceOp>(op);
       slice && (slice.getRunTimeBounds() || llvm::any_of(slice.getSteps(), [](int64_t step) {
-                  return step != 1;
+                  return step < 1;
                 })))
-    return "slices with steps other than 1 have no derivative so far";
+    return "slices with negative steps or bounds read at run time have no derivative so far";
+  if (auto scatter = llvm::dyn_cast<ScatterElementsOp>(op);
+      scatter && scatter.getReduction() != "none" && scatter.getReduction() != "add")
+    return "scatters that multiply have no derivative so far";
   return "";
 }
 
