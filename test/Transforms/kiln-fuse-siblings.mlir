@@ -101,3 +101,30 @@ func.func @partial_bias(%x: !x) -> (!y, !y) {
   %2 = kiln.matmul %x, %w2 : (!x, !w) -> !y
   return %1, %2 : !y, !y
 }
+
+// -----
+
+!x = tensor<1x8x16xf32, #kiln.enc<row_major, cpu>>
+!w = tensor<16x16xf32, #kiln.enc<row_major, cpu>>
+!y = tensor<1x8x16xf32, #kiln.enc<row_major, cpu>>
+
+// Must not fire: the same product again (kiln-remat's recomputation for
+// the backward pass, after other ops) stays apart and in its place; the
+// true siblings still join.
+// CHECK-LABEL: func.func @recomputed_product
+// CHECK: kiln.fusion horizontal
+// CHECK: kiln.tanh
+// CHECK-NEXT: kiln.matmul %arg0, %wq
+// CHECK-NOT: kiln.fusion
+func.func @recomputed_product(%x: !x) -> (!y, !y, !y) {
+  %wq = kiln.weight "wq" = dense<1.0> : tensor<16x16xf32> : !w
+  %wk = kiln.weight "wk" = dense<2.0> : tensor<16x16xf32> : !w
+  // expected-remark @+1 {{horizontal region: 2 sibling matmuls reading one input become one matmul with N=32: matmul, slice, slice}}
+  %q = kiln.matmul %x, %wq : (!x, !w) -> !y
+  %k = kiln.matmul %x, %wk : (!x, !w) -> !y
+  %t = kiln.tanh %k : (!y) -> !y
+  // expected-remark @+1 {{horizontal fusion: 'matmul' computes the matmul at}}
+  %q2 = kiln.matmul %x, %wq : (!x, !w) -> !y
+  %s = kiln.add %t, %q2 : (!y, !y) -> !y
+  return %q, %s, %t : !y, !y, !y
+}

@@ -257,10 +257,10 @@ static cl::opt<double> weightDecay(
     cl::init(0.0), cl::cat(kilncCategory));
 static cl::opt<double> memoryBudget(
     "memory-budget",
-    cl::desc("With --grad or --train: how much memory the forward values the backward pass "
-             "reads may keep, from 0 (save the fewest bytes, recomputing the rest) to 1 "
-             "(recompute nothing, the default); reports saved bytes per layer, recomputed "
-             "FLOPs and the plan's peak"),
+    cl::desc("With --grad or --train: the most bytes of forward values saved for the backward "
+             "pass, as a fraction of those saved recomputing nothing (1, the default); the rest "
+             "is recomputed (0: the least that does not raise the peak); reports saved bytes per "
+             "layer, recomputed FLOPs and the plan's peak"),
     cl::value_desc("F"), cl::cat(kilncCategory));
 static cl::opt<double> foldBudget(
     "fold-budget",

@@ -86,9 +86,9 @@ struct CompileOptions {
   std::string optimizer = "sgd";
   double learningRate = 0.01;
   double weightDecay = 0.0;
-  /// --memory-budget=F (with --grad or --train): kiln-remat's budget, from
-  /// 0 (save the fewest bytes for the backward pass) to 1 (recompute
-  /// nothing); unset, every forward value the backward reads is saved.
+  /// --memory-budget=F (with --grad or --train): kiln-remat's budget, the
+  /// most bytes saved for the backward pass as a fraction of those saved
+  /// recomputing nothing (1); unset, every forward value it reads is saved.
   std::optional<double> memoryBudget;
   /// false (-O0): stop after parsing.
   bool optimize = true;

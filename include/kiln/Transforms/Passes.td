@@ -93,19 +93,19 @@ def KilnRematerialize : Pass<"kiln-remat", "func::FuncOp"> {
     saved values, inputs and weights. The choice is a minimum cut over the
     forward graph (AOTAutograd's partitioner), each value's bytes its cost,
     with recomputation of the ops worth the most FLOPs per byte banned
-    first (matmuls, convolutions, reductions before elementwise ops):
-    `budget` 1 saves everything the backward reads and recomputes nothing,
-    0 saves the fewest bytes, and a budget in between the plan whose saved
-    bytes are at most that fraction of the way from the least to the most.
-    Plans are kept in a chain whose saved bytes and estimated peak of live
-    values both fall as the budget falls, so a smaller budget never costs
-    memory. `report` makes remarks: the plan, and saved bytes per layer.
+    first (matmuls, convolutions, reductions before elementwise ops). Plans
+    are kept in a chain along which the saved bytes and the estimated peak
+    of live values both fall; `budget` F takes the first, from "save
+    everything the backward reads, recompute nothing" (F = 1), whose saved
+    bytes are at most F times those (PyTorch's activation memory budget),
+    else the last: a smaller budget never saves more nor peaks higher.
+    `report` makes remarks: the plan, and saved bytes per layer.
   }];
   let options = [
     Option<"loss", "loss", "std::string", /*default=*/"\"\"",
            "The name of the scalar output kiln-grad differentiated">,
     Option<"budget", "budget", "double", /*default=*/"1.0",
-           "From 0 (save the fewest bytes) to 1 (recompute nothing)">,
+           "At most this fraction of the bytes saved recomputing nothing, 0 to 1">,
     Option<"report", "report", "bool", /*default=*/"false",
            "Remarks: saved and recomputed bytes, FLOPs, peaks, saved bytes per layer">,
   ];

@@ -22,8 +22,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../Fusion/FusionUtils.h"
+
 #include "kiln/IR/KilnOps.h"
-#include "kiln/IR/OpClasses.h"
 #include "kiln/Transforms/Passes.h"
 
 #include "mlir/IR/IRMapping.h"
@@ -52,6 +53,8 @@ using namespace mlir::kiln;
 namespace {
 
 constexpr int64_t kInfinite = std::numeric_limits<int64_t>::max() / 4;
+/// The most plans compared (each a minimum cut and a peak estimate).
+constexpr size_t kMaxCuts = 64;
 
 /// Bytes of a statically shaped tensor (an i1 element takes a byte).
 int64_t valueBytes(Value v) {
@@ -67,9 +70,18 @@ int64_t resultBytes(Operation *op) {
   return bytes;
 }
 
-int64_t numElements(Value v) {
-  return llvm::cast<RankedTensorType>(v.getType()).getNumElements();
+/// What saving `op`'s results costs: their bytes, but for those the
+/// function returns, which live to the end anyway.
+int64_t savingCost(Operation *op) {
+  int64_t bytes = 0;
+  for (Value result : op->getResults())
+    if (llvm::none_of(result.getUsers(),
+                      [](Operation *user) { return user->hasTrait<OpTrait::IsTerminator>(); }))
+      bytes += valueBytes(result);
+  return bytes;
 }
+
+int64_t numElements(Value v) { return llvm::cast<RankedTensorType>(v.getType()).getNumElements(); }
 
 /// FLOPs to compute `op` once: what recomputing it costs.
 double flopsOf(Operation *op) {
@@ -251,7 +263,7 @@ Plan cutPlan(const JointGraph &graph, const llvm::DenseSet<Operation *> &banned)
   MinCut cut(2 * n + 2);
   for (Operation *op : graph.candidates) {
     int i = graph.forwardIndex.lookup(op);
-    cut.addEdge(in(i), out(i), resultBytes(op));
+    cut.addEdge(in(i), out(i), savingCost(op));
     if (banned.contains(op))
       cut.addEdge(source, in(i), kInfinite);
     if (graph.needed.contains(op))
@@ -267,7 +279,7 @@ Plan cutPlan(const JointGraph &graph, const llvm::DenseSet<Operation *> &banned)
     int i = graph.forwardIndex.lookup(op);
     if (cut.sourceSide(in(i)) && !cut.sourceSide(out(i))) {
       plan.saved.insert(op);
-      plan.savedBytes += resultBytes(op);
+      plan.savedBytes += savingCost(op);
     }
   }
   // Recomputed: what the backward reads unsaved, and what that needs.
@@ -288,12 +300,14 @@ Plan cutPlan(const JointGraph &graph, const llvm::DenseSet<Operation *> &banned)
 }
 
 /// Whether loop fusion will compute `op` inside the kernels of `readers`
-/// rather than write its result: an elementwise op or a broadcast or
-/// reshape, read only by elementwise ops.
-bool fusesIntoReaders(Operation *op, ArrayRef<Operation *> readers) {
-  auto loopOp = [](Operation *o) { return isElementwiseOp(o); };
-  return (loopOp(op) || llvm::isa<BroadcastOp, ReshapeOp>(op)) && !readers.empty() &&
-         llvm::all_of(readers, loopOp);
+/// rather than write its result: a loop op read only by loop ops, once or
+/// cheap enough to compute again per reader (FusionUtils' rules), all in
+/// the same pass as itself.
+bool fusesIntoReaders(Operation *op, ArrayRef<Operation *> readers, bool crossesPasses) {
+  llvm::SmallPtrSet<Operation *, 4> distinct(readers.begin(), readers.end());
+  return fusion::isLoopFusible(op) && !readers.empty() && !crossesPasses &&
+         llvm::all_of(readers, fusion::isLoopFusible) &&
+         (distinct.size() == 1 || fusion::isCheapToDuplicate(op));
 }
 
 /// The most bytes alive at once when the function runs in program order
@@ -307,8 +321,9 @@ int64_t estimatePeak(Block &body, const JointGraph &graph, const Plan &plan) {
     return graph.position.count(op) && !graph.forwardIndex.count(op);
   };
   std::map<int64_t, int64_t> delta; // time -> change of live bytes
-  auto live = [&](Operation *op, int64_t from, int64_t to, ArrayRef<Operation *> readers) {
-    if (fusesIntoReaders(op, readers))
+  auto live = [&](Operation *op, int64_t from, int64_t to, ArrayRef<Operation *> readers,
+                  bool crossesPasses) {
+    if (fusesIntoReaders(op, readers, crossesPasses))
       return;
     delta[from] += resultBytes(op);
     delta[std::max(from, to) + 1] -= resultBytes(op);
@@ -335,7 +350,7 @@ int64_t estimatePeak(Block &body, const JointGraph &graph, const Plan &plan) {
       last = std::max(last, t);
     }
     cloneTime[op] = first;
-    live(op, first, last, readers);
+    live(op, first, last, readers, /*crossesPasses=*/false);
   }
   // The function's own ops: a recomputed op's backward readers read its
   // clone; a clone reads the saved values.
@@ -343,6 +358,7 @@ int64_t estimatePeak(Block &body, const JointGraph &graph, const Plan &plan) {
     if (llvm::isa<WeightOp, ConstantOp>(op))
       continue;
     bool recomputed = plan.recomputed.contains(&op);
+    bool forward = graph.forwardIndex.count(&op), crossesPasses = false;
     int64_t last = 2 * graph.position.lookup(&op);
     SmallVector<Operation *> readers;
     for (Operation *user : op.getUsers()) {
@@ -353,12 +369,15 @@ int64_t estimatePeak(Block &body, const JointGraph &graph, const Plan &plan) {
       }
       if (recomputed && isBackward(user))
         continue;
+      // (A saved value: read by the backward pass, or by a clone there.)
+      crossesPasses |=
+          forward && (isBackward(user) || (!recomputed && plan.recomputed.contains(user)));
       readers.push_back(user);
       last = std::max(last, 2 * graph.position.lookup(user));
       if (!recomputed && plan.recomputed.contains(user))
         last = std::max(last, cloneTime.lookup(user));
     }
-    live(&op, 2 * graph.position.lookup(&op), last, readers);
+    live(&op, 2 * graph.position.lookup(&op), last, readers, crossesPasses);
   }
 
   int64_t current = 0, peak = 0;
@@ -373,8 +392,7 @@ int64_t estimatePeak(Block &body, const JointGraph &graph, const Plan &plan) {
 /// points those readers at the clones.
 void applyPlan(const JointGraph &graph, const Plan &plan) {
   IRMapping clones;
-  std::function<void(Operation *, Operation *)> recompute = [&](Operation *op,
-                                                                Operation *before) {
+  std::function<void(Operation *, Operation *)> recompute = [&](Operation *op, Operation *before) {
     if (clones.contains(op))
       return;
     for (Value operand : op->getOperands())
@@ -418,7 +436,8 @@ struct KilnRematerializePass
     if (func.isExternal())
       return;
     if (!(budget >= 0.0 && budget <= 1.0)) {
-      func.emitError("kiln-remat: the memory budget must be between 0 and 1, got ") << budget;
+      func.emitError("kiln-remat: the memory budget must be between 0 and 1, got ")
+          << llvm::formatv("{0}", llvm::format("%g", double(budget))).str();
       return signalPassFailure();
     }
     Block &body = func.getBody().front();
@@ -448,16 +467,21 @@ struct KilnRematerializePass
       return flopsOf(a) / double(std::max<int64_t>(1, resultBytes(a))) >
              flopsOf(b) / double(std::max<int64_t>(1, resultBytes(b)));
     });
+    // At most kMaxCuts cuts, evenly spaced in the number banned: each is a
+    // max flow over the whole forward graph.
     SmallVector<Plan> chain;
     llvm::DenseSet<Operation *> banned(order.begin(), order.end());
+    size_t stride = std::max<size_t>(1, (order.size() + kMaxCuts - 1) / kMaxCuts);
     for (size_t k = order.size() + 1; k-- > 0;) {
       if (k < order.size())
         banned.erase(order[k]);
+      if (k % stride != 0 && k != order.size())
+        continue;
       Plan plan = cutPlan(graph, banned);
       plan.peakBytes = estimatePeak(body, graph, plan);
       // Kept only if it saves less and peaks no higher than the last kept.
-      if (chain.empty() || (plan.savedBytes < chain.back().savedBytes &&
-                            plan.peakBytes <= chain.back().peakBytes))
+      if (chain.empty() ||
+          (plan.savedBytes < chain.back().savedBytes && plan.peakBytes <= chain.back().peakBytes))
         chain.push_back(std::move(plan));
     }
     // As PyTorch's activation memory budget: a fraction of the bytes
@@ -477,12 +501,13 @@ struct KilnRematerializePass
 
   void reportPlan(func::FuncOp func, const Plan &chosen, const Plan &most, const Plan &least) {
     func.emitRemark("kiln-remat: budget ")
-        << llvm::formatv("{0}", llvm::format("%g", double(budget))).str() << ": saves " << chosen.savedBytes << " bytes for the backward pass ("
-        << chosen.saved.size() << (chosen.saved.size() == 1 ? " value; " : " values; ") << least.savedBytes << " at the least, "
-        << most.savedBytes << " recomputing nothing), recomputes " << chosen.recomputed.size()
-        << " ops (" << int64_t(chosen.recomputedFlops) << " FLOPs); estimated peak "
-        << chosen.peakBytes << " bytes live (" << least.peakBytes << " to "
-        << most.peakBytes << ")";
+        << llvm::formatv("{0}", llvm::format("%g", double(budget))).str() << ": saves "
+        << chosen.savedBytes << " bytes for the backward pass (" << chosen.saved.size()
+        << (chosen.saved.size() == 1 ? " value; " : " values; ") << least.savedBytes
+        << " at the least, " << most.savedBytes << " recomputing nothing), recomputes "
+        << chosen.recomputed.size() << (chosen.recomputed.size() == 1 ? " op (" : " ops (")
+        << int64_t(chosen.recomputedFlops) << " FLOPs); estimated peak " << chosen.peakBytes
+        << " bytes live (" << least.peakBytes << " to " << most.peakBytes << ")";
     // Layers in the order the forward pass reaches them.
     SmallVector<Operation *> saved(chosen.saved.begin(), chosen.saved.end());
     llvm::sort(saved, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
@@ -493,14 +518,13 @@ struct KilnRematerializePass
       if (!perLayer.count(layer))
         layers.push_back(layer);
       auto &[bytes, values] = perLayer[layer];
-      bytes += resultBytes(op);
+      bytes += savingCost(op);
       ++values;
     }
     for (const std::string &layer : layers) {
       auto [bytes, values] = perLayer.lookup(layer);
-      func.emitRemark("kiln-remat: layer '")
-          << layer << "' saves " << bytes << " bytes (" << values
-          << (values == 1 ? " value)" : " values)");
+      func.emitRemark("kiln-remat: layer '") << layer << "' saves " << bytes << " bytes (" << values
+                                             << (values == 1 ? " value)" : " values)");
     }
   }
 };

@@ -136,6 +136,14 @@ struct KilnFuseSiblingsPass : public ::mlir::kiln::impl::KilnFuseSiblingsBase<Ki
                            "operand is not a 2-D row-major weight");
         continue;
       }
+      // The same product again is a recomputation (kiln-remat puts it in
+      // the backward pass, where its result is read): merged, it would
+      // run in the forward pass and live across.
+      if (MatMulOp same = findSameProduct(siblings, mm)) {
+        remark(report, mm, "horizontal fusion: 'matmul' computes the matmul at " +
+                               lineOf(same) + " again and is kept apart from it");
+        continue;
+      }
       if (!siblings.empty()) {
         MatMulOp first = siblings.front();
         auto firstRhs = llvm::cast<RankedTensorType>(first.getRhs().getType());
@@ -152,6 +160,13 @@ struct KilnFuseSiblingsPass : public ::mlir::kiln::impl::KilnFuseSiblingsBase<Ki
       siblings.push_back(mm);
     }
     return siblings;
+  }
+
+  static MatMulOp findSameProduct(ArrayRef<MatMulOp> siblings, MatMulOp mm) {
+    for (MatMulOp sibling : siblings)
+      if (sibling.getRhs() == mm.getRhs() && sibling.getTransposeA() == mm.getTransposeA())
+        return sibling;
+    return nullptr;
   }
 
   /// The bias add of a sibling: its only user, adding a [N] literal.

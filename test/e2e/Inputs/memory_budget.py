@@ -1,7 +1,6 @@
-"""kilnc --memory-budget on a transformer encoder layer (multi-head
-attention with an additive mask, Erf GELU, two LayerNormalizations,
-softmax cross entropy), as PyTorch exports one: the gradients at budgets
-0, 0.25, 0.5 and 1, on the device given.
+"""kilnc --memory-budget on a transformer encoder layer as PyTorch exports
+one (encoder_layer.py): the gradients at budgets 0, 0.25, 0.5 and 1, on
+the device given.
 
 Checks, each a failure with its numbers if it does not hold:
 - the bytes saved for the backward pass and the plan's peak (the arena
@@ -21,100 +20,12 @@ import subprocess
 import sys
 
 import numpy as np
-import onnx
-from onnx import TensorProto as T
-from onnx import helper, numpy_helper
+
+import encoder_layer
 
 KILNC, KILN_RUN, OUT, DEVICE = sys.argv[1:5]
 BUDGETS = [0.0, 0.25, 0.5, 1.0]
-SEQ, WIDTH, HEADS, FFN, CLASSES = 32, 64, 4, 256, 10
-rng = np.random.default_rng(7)
-
-
-def weight(*shape, scale=None):
-    return (rng.standard_normal(shape) * (scale or 1 / np.sqrt(shape[0]))).astype(np.float32)
-
-
-weights = {
-    "ln1.weight": 1 + weight(WIDTH, scale=0.1), "ln1.bias": weight(WIDTH, scale=0.1),
-    "q.weight": weight(WIDTH, WIDTH), "q.bias": weight(WIDTH, scale=0.1),
-    "k.weight": weight(WIDTH, WIDTH), "k.bias": weight(WIDTH, scale=0.1),
-    "v.weight": weight(WIDTH, WIDTH), "v.bias": weight(WIDTH, scale=0.1),
-    "o.weight": weight(WIDTH, WIDTH), "o.bias": weight(WIDTH, scale=0.1),
-    "ln2.weight": 1 + weight(WIDTH, scale=0.1), "ln2.bias": weight(WIDTH, scale=0.1),
-    "fc1.weight": weight(WIDTH, FFN), "fc1.bias": weight(FFN, scale=0.1),
-    "fc2.weight": weight(FFN, WIDTH), "fc2.bias": weight(WIDTH, scale=0.1),
-    "head.weight": weight(WIDTH, CLASSES),
-}
-# A causal mask, added to the scores (PyTorch's float attn_mask).
-mask = np.triu(np.full((SEQ, SEQ), -1e4, np.float32), 1)
-constants = {
-    "mask": mask, "scale": np.array(np.sqrt(WIDTH // HEADS), np.float32),
-    "sqrt2": np.array(np.sqrt(2.0), np.float32), "one": np.array(1.0, np.float32),
-    "half": np.array(0.5, np.float32),
-    "heads_shape": np.array([SEQ, HEADS, WIDTH // HEADS], np.int64),
-    "flat_shape": np.array([SEQ, WIDTH], np.int64),
-}
-
-
-def node(op, inputs, output, name, **attrs):
-    return helper.make_node(op, inputs, [output], name=name, **attrs)
-
-
-def linear(scope, x, out):
-    return [node("MatMul", [x, scope + ".weight"], out + "_mm", f"/{scope}/MatMul"),
-            node("Add", [out + "_mm", scope + ".bias"], out, f"/{scope}/Add")]
-
-
-def heads(scope, x, out):
-    return [node("Reshape", [x, "heads_shape"], out + "_r", f"/attn/{scope}/Reshape"),
-            node("Transpose", [out + "_r"], out, f"/attn/{scope}/Transpose", perm=[1, 0, 2])]
-
-
-nodes = [node("LayerNormalization", ["x", "ln1.weight", "ln1.bias"], "n1", "/ln1/LayerNorm",
-              axis=-1, epsilon=1e-5)]
-for p in "qkv":
-    nodes += linear(p, "n1", p) + heads(p + "_heads", p, p + "h")
-nodes += [
-    node("Transpose", ["kh"], "kt", "/attn/Transpose", perm=[0, 2, 1]),
-    node("MatMul", ["qh", "kt"], "s0", "/attn/MatMul"),
-    node("Div", ["s0", "scale"], "s1", "/attn/Div"),
-    node("Add", ["s1", "mask"], "s", "/attn/Add"),
-    node("Softmax", ["s"], "p", "/attn/Softmax", axis=-1),
-    node("MatMul", ["p", "vh"], "ah", "/attn/MatMul_1"),
-    node("Transpose", ["ah"], "at", "/attn/Transpose_1", perm=[1, 0, 2]),
-    node("Reshape", ["at", "flat_shape"], "a", "/attn/Reshape"),
-] + linear("o", "a", "o") + [
-    node("Add", ["x", "o"], "r1", "/Add"),
-    node("LayerNormalization", ["r1", "ln2.weight", "ln2.bias"], "n2", "/ln2/LayerNorm",
-         axis=-1, epsilon=1e-5),
-] + linear("fc1", "n2", "h") + [
-    node("Div", ["h", "sqrt2"], "hs", "/gelu/Div"),
-    node("Erf", ["hs"], "e", "/gelu/Erf"),
-    node("Add", ["e", "one"], "e1", "/gelu/Add"),
-    node("Mul", ["h", "e1"], "he", "/gelu/Mul"),
-    node("Mul", ["he", "half"], "g", "/gelu/Mul_1"),
-] + linear("fc2", "g", "f") + [
-    node("Add", ["r1", "f"], "r2", "/Add_1"),
-    node("MatMul", ["r2", "head.weight"], "logits", "/head/MatMul"),
-    node("LogSoftmax", ["logits"], "logp", "/loss/LogSoftmax", axis=-1),
-    node("Mul", ["logp", "onehot"], "picked", "/loss/Mul"),
-    node("ReduceSum", ["picked"], "nll", "/loss/ReduceSum", keepdims=0),
-    node("Neg", ["nll"], "total", "/loss/Neg"),
-    node("Div", ["total", "seq"], "loss", "/loss/Div"),
-]
-constants["seq"] = np.array(SEQ, np.float32)
-graph = helper.make_graph(
-    nodes, "encoder_layer",
-    [helper.make_tensor_value_info("x", T.FLOAT, [SEQ, WIDTH]),
-     helper.make_tensor_value_info("onehot", T.FLOAT, [SEQ, CLASSES])],
-    [helper.make_tensor_value_info("loss", T.FLOAT, [])],
-    [numpy_helper.from_array(v, k) for k, v in {**weights, **constants}.items()])
-model = os.path.join(OUT, "encoder_layer.onnx")
-onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), model)
-np.save(os.path.join(OUT, "x.npy"), rng.standard_normal((SEQ, WIDTH)).astype(np.float32))
-np.save(os.path.join(OUT, "onehot.npy"),
-        np.eye(CLASSES, dtype=np.float32)[rng.integers(0, CLASSES, SEQ)])
+model, weights = encoder_layer.save(OUT, np.random.default_rng(7))
 
 trainable = "--trainable=^(" + "|".join(re.escape(k) for k in weights) + ")$"
 failures = []
