@@ -53,6 +53,16 @@ if os.path.exists(os.path.join(fake_cuda, "libcudart.so.13")):
     config.available_features.add("fake-cuda")
     config.substitutions.append(("%fake_cuda", fake_cuda))
 
+# JAX (jax[cpu]) in the tests' own virtual environment, which scripts/test
+# makes (build/test-venv): the independent framework gradients and training
+# steps are checked against (`REQUIRES: jax`, `%jax_python`). Never a kiln
+# dependency.
+jax_python = os.path.join(config.kiln_obj_root, "test-venv", "bin", "python")
+if os.path.exists(jax_python) and subprocess.run(
+        [jax_python, "-c", "import jax"], capture_output=True).returncode == 0:
+    config.available_features.add("jax")
+    config.substitutions.append(("%jax_python", jax_python))
+
 # script(1): runs a command on a pseudo-terminal (kilnc elides literals on
 # a terminal).
 if shutil.which("script"):
