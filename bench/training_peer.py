@@ -10,6 +10,7 @@ single-head attention, an Erf-GELU FFN of 1024, residual, mean square).
 """
 
 import os
+import re
 import statistics
 import subprocess
 import time
@@ -138,3 +139,27 @@ def bench_training(bench, quick):
         bench.row("training", name, "loss and gradients", f"{kiln_us:.0f}", "us",
                   peer=f"{jax_us:.0f}", ratio=f"{kiln_us / jax_us:.2f}x",
                   status="kiln-run median against jax.jit(value_and_grad), same threads")
+    bench_memory_budgets(bench, path, trainable, inputs, runs)
+
+
+def bench_memory_budgets(bench, path, trainable, inputs, runs):
+    """The encoder block's gradients at memory budgets 1, 0.5 and 0: time
+    against budget 1's in the same run, and the plan: kernels, bytes moved,
+    the arena's peak, bytes saved for the backward pass, FLOPs recomputed."""
+    print("memory budgets of the encoder block's gradients", flush=True)
+    base_us = None
+    for budget in (1, 0.5, 0):
+        exe = f"{path}.budget-{budget}.kx"
+        _, _, _, report = bench.compile(path, exe, "--grad=loss", *trainable,
+                                        f"--memory-budget={budget}", "--fusion-report")
+        kernels = re.search(r"graph ops in (\d+) kernels", report).group(1)
+        plan = re.search(r"arena (\d+) bytes peak.*; (\d+) bytes moved", report)
+        remat = re.search(r"saves (\d+) bytes for the backward pass .*\((\d+) FLOPs\)", report)
+        us = bench.run_median_us(exe, runs=runs,
+                                 inputs=[f"{k}=random:{i + 1}" for i, k in enumerate(inputs)])
+        base_us = base_us or us
+        bench.row("training", f"encoder block, budget {budget}", "loss and gradients",
+                  f"{us:.0f}", "us", peer=f"{base_us:.0f}", ratio=f"{us / base_us:.2f}x",
+                  status=f"against budget 1; {kernels} kernels, {plan.group(2)} bytes moved, "
+                         f"arena {plan.group(1)} bytes, saves {remat.group(1)} bytes, "
+                         f"recomputes {remat.group(2)} FLOPs")

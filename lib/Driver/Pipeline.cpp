@@ -22,7 +22,9 @@ void buildGraphPipeline(OpPassManager &pm, const CompileOptions &options) {
   graph.foldReport = true;
   graph.foldBudgetSeconds = options.foldBudgetSeconds;
   graph.foldBudgetBytes = options.foldBudgetBytes;
-  // The backward graph first: every pass after treats it as any graph.
+  // Gradients first (a model's kiln.gradient ops, then the loss's backward
+  // graph): every pass after treats them as any graph.
+  pm.nest<func::FuncOp>().addPass(mlir::kiln::createKilnExpandGradients());
   if (!options.gradLoss.empty())
     pm.nest<func::FuncOp>().addPass(
         mlir::kiln::createKilnGrad({options.gradLoss, options.trainable}));

@@ -55,6 +55,16 @@ void WeightOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
   setNameFn(getResult(), getName());
 }
 
+LogicalResult GradientOp::verify() {
+  if (getGrads().size() != getWrt().size())
+    return emitOpError("gives one gradient per value it differentiates with respect to");
+  for (auto [grad, wrt] : llvm::zip(getGrads(), getWrt()))
+    if (grad.getType() != wrt.getType())
+      return emitOpError("gradient of type ")
+             << grad.getType() << " for a value of type " << wrt.getType();
+  return success();
+}
+
 LogicalResult FusionOp::verify() {
   Block &body = getBody().front();
   if (body.getNumArguments() != getInputs().size())

@@ -117,6 +117,7 @@ private:
   FailureOr<RankedTensorType> inputType(const onnx::ValueInfoProto &info);
   FailureOr<Value> inputConstant(const onnx::ValueInfoProto &info, const std::string &path);
   LogicalResult convertNode(const onnx::NodeProto &node, size_t index);
+  LogicalResult convertGradient(const onnx::NodeProto &node, Location loc);
 
   std::string path;
   MLIRContext *context;
@@ -301,6 +302,8 @@ LogicalResult Importer::convertNode(const onnx::NodeProto &node, size_t index) {
       if (!out.empty())
         poisoned.insert(out);
   };
+  if (node.domain() == "ai.onnx.preview.training" && node.op_type() == "Gradient")
+    return convertGradient(node, loc);
   if (!node.domain().empty() && node.domain() != "ai.onnx") {
     unsupported.push_back({name, node.op_type(), "domain '" + node.domain() + "' is not supported", opset});
     poison();
@@ -405,6 +408,67 @@ LogicalResult Importer::convertNode(const onnx::NodeProto &node, size_t index) {
                             << "', which an earlier node, a model input or an initializer "
                                "already defines (a graph must define each value once)";
     values[out] = ctx.results[k];
+  }
+  return success();
+}
+
+/// ONNX's Gradient (ai.onnx.preview.training): the gradient of the value
+/// named `y` with respect to each value named in `xs`, which are the node's
+/// first inputs (the inputs named in `zs` follow, held constant). A
+/// kiln.gradient op; kiln-expand-gradients builds its backward graph.
+LogicalResult Importer::convertGradient(const onnx::NodeProto &node, Location loc) {
+  const onnx::AttributeProto *xs = nullptr, *y = nullptr;
+  for (const onnx::AttributeProto &attr : node.attribute()) {
+    if (attr.name() == "xs")
+      xs = &attr;
+    else if (attr.name() == "y")
+      y = &attr;
+  }
+  if (!xs || !y || xs->strings_size() == 0)
+    return emitError(loc) << "Gradient needs the attributes xs (the values to differentiate "
+                             "with respect to) and y (the value differentiated)";
+  if (node.input_size() < xs->strings_size() || node.output_size() != xs->strings_size())
+    return emitError(loc) << "Gradient with " << xs->strings_size() << " xs takes them as its "
+                          << "first inputs and gives one output each; it has "
+                          << node.input_size() << " inputs and " << node.output_size()
+                          << " outputs";
+  auto valueOf = [&](const std::string &name) -> FailureOr<Value> {
+    auto it = values.find(name);
+    if (it == values.end()) {
+      emitError(loc) << "Gradient uses '" << name
+                     << "', which no earlier node, input or initializer defines";
+      return failure();
+    }
+    auto type = llvm::cast<RankedTensorType>(it->second.getType());
+    if (!llvm::isa<FloatType>(type.getElementType())) {
+      emitError(loc) << "Gradient differentiates float values; '" << name << "' is " << type;
+      return failure();
+    }
+    return it->second;
+  };
+  FailureOr<Value> of = valueOf(y->s());
+  if (failed(of))
+    return failure();
+  SmallVector<Value> wrt;
+  SmallVector<Type> types;
+  for (int k = 0; k < xs->strings_size(); ++k) {
+    if (node.input(k) != xs->strings(k))
+      return emitError(loc) << "Gradient's input #" << k << " is '" << node.input(k)
+                            << "', not xs[" << k << "] '" << xs->strings(k) << "'";
+    FailureOr<Value> x = valueOf(xs->strings(k));
+    if (failed(x))
+      return failure();
+    wrt.push_back(*x);
+    types.push_back(x->getType());
+  }
+  auto gradient = builder.create<GradientOp>(loc, types, *of, wrt);
+  for (int k = 0; k < node.output_size(); ++k) {
+    const std::string &out = node.output(k);
+    if (values.count(out) || poisoned.count(out))
+      return emitError(loc) << "writes '" << out
+                            << "', which an earlier node, a model input or an initializer "
+                               "already defines (a graph must define each value once)";
+    values[out] = gradient.getResult(k);
   }
   return success();
 }

@@ -298,3 +298,19 @@ func.func @scatter_elements_reduction(%d: tensor<2x4xf32, #kiln.enc<row_major, c
   %0 = kiln.scatter_elements %d, %i, %u {axis = 1 : i64, reduction = "max"} : (tensor<2x4xf32, #kiln.enc<row_major, cpu>>, tensor<2x2xi64, #kiln.enc<row_major, cpu>>, tensor<2x2xf32, #kiln.enc<row_major, cpu>>) -> tensor<2x4xf32, #kiln.enc<row_major, cpu>>
   return
 }
+
+// -----
+
+// CHECK: error: 'kiln.gradient' op gradient of type 'tensor<3xf32, #kiln.enc<row_major, cpu>>' for a value of type 'tensor<2xf32, #kiln.enc<row_major, cpu>>'
+func.func @gradient_type(%y: tensor<f32, #kiln.enc<row_major, cpu>>, %x: tensor<2xf32, #kiln.enc<row_major, cpu>>) {
+  %0 = kiln.gradient %y wrt %x : (tensor<f32, #kiln.enc<row_major, cpu>>, tensor<2xf32, #kiln.enc<row_major, cpu>>) -> tensor<3xf32, #kiln.enc<row_major, cpu>>
+  return
+}
+
+// -----
+
+// CHECK: error: 'kiln.gradient' op gives one gradient per value it differentiates with respect to
+func.func @gradient_count(%y: tensor<f32, #kiln.enc<row_major, cpu>>, %x: tensor<2xf32, #kiln.enc<row_major, cpu>>) {
+  %0:2 = kiln.gradient %y wrt %x : (tensor<f32, #kiln.enc<row_major, cpu>>, tensor<2xf32, #kiln.enc<row_major, cpu>>) -> (tensor<2xf32, #kiln.enc<row_major, cpu>>, tensor<2xf32, #kiln.enc<row_major, cpu>>)
+  return
+}

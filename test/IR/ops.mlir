@@ -155,3 +155,12 @@ func.func @contractions(%x: !m23, %img: !img, %imgh: !imgh,
   %8 = kiln.batch_norm %img, %c4, %c4, %c4, %c4 {epsilon = 1.0e-3 : f64} : (!img, tensor<4xf32, #kiln.enc<row_major, cpu>>, tensor<4xf32, #kiln.enc<row_major, cpu>>, tensor<4xf32, #kiln.enc<row_major, cpu>>, tensor<4xf32, #kiln.enc<row_major, cpu>>) -> !img
   return
 }
+
+// CHECK-LABEL: func.func @derivatives
+func.func @derivatives(%x: tensor<2xf32, #kiln.enc<row_major, cpu>>, %w: tensor<2xf32, #kiln.enc<row_major, cpu>>) -> (tensor<2xf32, #kiln.enc<row_major, cpu>>, tensor<2xf32, #kiln.enc<row_major, cpu>>) {
+  %p = kiln.mul %x, %w : (tensor<2xf32, #kiln.enc<row_major, cpu>>, tensor<2xf32, #kiln.enc<row_major, cpu>>) -> tensor<2xf32, #kiln.enc<row_major, cpu>>
+  %s = kiln.reduce_sum %p {axes = array<i64: 0>} : (tensor<2xf32, #kiln.enc<row_major, cpu>>) -> tensor<f32, #kiln.enc<row_major, cpu>>
+  // CHECK: kiln.gradient %{{.*}} wrt %{{.*}}, %{{.*}} : (tensor<f32, #kiln.enc<row_major, cpu>>, tensor<2xf32, #kiln.enc<row_major, cpu>>, tensor<2xf32, #kiln.enc<row_major, cpu>>) -> (tensor<2xf32, #kiln.enc<row_major, cpu>>, tensor<2xf32, #kiln.enc<row_major, cpu>>)
+  %g:2 = kiln.gradient %s wrt %x, %w : (tensor<f32, #kiln.enc<row_major, cpu>>, tensor<2xf32, #kiln.enc<row_major, cpu>>, tensor<2xf32, #kiln.enc<row_major, cpu>>) -> (tensor<2xf32, #kiln.enc<row_major, cpu>>, tensor<2xf32, #kiln.enc<row_major, cpu>>)
+  return %g#0, %g#1 : tensor<2xf32, #kiln.enc<row_major, cpu>>, tensor<2xf32, #kiln.enc<row_major, cpu>>
+}

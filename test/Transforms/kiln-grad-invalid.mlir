@@ -25,20 +25,20 @@ func.func @not_a_scalar(%x: !v {kiln.name = "x"}) -> (!v {kiln.name = "loss"}) {
 !v = tensor<2x4xf32, #kiln.enc<row_major, cpu>>
 !s = tensor<f32, #kiln.enc<row_major, cpu>>
 
-!g = tensor<2x4xf32, #kiln.enc<row_major, cuda:0>>
+!n = tensor<2x4xf32, #kiln.enc<perm[1, 0], cpu>>
 
 // Every op without a derivative the loss depends on through a trainable
-// weight, each at its location, at once. Every op kiln-grad meets has a
-// rule; a transfer between devices (which placement makes, after it) has
-// none.
-// CHECK: error: kiln-grad: cannot differentiate 'kiln.transfer', which the loss 'loss' depends on through trainable weights: it has no derivative rule
-// CHECK: error: kiln-grad: cannot differentiate 'kiln.transfer', which the loss 'loss' depends on through trainable weights: it has no derivative rule
+// weight, each at its location, at once. Every op kiln-grad meets in
+// kilnc has a rule; a relayout (which the layout passes make, after it)
+// has none.
+// CHECK: error: kiln-grad: cannot differentiate 'kiln.relayout', which the loss 'loss' depends on through trainable weights: it has no derivative rule
+// CHECK: error: kiln-grad: cannot differentiate 'kiln.relayout', which the loss 'loss' depends on through trainable weights: it has no derivative rule
 // CHECK: error: kiln-grad: 2 ops without a derivative
 func.func @no_rule(%x: !v {kiln.name = "x"}) -> (!s {kiln.name = "loss"}) {
   %w = kiln.weight "w" = dense<1.0> : tensor<2x4xf32> : !v
   %y = kiln.mul %x, %w : (!v, !v) -> !v
-  %p = kiln.transfer %y {to = "cuda:0"} : (!v) -> !g
-  %q = kiln.transfer %p {to = "cpu"} : (!g) -> !v
+  %p = kiln.relayout %y {dim_order = array<i64: 1, 0>} : (!v) -> !n
+  %q = kiln.relayout %p : (!n) -> !v
   %r = kiln.reduce_sum %q {axes = array<i64: 0, 1>} : (!v) -> !s
   return %r : !s
 }

@@ -100,3 +100,28 @@ func.func @zero_derivative_stops(%x: !v {kiln.name = "x"}) -> (!s {kiln.name = "
   %loss = kiln.add %s, %p : (!s, !s) -> !s
   return %loss : !s
 }
+
+// -----
+
+!v = tensor<4xf32, #kiln.enc<row_major, cpu>>
+!g = tensor<4xf32, #kiln.enc<row_major, cuda:0>>
+!s = tensor<f32, #kiln.enc<row_major, cpu>>
+
+// Copies to a GPU and back (as placement makes them): each adjoint is
+// copied back the other way, the tanh's on the GPU.
+// CHECK-LABEL: func.func @transfers
+// CHECK: %[[T:.*]] = kiln.tanh
+// CHECK: %[[TG:.*]] = kiln.transfer %{{.*}} {to = "cuda:0"}
+// CHECK: kiln.mul %[[TG]], %{{.*}} : {{.*}}cuda:0
+// CHECK: %[[BACK:.*]] = kiln.transfer %{{.*}} {to = "cpu"}
+// CHECK: %[[DW:.*]] = kiln.mul %[[BACK]], %arg0
+// CHECK: return %{{.*}}, %[[DW]]
+func.func @transfers(%x: !v {kiln.name = "x"}) -> (!s {kiln.name = "loss"}) {
+  %w = kiln.weight "w" = dense<1.0> : tensor<4xf32> : !v
+  %y = kiln.mul %x, %w : (!v, !v) -> !v
+  %g = kiln.transfer %y {to = "cuda:0"} : (!v) -> !g
+  %t = kiln.tanh %g : (!g) -> !g
+  %b = kiln.transfer %t {to = "cpu"} : (!g) -> !v
+  %loss = kiln.reduce_sum %b {axes = array<i64: 0>} : (!v) -> !s
+  return %loss : !s
+}

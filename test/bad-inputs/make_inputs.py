@@ -88,6 +88,25 @@ write("no-outputs.onnx", model([helper.make_node("Relu", ["x"], ["y"])], [f32("x
 write("huge-expand.onnx", model([helper.make_node("Expand", ["x", "shape"], ["y"])],
                                 [f32("x", [1, 1])], [f32("y", [2097152, 2097152])],
                                 [numpy_helper.from_array(np.array([2097152, 2097152], np.int64), "shape")]))
+# ONNX's Gradient (ai.onnx.preview.training) without y, of a value no node
+# defines, and of an integer value.
+def gradient(name, y_attr, xs, input_type=TensorProto.FLOAT):
+    attrs = {"xs": xs} if y_attr is None else {"xs": xs, "y": y_attr}
+    nodes = [helper.make_node("Add", ["a", "b"], ["c"]),
+             helper.make_node("Gradient", xs, ["d_" + x for x in xs],
+                              domain="ai.onnx.preview.training", **attrs)]
+    g = helper.make_graph(nodes, "bad", [helper.make_tensor_value_info("a", input_type, []),
+                                         helper.make_tensor_value_info("b", input_type, [])],
+                          [helper.make_tensor_value_info("d_" + xs[0], input_type, [])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17),
+                                            helper.make_opsetid("ai.onnx.preview.training", 1)])
+    m.ir_version = 8
+    write(name, m.SerializeToString())
+
+
+gradient("gradient-no-y.onnx", None, ["a"])
+gradient("gradient-undefined-y.onnx", "ghost", ["a"])
+gradient("gradient-integer.onnx", "c", ["a"], TensorProto.INT64)
 write("bad-attribute.onnx", model([helper.make_node("Softmax", ["x"], ["y"], axis=7)],
                                   [f32("x", [2, 3])], [f32("y", [2, 3])]))
 

@@ -473,6 +473,26 @@ def Kiln_GlobalAvgPoolOp : Kiln_InferredOp<"global_avg_pool", [Kiln_WindowFamily
 }
 
 //===----------------------------------------------------------------------===//
+// Derivatives
+//===----------------------------------------------------------------------===//
+
+def Kiln_GradientOp : Kiln_Op<"gradient"> {
+  let summary = "The gradient of a value with respect to others, expanded at compile time";
+  let description = [{
+    Result i is the gradient of the sum of `of` with respect to `wrt[i]`
+    (the vector-Jacobian product with a seed of ones: for a scalar, its
+    derivative), through the ops that compute `of`: ONNX's Gradient
+    (ai.onnx.preview.training). `kiln-expand-gradients` replaces it by
+    those ops' vector-Jacobian products, from kiln-grad's rules, before
+    any other pass; no kernel computes it.
+  }];
+  let arguments = (ins Kiln_FloatTensor:$of, Variadic<Kiln_FloatTensor>:$wrt);
+  let results = (outs Variadic<Kiln_FloatTensor>:$grads);
+  let hasVerifier = 1;
+  let assemblyFormat = "$of `wrt` $wrt attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
 // Fusion regions
 //===----------------------------------------------------------------------===//
 

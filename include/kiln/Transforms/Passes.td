@@ -33,6 +33,20 @@ def KilnQuantizedWeights : Pass<"kiln-quantized-weights", "func::FuncOp"> {
   let dependentDialects = ["::mlir::kiln::KilnDialect"];
 }
 
+def KilnExpandGradients : Pass<"kiln-expand-gradients", "func::FuncOp"> {
+  let summary = "Replace each kiln.gradient op by the vector-Jacobian products it stands for";
+  let description = [{
+    Each `kiln.gradient` (ONNX's Gradient) becomes the backward graph of
+    the ops computing its value, seeded with ones, with respect to its
+    operands: kiln-grad's reverse sweep and rules, ordinary kiln ops built
+    where the op was (zeros for an operand its value does not depend on).
+    An op without a derivative on the way is an error at its location,
+    every such op at once. Runs first, before any pass that would meet the
+    op.
+  }];
+  let dependentDialects = ["::mlir::kiln::KilnDialect"];
+}
+
 def KilnGrad : Pass<"kiln-grad", "func::FuncOp"> {
   let summary = "Append the backward graph of a scalar output: its gradient with respect to every trainable weight";
   let description = [{

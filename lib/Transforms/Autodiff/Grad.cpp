@@ -7,23 +7,19 @@
 // kiln.weight whose name the `trainable` pattern matches), its gradient,
 // named "grad.W".
 //
-// Activity: a value is active when a trainable weight reaches it through
-// float values; only active values get adjoints. The reverse sweep walks
-// the ops backwards from the loss, asking each op's rule (GradRules.cpp)
-// for its operands' adjoints and summing those of values used more than
-// once. An active op without a rule is an error; every such op is named at
-// once, at its model location.
+// The reverse sweep (ReverseSweep.cpp) does the work: activity from the
+// weights, every op without a derivative named at once at its model
+// location, then each op's rule (GradRules.cpp) backwards from the loss.
 //
 //===----------------------------------------------------------------------===//
 
 #include "GradRules.h"
+#include "ReverseSweep.h"
 
 #include "kiln/IR/KilnOps.h"
 #include "kiln/IR/SymbolicSizes.h"
 #include "kiln/Transforms/Passes.h"
 
-#include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/Regex.h"
 
 namespace mlir {
@@ -43,35 +39,8 @@ bool isFloatTensor(Value v) {
   return type && llvm::isa<FloatType>(type.getElementType());
 }
 
-/// Whether the sweep differentiates `op`: it has an active operand, a
-/// result that `reaches` says the loss depends on, and a derivative (ops
-/// listed without a rule carry none).
-bool isDifferentiated(Operation &op, const llvm::DenseSet<Value> &active,
-                      llvm::function_ref<bool(Value)> reaches) {
-  if (llvm::isa<WeightOp, ConstantOp>(op) || llvm::none_of(op.getResults(), reaches) ||
-      llvm::none_of(op.getOperands(), [&](Value v) { return active.contains(v); }))
-    return false;
-  std::optional<GradRule> rule = findGradRule(op.getName().getStringRef());
-  return !rule || *rule;
-}
-
 struct KilnGradPass : public ::mlir::kiln::impl::KilnGradBase<KilnGradPass> {
   using Base::Base;
-
-  /// One error per op that cannot be differentiated, at its model
-  /// location, then one for the function: every such op is named at once.
-  void reportMissing(func::FuncOp func,
-                     ArrayRef<std::pair<Operation *, std::string>> missing) {
-    for (auto &[op, why] : missing)
-      op->emitError("kiln-grad: cannot differentiate '")
-          << op->getName() << "', which the loss '" << this->loss
-          << "' depends on through trainable weights: " << why;
-    func.emitError("kiln-grad: ") << missing.size() << " op"
-                                  << (missing.size() == 1 ? "" : "s")
-                                  << " without a derivative; --trainable can leave out the "
-                                     "weights behind them";
-    signalPassFailure();
-  }
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
@@ -107,97 +76,34 @@ struct KilnGradPass : public ::mlir::kiln::impl::KilnGradBase<KilnGradPass> {
       return signalPassFailure();
     }
 
-    // Trainable weights, in order, and the values they reach.
+    // Trainable weights, in order.
     SmallVector<WeightOp> weights;
-    llvm::DenseSet<Value> active;
-    for (Operation &op : body.without_terminator()) {
-      if (auto weight = llvm::dyn_cast<WeightOp>(op)) {
-        if (isFloatTensor(weight) && pattern.match(weight.getName())) {
-          weights.push_back(weight);
-          active.insert(weight);
+    SmallVector<Value> sources;
+    for (Operation &op : body.without_terminator())
+      if (auto weight = llvm::dyn_cast<WeightOp>(op);
+          weight && isFloatTensor(weight) && pattern.match(weight.getName())) {
+        if (hasSymbolicSizes(weight.getType())) {
+          weight.emitError("kiln-grad: weights of dynamic dimensions are not differentiated yet");
+          return signalPassFailure();
         }
-        continue;
-      }
-      // (Ops listed without a rule, zero almost everywhere, stop it.)
-      std::optional<GradRule> rule = findGradRule(op.getName().getStringRef());
-      if (rule && !*rule)
-        continue;
-      if (llvm::any_of(op.getOperands(), [&](Value v) { return active.contains(v); }))
-        for (Value result : op.getResults())
-          if (isFloatTensor(result))
-            active.insert(result);
-    }
-    for (WeightOp weight : weights)
-      if (hasSymbolicSizes(weight.getType())) {
-        weight.emitError("kiln-grad: weights of dynamic dimensions are not differentiated yet");
-        return signalPassFailure();
+        weights.push_back(weight);
+        sources.push_back(weight);
       }
 
-    // The ops the sweep will differentiate: active ones the loss depends
-    // on. Every one that cannot be is named before any is built.
-    llvm::DenseSet<Value> needed = {loss};
-    SmallVector<std::pair<Operation *, std::string>> missing;
-    for (Operation &op : llvm::reverse(body.without_terminator())) {
-      if (!isDifferentiated(op, active, [&](Value v) { return needed.contains(v); }))
-        continue;
-      std::optional<GradRule> rule = findGradRule(op.getName().getStringRef());
-      std::string why;
-      if (op.getNumResults() != 1)
-        why = "it has several results";
-      else if (touchesSymbolicSizes(&op))
-        why = "its sizes are dynamic, which kiln-grad does not take yet";
-      else if (!rule)
-        why = "it has no derivative rule";
-      else
-        why = whyNoDerivative(&op);
-      if (!why.empty())
-        missing.push_back({&op, why});
-      // (Past an op that cannot be differentiated too: to name every one.)
-      for (Value operand : op.getOperands())
-        if (active.contains(operand))
-          needed.insert(operand);
-    }
-    if (!missing.empty())
-      return reportMissing(func, missing);
-
-    // The reverse sweep from the loss.
-    OpBuilder builder(ret);
-    bool failed = false;
-    llvm::DenseMap<Value, Value> adjoint;
-    {
-      GradBuilder seed(builder, loss.getLoc(), failed);
-      adjoint[loss] = seed.splat(lossType, 1.0);
-    }
-    for (Operation &op : llvm::reverse(body.without_terminator())) {
-      if (!isDifferentiated(op, active, [&](Value v) { return adjoint.count(v) != 0; }))
-        continue;
-      // (Checked above: one result, and a rule that applies.)
-      GradRule rule = *findGradRule(op.getName().getStringRef());
-      GradBuilder b(builder, op.getLoc(), failed);
-      Value g = adjoint.lookup(op.getResult(0));
-      if (!g)
-        continue; // a build failed, and said why at its op
-      SmallVector<Value> grads = rule(b, &op, g);
-      assert(grads.size() == op.getNumOperands() && "a rule gives one adjoint per operand");
-      // Rules give no adjoint to what takes none (an index, a condition),
-      // which is never active.
-      for (auto [operand, grad] : llvm::zip(op.getOperands(), grads)) {
-        if (!active.contains(operand) || !grad)
-          continue;
-        auto [it, inserted] = adjoint.try_emplace(operand, grad);
-        if (!inserted)
-          it->second = b.build<AddOp>({it->second, grad});
-      }
-    }
-    if (failed)
+    SweepRequest request{loss, sources, ret,
+                         "the loss '" + this->loss + "' depends on through trainable weights",
+                         "; --trainable can leave out the weights behind them"};
+    FailureOr<SmallVector<Value>> adjoints = reverseSweep(body, request, func);
+    if (failed(adjoints))
       return signalPassFailure();
 
     // The outputs: the loss, then each weight's gradient (zeros for a
     // weight the loss does not depend on).
+    OpBuilder builder(ret);
+    bool failed = false;
     SmallVector<Value> outputs = {loss};
     SmallVector<StringAttr> names = {builder.getStringAttr(this->loss)};
-    for (WeightOp weight : weights) {
-      Value g = adjoint.lookup(weight);
+    for (auto [weight, g] : llvm::zip(weights, *adjoints)) {
       if (!g) {
         GradBuilder b(builder, weight.getLoc(), failed);
         g = b.splat(llvm::cast<RankedTensorType>(weight.getType()), 0.0);

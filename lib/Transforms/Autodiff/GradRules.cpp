@@ -534,6 +534,11 @@ const llvm::StringMap<GradRule> &table() {
       return one(
           b.build<TransposeOp>(g, {b.named("perm", b.builder.getDenseI64ArrayAttr(inverse))}));
     };
+    // A copy to another device: the adjoint copied back.
+    m["kiln.transfer"] = [](GradBuilder &b, Operation *op, Value g) -> Grads {
+      std::string from = getEncoding(op->getOperand(0).getType()).getDeviceString();
+      return one(b.build<TransferOp>(g, {b.named("to", b.builder.getStringAttr(from))}));
+    };
     m["kiln.broadcast"] = [](GradBuilder &b, Operation *op, Value g) -> Grads {
       return one(b.unbroadcast(g, typeOf(op->getOperand(0))));
     };

@@ -1,0 +1,65 @@
+//===- ExpandGradients.cpp - kiln.gradient ops as graph ops ---------------===//
+//
+// kiln-expand-gradients replaces each kiln.gradient op (ONNX's Gradient) by
+// the vector-Jacobian products of the ops computing its value, seeded with
+// ones, from kiln-grad's rules: the same reverse sweep, from the op's
+// operands instead of trainable weights. Ops in program order, so a
+// gradient of a gradient differentiates the first one's expansion.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GradRules.h"
+#include "ReverseSweep.h"
+
+#include "kiln/IR/KilnOps.h"
+#include "kiln/Transforms/Passes.h"
+
+namespace mlir {
+namespace kiln {
+#define GEN_PASS_DEF_KILNEXPANDGRADIENTS
+#include "kiln/Transforms/Passes.h.inc"
+} // namespace kiln
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+
+struct KilnExpandGradientsPass
+    : public ::mlir::kiln::impl::KilnExpandGradientsBase<KilnExpandGradientsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal())
+      return;
+    Block &body = func.getBody().front();
+    SmallVector<GradientOp> gradients(body.getOps<GradientOp>());
+    for (GradientOp gradient : gradients) {
+      SmallVector<Value> sources(gradient.getWrt());
+      SweepRequest request{gradient.getOf(), sources, gradient,
+                           "the gradient's value depends on through the values it is taken "
+                           "with respect to",
+                           ""};
+      FailureOr<SmallVector<Value>> adjoints = reverseSweep(body, request, gradient);
+      if (failed(adjoints))
+        return signalPassFailure();
+      // Zeros where the value does not depend on a source.
+      OpBuilder builder(gradient);
+      bool buildFailed = false;
+      for (auto [result, adjoint] : llvm::zip(gradient.getGrads(), *adjoints)) {
+        if (!adjoint) {
+          GradBuilder b(builder, gradient.getLoc(), buildFailed);
+          adjoint = b.splat(llvm::cast<RankedTensorType>(result.getType()), 0.0);
+        }
+        result.replaceAllUsesWith(adjoint);
+      }
+      if (buildFailed)
+        return signalPassFailure();
+      gradient.erase();
+    }
+  }
+};
+
+} // namespace

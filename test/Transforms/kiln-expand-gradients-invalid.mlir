@@ -1,0 +1,14 @@
+// RUN: not kiln-opt %s -split-input-file -kiln-expand-gradients 2>&1 | FileCheck %s
+
+!v = tensor<4xf32, #kiln.enc<row_major, cpu>>
+!s = tensor<f32, #kiln.enc<row_major, cpu>>
+
+// An op without a derivative on the way: named at its location.
+// CHECK: error: kiln-grad: cannot differentiate 'kiln.relayout', which the gradient's value depends on through the values it is taken with respect to: it has no derivative rule
+// CHECK: error: kiln-grad: 1 op without a derivative
+func.func @no_rule(%x: !v) -> !v {
+  %r = kiln.relayout %x {dim_order = array<i64: 0>} : (!v) -> !v
+  %s = kiln.reduce_sum %r {axes = array<i64: 0>} : (!v) -> !s
+  %g = kiln.gradient %s wrt %x : (!s, !v) -> !v
+  return %g : !v
+}
