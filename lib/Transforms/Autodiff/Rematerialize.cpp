@@ -134,18 +134,38 @@ public:
       while (int64_t pushed = push(source, sink, kInfinite))
         flow += pushed;
     }
+    markReachingSink(sink);
     return flow;
   }
 
-  /// After run(): whether `node` is reachable from the source in the
-  /// residual graph.
-  bool sourceSide(int node) const { return level[node] >= 0; }
+  /// After run(): whether `node` is on the source side of the minimum cut
+  /// closest to the sink (of equal cuts, the one that leaves the least on
+  /// the sink side: the least recomputed).
+  bool sourceSide(int node) const { return !reachesSink[node]; }
 
 private:
   struct Edge {
     int to;
     int64_t capacity;
   };
+
+  /// The nodes with a residual path to the sink.
+  void markReachingSink(int sink) {
+    reachesSink.assign(adjacency.size(), false);
+    reachesSink[sink] = true;
+    std::queue<int> queue;
+    queue.push(sink);
+    while (!queue.empty()) {
+      int node = queue.front();
+      queue.pop();
+      // Edge e leaves `node`; its reverse e ^ 1 enters it from e's head.
+      for (size_t e : adjacency[node])
+        if (edges[e ^ 1].capacity > 0 && !reachesSink[edges[e].to]) {
+          reachesSink[edges[e].to] = true;
+          queue.push(edges[e].to);
+        }
+    }
+  }
 
   bool buildLevels(int source, int sink) {
     std::fill(level.begin(), level.end(), -1);
@@ -184,6 +204,7 @@ private:
   std::vector<std::vector<size_t>> adjacency;
   std::vector<int> level;
   std::vector<size_t> next;
+  std::vector<bool> reachesSink;
 };
 
 /// One way to split the work: which forward ops' results are saved, which
@@ -461,8 +482,11 @@ struct KilnRematerializePass
     JointGraph graph = splitAtLoss(body, loss);
     // Ban recomputation, most FLOPs per byte first; the plans go from
     // "recompute all that can be" (nothing banned) to "save every value the
-    // backward reads" (everything banned).
-    SmallVector<Operation *> order(graph.candidates);
+    // backward reads" (everything banned). Among equals, the last in the
+    // forward pass first: the backward pass reads them first, and the ones
+    // it recomputes then live only through the end of it, a layer at a
+    // time down a stack of layers.
+    SmallVector<Operation *> order(llvm::reverse(graph.candidates));
     llvm::stable_sort(order, [](Operation *a, Operation *b) {
       return flopsOf(a) / double(std::max<int64_t>(1, resultBytes(a))) >
              flopsOf(b) / double(std::max<int64_t>(1, resultBytes(b)));
