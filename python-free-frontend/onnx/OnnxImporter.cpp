@@ -26,6 +26,7 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 using namespace mlir;
@@ -117,7 +118,8 @@ private:
   FailureOr<RankedTensorType> inputType(const onnx::ValueInfoProto &info);
   FailureOr<Value> inputConstant(const onnx::ValueInfoProto &info, const std::string &path);
   LogicalResult convertNode(const onnx::NodeProto &node, size_t index);
-  LogicalResult convertGradient(const onnx::NodeProto &node, Location loc);
+  LogicalResult convertGradient(const onnx::NodeProto &node, Location loc,
+                                const std::function<void()> &poison);
 
   std::string path;
   MLIRContext *context;
@@ -303,7 +305,7 @@ LogicalResult Importer::convertNode(const onnx::NodeProto &node, size_t index) {
         poisoned.insert(out);
   };
   if (node.domain() == "ai.onnx.preview.training" && node.op_type() == "Gradient")
-    return convertGradient(node, loc);
+    return convertGradient(node, loc, poison);
   if (!node.domain().empty() && node.domain() != "ai.onnx") {
     unsupported.push_back({name, node.op_type(), "domain '" + node.domain() + "' is not supported", opset});
     poison();
@@ -413,25 +415,50 @@ LogicalResult Importer::convertNode(const onnx::NodeProto &node, size_t index) {
 }
 
 /// ONNX's Gradient (ai.onnx.preview.training): the gradient of the value
-/// named `y` with respect to each value named in `xs`, which are the node's
-/// first inputs (the inputs named in `zs` follow, held constant). A
-/// kiln.gradient op; kiln-expand-gradients builds its backward graph.
-LogicalResult Importer::convertGradient(const onnx::NodeProto &node, Location loc) {
-  const onnx::AttributeProto *xs = nullptr, *y = nullptr;
+/// named `y` with respect to each value named in `xs`. Its inputs are the
+/// values named in `xs` then `zs` (held constant) themselves: the gradient
+/// is taken where the graph computes them. A kiln.gradient op;
+/// kiln-expand-gradients builds its backward graph.
+LogicalResult Importer::convertGradient(const onnx::NodeProto &node, Location loc,
+                                        const std::function<void()> &poison) {
+  const onnx::AttributeProto *xs = nullptr, *y = nullptr, *zs = nullptr;
   for (const onnx::AttributeProto &attr : node.attribute()) {
     if (attr.name() == "xs")
       xs = &attr;
     else if (attr.name() == "y")
       y = &attr;
+    else if (attr.name() == "zs")
+      zs = &attr;
   }
-  if (!xs || !y || xs->strings_size() == 0)
+  if (!xs || !y || xs->strings_size() == 0 || y->s().empty())
     return emitError(loc) << "Gradient needs the attributes xs (the values to differentiate "
                              "with respect to) and y (the value differentiated)";
-  if (node.input_size() < xs->strings_size() || node.output_size() != xs->strings_size())
-    return emitError(loc) << "Gradient with " << xs->strings_size() << " xs takes them as its "
-                          << "first inputs and gives one output each; it has "
+  int held = zs ? zs->strings_size() : 0;
+  if (node.input_size() != xs->strings_size() + held || node.output_size() < 1 ||
+      node.output_size() > xs->strings_size())
+    return emitError(loc) << "Gradient with " << xs->strings_size() << " xs and " << held
+                          << " zs takes them as its inputs and gives one output per xs; it has "
                           << node.input_size() << " inputs and " << node.output_size()
                           << " outputs";
+  // Fed other values than those named, the gradient would be taken at
+  // another point than the graph computes: not supported.
+  for (int k = 0; k < node.input_size(); ++k) {
+    const std::string &named = k < xs->strings_size() ? xs->strings(k)
+                                                      : zs->strings(k - xs->strings_size());
+    if (node.input(k) != named)
+      return emitError(loc) << "Gradient's input #" << k << " is '" << node.input(k)
+                            << "', not the value '" << named
+                            << "' its attributes name (kiln takes the gradient where the graph "
+                               "computes it)";
+  }
+  SmallVector<std::string> used = {y->s()};
+  for (const std::string &x : xs->strings())
+    used.push_back(x);
+  for (const std::string &name : used)
+    if (poisoned.count(name)) {
+      poison();
+      return success();
+    }
   auto valueOf = [&](const std::string &name) -> FailureOr<Value> {
     auto it = values.find(name);
     if (it == values.end()) {
@@ -451,11 +478,8 @@ LogicalResult Importer::convertGradient(const onnx::NodeProto &node, Location lo
     return failure();
   SmallVector<Value> wrt;
   SmallVector<Type> types;
-  for (int k = 0; k < xs->strings_size(); ++k) {
-    if (node.input(k) != xs->strings(k))
-      return emitError(loc) << "Gradient's input #" << k << " is '" << node.input(k)
-                            << "', not xs[" << k << "] '" << xs->strings(k) << "'";
-    FailureOr<Value> x = valueOf(xs->strings(k));
+  for (const std::string &name : xs->strings()) {
+    FailureOr<Value> x = valueOf(name);
     if (failed(x))
       return failure();
     wrt.push_back(*x);
@@ -464,6 +488,8 @@ LogicalResult Importer::convertGradient(const onnx::NodeProto &node, Location lo
   auto gradient = builder.create<GradientOp>(loc, types, *of, wrt);
   for (int k = 0; k < node.output_size(); ++k) {
     const std::string &out = node.output(k);
+    if (out.empty())
+      continue;
     if (values.count(out) || poisoned.count(out))
       return emitError(loc) << "writes '" << out
                             << "', which an earlier node, a model input or an initializer "

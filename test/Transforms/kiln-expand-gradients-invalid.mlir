@@ -12,3 +12,18 @@ func.func @no_rule(%x: !v) -> !v {
   %g = kiln.gradient %s wrt %x : (!s, !v) -> !v
   return %g : !v
 }
+
+// -----
+
+!d = tensor<?xf32, #kiln.enc<row_major, cpu, [s0]>>
+!s = tensor<f32, #kiln.enc<row_major, cpu>>
+
+// Seeds and zeros take static shapes.
+// CHECK: error: kiln-expand-gradients: gradients over dynamic dimensions are not built yet
+func.func @dynamic(%x: !d) -> !d
+    attributes {kiln.symbols = [{name = "n", min = 1, max = 4, opt = 2}]} {
+  %y = kiln.mul %x, %x : (!d, !d) -> !d
+  %s = kiln.reduce_sum %y {axes = array<i64: 0>} : (!d) -> !s
+  %g = kiln.gradient %s wrt %x : (!s, !d) -> !d
+  return %g : !d
+}

@@ -104,6 +104,27 @@ def gradient(name, y_attr, xs, input_type=TensorProto.FLOAT):
     write(name, m.SerializeToString())
 
 
+def training_model(nodes, inputs, outputs):
+    g = helper.make_graph(nodes, "bad", inputs, outputs)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17),
+                                            helper.make_opsetid("ai.onnx.preview.training", 1)])
+    m.ir_version = 8
+    return m.SerializeToString()
+
+
+# A Gradient fed another value than the one its zs names (taken at another
+# point than the graph computes), and one over a dynamic dimension.
+write("gradient-other-point.onnx", training_model(
+    [helper.make_node("Mul", ["a", "b"], ["c"]),
+     helper.make_node("Gradient", ["a", "b1"], ["d_a"], domain="ai.onnx.preview.training",
+                      xs=["a"], zs=["b"], y="c")],
+    [f32("a", []), f32("b", []), f32("b1", [])], [f32("d_a", [])]))
+write("gradient-dynamic.onnx", training_model(
+    [helper.make_node("Mul", ["a", "a"], ["c"]),
+     helper.make_node("ReduceSum", ["c"], ["s"], keepdims=0),
+     helper.make_node("Gradient", ["a"], ["d_a"], domain="ai.onnx.preview.training",
+                      xs=["a"], y="s")],
+    [f32("a", ["n"])], [f32("d_a", ["n"])]))
 gradient("gradient-no-y.onnx", None, ["a"])
 gradient("gradient-undefined-y.onnx", "ghost", ["a"])
 gradient("gradient-integer.onnx", "c", ["a"], TensorProto.INT64)

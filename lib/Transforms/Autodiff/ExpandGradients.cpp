@@ -12,6 +12,7 @@
 #include "ReverseSweep.h"
 
 #include "kiln/IR/KilnOps.h"
+#include "kiln/IR/SymbolicSizes.h"
 #include "kiln/Transforms/Passes.h"
 
 namespace mlir {
@@ -37,6 +38,13 @@ struct KilnExpandGradientsPass
     Block &body = func.getBody().front();
     SmallVector<GradientOp> gradients(body.getOps<GradientOp>());
     for (GradientOp gradient : gradients) {
+      if (hasSymbolicSizes(gradient.getOf().getType()) ||
+          llvm::any_of(gradient.getWrt(),
+                       [](Value v) { return hasSymbolicSizes(v.getType()); })) {
+        gradient.emitError("kiln-expand-gradients: gradients over dynamic dimensions are not "
+                           "built yet");
+        return signalPassFailure();
+      }
       SmallVector<Value> sources(gradient.getWrt());
       SweepRequest request{gradient.getOf(), sources, gradient,
                            "the gradient's value depends on through the values it is taken "

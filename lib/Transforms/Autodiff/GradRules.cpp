@@ -15,6 +15,7 @@
 #include "llvm/ADT/StringMap.h"
 
 #include <cmath>
+#include <numeric>
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -203,6 +204,18 @@ Grads gatherGrads(GradBuilder &b, Operation *op, Value g) {
       {b.splat(data, 0), where, flat},
       {b.axis(axis), b.named("reduction", b.builder.getStringAttr("add"))});
   return SmallVector<Value>{scattered, Value()};
+}
+
+/// A constant of `like`'s shape and device holding each element's
+/// row-major position, as i64.
+Value positions(GradBuilder &b, RankedTensorType like) {
+  SmallVector<int64_t> values(like.getNumElements());
+  std::iota(values.begin(), values.end(), 0);
+  Type i64 = b.builder.getI64Type();
+  auto literal = DenseElementsAttr::get(RankedTensorType::get(like.getShape(), i64),
+                                        ArrayRef<int64_t>(values));
+  return b.builder.create<ConstantOp>(
+      b.loc, RankedTensorType::get(like.getShape(), i64, like.getEncoding()), literal);
 }
 
 /// `v` with `step` - 1 zeros after each entry along `axis` (a length of
@@ -543,12 +556,25 @@ const llvm::StringMap<GradRule> &table() {
       return one(b.unbroadcast(g, typeOf(op->getOperand(0))));
     };
     // The adjoint placed back: spread by the steps (step - 1 zeros after
-    // each entry), then padded out to the input. (Positive steps:
-    // whyNoDerivative refuses the others.)
+    // each entry), then padded out to the input. Along a negative step the
+    // slice reads backwards from its start: the adjoint reversed is that
+    // of the forward slice from its last entry.
     m["kiln.slice"] = [](GradBuilder &b, Operation *op, Value g) -> Grads {
       auto slice = llvm::cast<SliceOp>(op);
       ArrayRef<int64_t> shape = typeOf(slice.getInput()).getShape();
-      ArrayRef<int64_t> starts = slice.getStarts(), steps = slice.getSteps();
+      SmallVector<int64_t> starts(slice.getStarts()), steps(slice.getSteps());
+      ArrayRef<int64_t> counts = typeOf(g).getShape();
+      for (size_t d = 0; d < shape.size(); ++d) {
+        if (steps[d] > 0 || counts[d] == 0)
+          continue;
+        SmallVector<int64_t> from(shape.size(), 0), to(counts), by(shape.size(), 1);
+        from[d] = counts[d] - 1;
+        to[d] = -1;
+        by[d] = -1;
+        g = b.slice(g, from, to, by);
+        starts[d] += (counts[d] - 1) * steps[d];
+        steps[d] = -steps[d];
+      }
       Value spread = g;
       for (size_t d = 0; d < shape.size(); ++d)
         spread = spreadAlong(b, spread, d, steps[d]);
@@ -578,25 +604,14 @@ const llvm::StringMap<GradRule> &table() {
       return grads;
     };
     m["kiln.gather"] = gatherGrads;
-    // Padding (or cropping, where negative) undone: the adjoint cropped
-    // where the op padded, padded with zeros where it cropped.
+    // Padding undone: the adjoint cropped to the input.
     m["kiln.pad"] = [](GradBuilder &b, Operation *op, Value g) -> Grads {
       auto pad = llvm::cast<PadOp>(op);
-      ArrayRef<int64_t> low = pad.getLow(), high = pad.getHigh();
-      size_t rank = low.size();
-      SmallVector<int64_t> cropLow(rank), cropHigh(rank), starts(rank), ends(rank),
-          steps(rank, 1);
-      for (size_t d = 0; d < rank; ++d) {
-        cropLow[d] = std::max<int64_t>(0, -low[d]);
-        cropHigh[d] = std::max<int64_t>(0, -high[d]);
-      }
-      Value widened = b.pad(g, cropLow, cropHigh);
-      ArrayRef<int64_t> shape = typeOf(widened).getShape();
-      for (size_t d = 0; d < rank; ++d) {
-        starts[d] = std::max<int64_t>(0, low[d]);
-        ends[d] = shape[d] - std::max<int64_t>(0, high[d]);
-      }
-      return one(b.slice(widened, starts, ends, steps));
+      ArrayRef<int64_t> low = pad.getLow(), shape = typeOf(pad.getInput()).getShape();
+      SmallVector<int64_t> ends, steps(shape.size(), 1);
+      for (size_t d = 0; d < shape.size(); ++d)
+        ends.push_back(low[d] + shape[d]);
+      return one(b.slice(g, low, ends, steps));
     };
     // The adjoint added back where each element came from.
     m["kiln.gather_elements"] = [](GradBuilder &b, Operation *op, Value g) -> Grads {
@@ -607,18 +622,27 @@ const llvm::StringMap<GradRule> &table() {
       return SmallVector<Value>{scattered, Value()};
     };
     // Updates get the adjoint where they went; data keeps it where nothing
-    // was assigned over it (all of it when updates are added). (Mul
+    // was assigned over it (all of it when updates are added). Assigning,
+    // of updates to one place the last wins and the others get nothing:
+    // scattering each update's position finds the winners. (Mul
     // reductions: whyNoDerivative refuses them.)
     m["kiln.scatter_elements"] = [](GradBuilder &b, Operation *op, Value g) -> Grads {
       auto scatter = llvm::cast<ScatterElementsOp>(op);
-      Value updates = b.build<GatherElementsOp>({g, scatter.getIndices()},
-                                                {b.axis(scatter.getAxis())});
-      Value data = g;
-      if (scatter.getReduction() == "none")
-        data = b.build<ScatterElementsOp>(
-            {g, scatter.getIndices(), b.splat(typeOf(scatter.getUpdates()), 0)},
-            {b.axis(scatter.getAxis())});
-      return SmallVector<Value>{data, Value(), updates};
+      Value indices = scatter.getIndices();
+      Value updates = b.build<GatherElementsOp>({g, indices}, {b.axis(scatter.getAxis())});
+      if (scatter.getReduction() != "none")
+        return SmallVector<Value>{g, Value(), updates};
+      Value data = b.build<ScatterElementsOp>(
+          {g, indices, b.splat(typeOf(scatter.getUpdates()), 0)}, {b.axis(scatter.getAxis())});
+      RankedTensorType dataType = typeOf(scatter.getData());
+      Value ids = positions(b, typeOf(scatter.getUpdates()));
+      Value unset = b.splat(RankedTensorType::get(dataType.getShape(), b.builder.getI64Type(),
+                                                  dataType.getEncoding()),
+                            -1);
+      Value winners = b.build<ScatterElementsOp>({unset, indices, ids}, {b.axis(scatter.getAxis())});
+      Value won = b.build<EqOp>(
+          {b.build<GatherElementsOp>({winners, indices}, {b.axis(scatter.getAxis())}), ids});
+      return SmallVector<Value>{data, Value(), b.select(won, updates, b.scalar(g, 0))};
     };
 
     // Reductions.
@@ -714,11 +738,8 @@ std::string mlir::kiln::whyNoDerivative(Operation *op) {
   if (llvm::isa<MaxPool2dOp, AvgPool2dOp>(op) &&
       llvm::cast<BoolAttr>(op->getAttr("ceil_mode")).getValue())
     return "pooling with ceil_mode has no derivative so far";
-  if (auto slice = llvm::dyn_cast<SliceOp>(op);
-      slice && (slice.getRunTimeBounds() || llvm::any_of(slice.getSteps(), [](int64_t step) {
-                  return step < 1;
-                })))
-    return "slices with negative steps or bounds read at run time have no derivative so far";
+  if (auto slice = llvm::dyn_cast<SliceOp>(op); slice && slice.getRunTimeBounds())
+    return "slices with bounds read at run time have no derivative so far";
   if (auto scatter = llvm::dyn_cast<ScatterElementsOp>(op);
       scatter && scatter.getReduction() != "none" && scatter.getReduction() != "add")
     return "scatters that multiply have no derivative so far";

@@ -378,9 +378,11 @@ save("rules", [
 
 # The rules of the ops the models above do not reach: tan, the inverse
 # and hyperbolic trigonometric functions, fmod, padding,
-# GatherElements, ScatterElements (assigning and adding), ReduceProd over
-# rows with no, one and two zeros (the product of the others, exactly),
-# and a slice with steps of 2 and 3.
+# GatherElements, ScatterElements (assigning, with a repeated index whose
+# last update wins, and adding), ReduceProd over rows with no, one and two
+# zeros (the product of the others, exactly) and over columns keeping
+# their dimension, and slices with steps of 2 and 3, one stopping short of
+# the end and one backwards.
 def more_rules(w):
     # (Through an input, so that constant folding leaves the work to the
     # executable.)
@@ -392,19 +394,25 @@ def more_rules(w):
     padded = np.pad(p, [(1, 0), (0, 2)])
     gathered = np.take_along_axis(p, gather_idx, axis=1)
     assigned = p.copy()
-    np.put_along_axis(assigned, scatter_idx, w["u"], axis=0)
+    for i in range(scatter_idx.shape[0]):  # in order: the last of duplicates wins
+        for j in range(scatter_idx.shape[1]):
+            assigned[scatter_idx[i, j], j] = w["u"][i, j]
     added = p.copy()
     for i in range(add_idx.shape[0]):
         for j in range(add_idx.shape[1]):
             added[add_idx[i, j], j] += w["u"][i, j]
     prods = z.prod(axis=1)
+    column_prods = z.prod(axis=0, keepdims=True)
     strided = s[1:5:2, 0:7:3]
-    parts = [trig, remainder, padded, gathered, assigned, added, strided]
-    return sum(np.mean(part * part) for part in parts) + np.mean(prods * prod_weights)
+    short = s[0:3:2, 1:6:2]
+    backwards = s[:, ::-2]
+    parts = [trig, remainder, padded, gathered, assigned, added, strided, short, backwards]
+    return (sum(np.mean(part * part) for part in parts) + np.mean(prods * prod_weights) +
+            np.mean(column_prods * column_prods))
 
 
 gather_idx = np.array([[0, 3], [2, 2], [1, 0]], np.int64)
-scatter_idx = np.array([[2, 0, 1, 2], [0, 1, 2, 1]], np.int64)
+scatter_idx = np.array([[2, 0, 1, 2], [2, 1, 2, 1]], np.int64)
 add_idx = np.array([[2, 0, 1, 1], [2, 1, 1, 0]], np.int64)
 z = rng.uniform(0.5, 1.5, (3, 4)) * rng.choice([-1, 1], (3, 4))
 z[0, 1] = 0
@@ -428,14 +436,17 @@ save("more_rules", [
     node("ScatterElements", ["p", "k_scatter", "u"], "assigned", axis=0),
     node("ScatterElements", ["p", "k_add", "u"], "added", axis=0, reduction="add"),
     node("ReduceProd", ["z"], "prods", axes=[1], keepdims=0),
-    node("Slice", ["s", "k_sl_starts", "k_sl_ends", "k_sl_axes", "k_sl_steps"], "strided")] +
+    node("ReduceProd", ["z"], "column_prods", axes=[0], keepdims=1),
+    node("Slice", ["s", "k_sl_starts", "k_sl_ends", "k_sl_axes", "k_sl_steps"], "strided"),
+    node("Slice", ["s", "k_sh_starts", "k_sh_ends", "k_sl_axes", "k_sl_steps_2"], "short"),
+    node("Slice", ["s", "k_bw_starts", "k_bw_ends", "k_bw_axes", "k_bw_steps"], "backwards")] +
     [n for i, part in enumerate(["trig", "remainder", "padded", "gathered", "assigned", "added",
-                                 "strided"])
+                                 "strided", "short", "backwards", "column_prods"])
      for n in (node("Mul", [part, part], f"sq{i}"),
                node("ReduceMean", [f"sq{i}"], f"m{i}", keepdims=0))] +
     [node("Mul", ["prods", "k_prod_weights"], "wprods"),
-     node("ReduceMean", ["wprods"], "m7", keepdims=0),
-     node("Sum", [f"m{i}" for i in range(8)], "loss")],
+     node("ReduceMean", ["wprods"], "m10", keepdims=0),
+     node("Sum", [f"m{i}" for i in range(11)], "loss")],
     {"shift": shift, "ones": ones},
     {"p_w": rng.uniform(-0.75, 0.75, (3, 4)), "m": rng.uniform(0.7, 1.3, 4),
      "u": rng.standard_normal((2, 4)), "z_w": z, "s_w": rng.standard_normal((5, 7))},
@@ -447,7 +458,11 @@ save("more_rules", [
                "k_pads": np.array([1, 0, 0, 2], np.int64), "k_gather": gather_idx,
                "k_scatter": scatter_idx, "k_add": add_idx,
                "k_sl_starts": np.array([1, 0], np.int64), "k_sl_ends": np.array([5, 7], np.int64),
-               "k_sl_axes": np.array([0, 1], np.int64), "k_sl_steps": np.array([2, 3], np.int64)},
+               "k_sl_axes": np.array([0, 1], np.int64), "k_sl_steps": np.array([2, 3], np.int64),
+               "k_sh_starts": np.array([0, 1], np.int64), "k_sh_ends": np.array([3, 6], np.int64),
+               "k_sl_steps_2": np.array([2, 2], np.int64),
+               "k_bw_starts": np.array([-1], np.int64), "k_bw_ends": np.array([-1000], np.int64),
+               "k_bw_axes": np.array([1], np.int64), "k_bw_steps": np.array([-2], np.int64)},
     opset=17)
 
 
