@@ -244,17 +244,18 @@ Value spreadByStrides(GradBuilder &b, Value v, ArrayRef<int64_t> stride) {
                  {n, c, (p - 1) * stride[0] + 1, (q - 1) * stride[1] + 1}, {1, 1, 1, 1});
 }
 
-/// A 2-D convolution (one group, NCHW): the filter's adjoint correlates the
-/// padded input with g (strides and dilations trade places); the input's
-/// convolves g, spread by the strides and padded by the dilated filter's
-/// extent, with the filter flipped and its channels swapped, then crops
-/// the padding; the bias's sums g over all but the channels.
+/// A 2-D convolution (NCHW, any groups): the filter's adjoint correlates
+/// the padded input with g (strides and dilations trade places); the
+/// input's convolves g, spread by the strides and padded by the dilated
+/// filter's extent, with the filter flipped and its channels swapped within
+/// each group, then crops the padding; the bias's sums g over all but the
+/// channels.
 Grads conv2dGrads(GradBuilder &b, Operation *op, Value g) {
   auto conv = llvm::cast<Conv2dOp>(op);
   Value x = conv.getInput(), w = conv.getFilter();
   auto ints = [&](ArrayRef<int64_t> v) { return b.builder.getDenseI64ArrayAttr(v); };
-  auto swap01 = [&](Value v) {
-    return b.build<TransposeOp>(v, {b.named("perm", ints({1, 0, 2, 3}))});
+  auto transpose = [&](Value v, ArrayRef<int64_t> perm) {
+    return b.build<TransposeOp>(v, {b.named("perm", ints(perm))});
   };
   auto slice = [&](Value v, ArrayRef<int64_t> starts, ArrayRef<int64_t> ends,
                    ArrayRef<int64_t> steps) { return b.slice(v, starts, ends, steps); };
@@ -265,24 +266,39 @@ Grads conv2dGrads(GradBuilder &b, Operation *op, Value g) {
                     out = typeOf(g).getShape();
   int64_t n = in[0], c = in[1], h = in[2], wd = in[3], k = filter[0], r = filter[2],
           s = filter[3], p = out[2], q = out[3];
+  int64_t groups = conv.getGroups(), cg = c / groups, kg = k / groups;
   ArrayRef<int64_t> stride = conv.getStrides(), padding = conv.getPadding(),
                     dilation = conv.getDilations();
   int64_t hp = h + padding[0] + padding[2], wp = wd + padding[1] + padding[3];
+  NamedAttribute grouped = b.named("groups", b.builder.getI64IntegerAttr(groups));
 
-  // dW[k, c, r, s] = sum over n, p, q of g[n, k, p, q] x_pad[n, c, p*sh + r*dh, q*sw + s*dw]
+  // dW[k, c', r, s] = sum over n, p, q of g[n, k, p, q] x_pad[n, G(k) cg + c',
+  // p*sh + r*dh, q*sw + s*dw]: a convolution of the padded input, its
+  // channels within a group as the batch and (group, n) as the channels,
+  // with g, (group, k') as the output channels and n as the input ones,
+  // strides and dilations trading places.
   Value xPadded = pad(x, {0, 0, padding[0], padding[1]}, {0, 0, padding[2], padding[3]});
+  Value xBatched = b.reshape(
+      transpose(b.reshape(xPadded, {n, groups, cg, hp, wp}), {2, 1, 0, 3, 4}),
+      {cg, groups * n, hp, wp});
+  Value gFilter = b.reshape(transpose(b.reshape(g, {n, groups, kg, p, q}), {1, 2, 0, 3, 4}),
+                            {k, n, p, q});
   Value correlated = b.build<Conv2dOp>(
-      {swap01(xPadded), swap01(g)},
-      {b.named("strides", ints(dilation)), b.named("dilations", ints(stride))});
-  Value dw = swap01(slice(correlated, {0, 0, 0, 0}, {c, k, r, s}, {1, 1, 1, 1}));
+      {xBatched, gFilter},
+      {b.named("strides", ints(dilation)), b.named("dilations", ints(stride)), grouped});
+  Value dw = transpose(slice(correlated, {0, 0, 0, 0}, {cg, k, r, s}, {1, 1, 1, 1}),
+                       {1, 0, 2, 3});
 
   // dx: g with stride - 1 zeros between its entries, padded by the
-  // dilated filter's extent, against the flipped filter.
+  // dilated filter's extent, against the filter flipped, its channels
+  // swapped within each group.
   Value spread = spreadByStrides(b, g, stride);
   int64_t eh = (r - 1) * dilation[0], ew = (s - 1) * dilation[1];
-  Value flipped = slice(swap01(w), {0, 0, r - 1, s - 1}, {c, k, -1, -1}, {1, 1, -1, -1});
+  Value swapped = b.reshape(
+      transpose(b.reshape(w, {groups, kg, cg, r, s}), {0, 2, 1, 3, 4}), {c, kg, r, s});
+  Value flipped = slice(swapped, {0, 0, r - 1, s - 1}, {c, kg, -1, -1}, {1, 1, -1, -1});
   Value dxPadded = b.build<Conv2dOp>({pad(spread, {0, 0, eh, ew}, {0, 0, eh, ew}), flipped},
-                                     {b.named("dilations", ints(dilation))});
+                                     {b.named("dilations", ints(dilation)), grouped});
   // Rows and columns past the last window's reach got nothing.
   int64_t covered = (p - 1) * stride[0] + 1 + eh, coveredW = (q - 1) * stride[1] + 1 + ew;
   dxPadded = pad(dxPadded, {0, 0, 0, 0}, {0, 0, hp - covered, wp - coveredW});
@@ -733,8 +749,6 @@ std::string mlir::kiln::whyNoDerivative(Operation *op) {
   for (Type type : types)
     if (TensorEncodingAttr e = getEncoding(type); e && !e.isRowMajor())
       return "values laid out other than row-major have no derivative so far";
-  if (auto conv = llvm::dyn_cast<Conv2dOp>(op); conv && conv.getGroups() != 1)
-    return "grouped convolutions have no derivative so far";
   if (llvm::isa<MaxPool2dOp, AvgPool2dOp>(op) &&
       llvm::cast<BoolAttr>(op->getAttr("ceil_mode")).getValue())
     return "pooling with ceil_mode has no derivative so far";

@@ -466,15 +466,47 @@ save("more_rules", [
     opset=17)
 
 
-# A grouped convolution has no derivative rule yet: differentiating through
-# it is one error naming each such op (two here). No expected values.
-conv_graph = helper.make_graph(
-    [helper.make_node("Conv", ["img", "k1"], ["c1"], name="conv_a", pads=[1, 1, 1, 1], group=2),
-     helper.make_node("Relu", ["c1"], ["r1"]),
-     helper.make_node("Conv", ["r1", "k2"], ["c2"], name="conv_b", group=2),
-     helper.make_node("ReduceMean", ["c2"], ["loss"], keepdims=0)],
-    "convs", [vi("img", T.FLOAT, [1, 2, 6, 6])], [vi("loss", T.FLOAT, [])],
-    [numpy_helper.from_array(rng.standard_normal((4, 1, 3, 3)).astype(np.float32), "k1"),
-     numpy_helper.from_array(rng.standard_normal((2, 2, 3, 3)).astype(np.float32), "k2")])
-onnx.save(helper.make_model(conv_graph, opset_imports=[helper.make_opsetid("", 17)]),
-          os.path.join(OUT, "convs.onnx"))
+# Grouped convolutions: two groups, padded, then a depthwise (4 groups of
+# one channel) strided and dilated one, with a bias.
+group_img = rng.standard_normal((2, 4, 7, 7)).astype(np.float32)
+
+
+def grouped_conv2d(x, w, groups, stride, pad, dilation):
+    cg, kg = x.shape[1] // groups, w.shape[0] // groups
+    return np.concatenate([conv2d(x[:, i * cg:(i + 1) * cg], w[i * kg:(i + 1) * kg], stride, pad,
+                                  dilation) for i in range(groups)], axis=1)
+
+
+def grouped(w):
+    y = grouped_conv2d(group_img, w["g1"], 2, (1, 1), (1, 1, 1, 1), (1, 1))
+    y = np.tanh(y)
+    y = grouped_conv2d(y, w["g2"], 4, (2, 2), (0, 1, 0, 1), (2, 1)) + w["g2b"].reshape(1, -1, 1, 1)
+    return np.mean(y * y)
+
+
+save("grouped", [
+    node("Conv", ["img", "g1"], "c1", pads=[1, 1, 1, 1], group=2),
+    node("Tanh", ["c1"], "t1"),
+    node("Conv", ["t1", "g2", "g2b"], "c2", pads=[0, 1, 0, 1], group=4, strides=[2, 2],
+         dilations=[2, 1]),
+    node("Mul", ["c2", "c2"], "sq"), node("ReduceMean", ["sq"], "loss", keepdims=0)],
+    {"img": group_img},
+    {"g1": rng.standard_normal((4, 2, 3, 3)) * 0.4, "g2": rng.standard_normal((4, 1, 3, 3)) * 0.4,
+     "g2b": rng.standard_normal(4) * 0.1},
+    grouped)
+
+
+# Pooling with ceil_mode has no derivative rule yet: differentiating
+# through it is one error naming each such node (two here). No expected
+# values.
+pool_graph = helper.make_graph(
+    [helper.make_node("Conv", ["img", "k1"], ["c1"], pads=[1, 1, 1, 1]),
+     helper.make_node("MaxPool", ["c1"], ["p1"], name="pool_a", kernel_shape=[2, 2],
+                      strides=[2, 2], ceil_mode=1),
+     helper.make_node("AveragePool", ["p1"], ["p2"], name="pool_b", kernel_shape=[2, 2],
+                      strides=[2, 2], ceil_mode=1),
+     helper.make_node("ReduceMean", ["p2"], ["loss"], keepdims=0)],
+    "pools", [vi("img", T.FLOAT, [1, 2, 7, 7])], [vi("loss", T.FLOAT, [])],
+    [numpy_helper.from_array(rng.standard_normal((2, 2, 3, 3)).astype(np.float32), "k1")])
+onnx.save(helper.make_model(pool_graph, opset_imports=[helper.make_opsetid("", 17)]),
+          os.path.join(OUT, "ceil_pools.onnx"))
