@@ -109,7 +109,8 @@ const char *kHelp =
     "  --profile-sample N  emulate N evenly spaced blocks of each launch and scale the\n"
     "                      counts to the grid (the outputs are then not meaningful)\n"
     "  --steps N           a training step (kilnc --train): run N steps on the inputs,\n"
-    "                      each updating the weights the session keeps; print the loss\n"
+    "                      each updating the weights the session keeps; print the loss,\n"
+    "                      and the time of the first step and the median of the rest\n"
     "  --load-weights F    a training step: start from the weights in F.npz (by name;\n"
     "                      those it lacks keep their values from the executable)\n"
     "  --save-weights F    a training step: write every weight and optimizer state by\n"
@@ -684,9 +685,14 @@ int runMain(int argc, char **argv, std::shared_ptr<const rt::Executable> embedde
   // Run (and benchmark). A training step runs --steps times, printing its
   // loss (its first output) each time.
   rt::Status s = rt::Status::ok();
+  std::vector<double> stepUs;
   for (int step = 1; step <= std::max(o.steps, 1); ++step) {
+    auto start = std::chrono::steady_clock::now();
     if (!(s = (*session)->run()))
       return error(s.message());
+    stepUs.push_back(
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
+            .count());
     if (o.steps) {
       // The loss: a scalar (or, in a file that says otherwise, its summary).
       const rt::TensorSpec &loss = exe->outputs()[0];
@@ -697,6 +703,13 @@ int runMain(int argc, char **argv, std::shared_ptr<const rt::Executable> embedde
       else
         std::printf("step %d: %s\n", step, summary(loss, data).c_str());
     }
+  }
+  if (o.steps > 1) {
+    // (The first step, which makes the run's devices, apart.)
+    std::vector<double> later(stepUs.begin() + 1, stepUs.end());
+    std::nth_element(later.begin(), later.begin() + later.size() / 2, later.end());
+    std::printf("%d steps: the first %.0f us, then a median of %.0f us a step\n", o.steps,
+                stepUs.front(), later[later.size() / 2]);
   }
   if (!o.saveWeights.empty()) {
     std::vector<std::pair<std::string, npy::Array>> arrays;
