@@ -435,8 +435,6 @@ void applyPlan(const JointGraph &graph, const Plan &plan) {
 /// node name up to its last '/' (PyTorch's and tf2onnx's scopes), else the
 /// op's location.
 std::string layerOf(Operation *op) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
   if (auto name = llvm::dyn_cast<NameLoc>(op->getLoc())) {
     StringRef full = name.getName().getValue();
     size_t slash = full.rfind('/');
@@ -444,6 +442,8 @@ std::string layerOf(Operation *op) {
   }
   if (auto file = llvm::dyn_cast<FileLineColLoc>(op->getLoc()))
     return (file.getFilename().getValue() + ":" + llvm::Twine(file.getLine())).str();
+  std::string text;
+  llvm::raw_string_ostream os(text);
   op->getLoc().print(os);
   return text;
 }
@@ -483,9 +483,8 @@ struct KilnRematerializePass
     // Ban recomputation, most FLOPs per byte first; the plans go from
     // "recompute all that can be" (nothing banned) to "save every value the
     // backward reads" (everything banned). Among equals, the last in the
-    // forward pass first: the backward pass reads them first, and the ones
-    // it recomputes then live only through the end of it, a layer at a
-    // time down a stack of layers.
+    // forward pass is saved first: the backward pass reads it first, so
+    // what it recomputes is read later and lives a shorter while.
     SmallVector<Operation *> order(llvm::reverse(graph.candidates));
     llvm::stable_sort(order, [](Operation *a, Operation *b) {
       return flopsOf(a) / double(std::max<int64_t>(1, resultBytes(a))) >
