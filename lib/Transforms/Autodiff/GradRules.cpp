@@ -326,7 +326,16 @@ Grads poolGrads(GradBuilder &b, Operation *op, Value g) {
                     padding = attr("padding"), dilation = attr("dilations");
   ArrayRef<int64_t> in = typeOf(x).getShape(), out = typeOf(g).getShape();
   int64_t n = in[0], c = in[1], h = in[2], w = in[3], p = out[2], q = out[3];
-  int64_t hp = h + padding[0] + padding[2], wp = w + padding[1] + padding[3];
+  // With ceil_mode the last windows may overhang even the padding: those
+  // taps count for nothing (the reference's rule), so the padded input
+  // grows by the overhang, never the maximum and never counted.
+  int64_t overH = std::max<int64_t>(0, (p - 1) * stride[0] + (kernel[0] - 1) * dilation[0] + 1 -
+                                           (h + padding[0] + padding[2]));
+  int64_t overW = std::max<int64_t>(0, (q - 1) * stride[1] + (kernel[1] - 1) * dilation[1] + 1 -
+                                           (w + padding[1] + padding[3]));
+  int64_t hp = h + padding[0] + padding[2] + overH, wp = w + padding[1] + padding[3] + overW;
+  SmallVector<int64_t> low = {0, 0, padding[0], padding[1]},
+                       high = {0, 0, padding[2] + overH, padding[3] + overW};
   auto window = [&](Value padded, int64_t r, int64_t s) {
     return b.slice(padded, {0, 0, r * dilation[0], s * dilation[1]},
                    {n, c, r * dilation[0] + (p - 1) * stride[0] + 1,
@@ -340,19 +349,25 @@ Grads poolGrads(GradBuilder &b, Operation *op, Value g) {
   };
   Value share = g, taken, padded;
   if (max) {
-    padded = b.build<PadOp>(x, {b.named("low", b.builder.getDenseI64ArrayAttr(
-                                                   {0, 0, padding[0], padding[1]})),
-                                b.named("high", b.builder.getDenseI64ArrayAttr(
-                                                    {0, 0, padding[2], padding[3]})),
+    padded = b.build<PadOp>(x, {b.named("low", b.builder.getDenseI64ArrayAttr(low)),
+                                b.named("high", b.builder.getDenseI64ArrayAttr(high)),
                                 b.named("value", b.builder.getF64FloatAttr(-INFINITY))});
     taken = b.splat(typeOf(g), 0);
   } else {
-    // The count each window divided by: its size, or (without
-    // count_include_pad) the entries it read that are not padding.
+    // The count each window divided by: its size, or the entries it read
+    // that are not padding (without count_include_pad), or in the padded
+    // input (with it, where a window overhangs).
     Value count = b.scalar(g, kernel[0] * kernel[1]);
-    if (!llvm::cast<BoolAttr>(op->getAttr("count_include_pad")).getValue()) {
-      Value inside = b.pad(b.splat(typeOf(x), 1), {0, 0, padding[0], padding[1]},
-                           {0, 0, padding[2], padding[3]});
+    bool includePad = llvm::cast<BoolAttr>(op->getAttr("count_include_pad")).getValue();
+    if (!includePad || overH || overW) {
+      Value inside =
+          includePad
+              ? b.pad(b.splat(RankedTensorType::get({n, c, hp - overH, wp - overW},
+                                                    typeOf(x).getElementType(),
+                                                    typeOf(x).getEncoding()),
+                              1),
+                      {0, 0, 0, 0}, {0, 0, overH, overW})
+              : b.pad(b.splat(typeOf(x), 1), low, high);
       count = Value();
       for (int64_t r = 0; r < kernel[0]; ++r)
         for (int64_t s = 0; s < kernel[1]; ++s) {
@@ -749,9 +764,6 @@ std::string mlir::kiln::whyNoDerivative(Operation *op) {
   for (Type type : types)
     if (TensorEncodingAttr e = getEncoding(type); e && !e.isRowMajor())
       return "values laid out other than row-major have no derivative so far";
-  if (llvm::isa<MaxPool2dOp, AvgPool2dOp>(op) &&
-      llvm::cast<BoolAttr>(op->getAttr("ceil_mode")).getValue())
-    return "pooling with ceil_mode has no derivative so far";
   if (auto slice = llvm::dyn_cast<SliceOp>(op); slice && slice.getRunTimeBounds())
     return "slices with bounds read at run time have no derivative so far";
   if (auto scatter = llvm::dyn_cast<ScatterElementsOp>(op);

@@ -87,7 +87,7 @@ std::optional<GradRule> findGradRule(StringRef name);
 void replaceOutputs(func::FuncOp func, ArrayRef<Value> outputs, ArrayRef<StringAttr> names);
 
 /// Why `op`, which has a rule, cannot be differentiated with these
-/// attributes or types (pooling with ceil_mode, a scatter that multiplies, a layout
+/// attributes or types (a scatter that multiplies, a layout
 /// other than row-major); empty if it can.
 std::string whyNoDerivative(Operation *op);
 

@@ -496,17 +496,67 @@ save("grouped", [
     grouped)
 
 
-# Pooling with ceil_mode has no derivative rule yet: differentiating
-# through it is one error naming each such node (two here). No expected
+# Pooling with ceil_mode: the last windows overhang the padded input, and
+# those taps count for nothing (neither maximum nor divisor), as the
+# reference takes them.
+def ceil_pool(x, kernel, stride, pad, reduce, include_pad):
+    h, w = x.shape[2:]
+    hp, wp = h + pad[0] + pad[2], w + pad[1] + pad[3]
+    p = -(-(hp - kernel[0]) // stride[0]) + 1
+    q = -(-(wp - kernel[1]) // stride[1]) + 1
+    out = np.zeros(x.shape[:2] + (p, q))
+    for i in range(p):
+        for j in range(q):
+            rows = [r for r in range(i * stride[0] - pad[0], i * stride[0] - pad[0] + kernel[0])
+                    if r < h + pad[2]]
+            cols = [c for c in range(j * stride[1] - pad[1], j * stride[1] - pad[1] + kernel[1])
+                    if c < w + pad[3]]
+            inside_r = [r for r in rows if 0 <= r < h]
+            inside_c = [c for c in cols if 0 <= c < w]
+            taps = x[:, :, inside_r][:, :, :, inside_c]
+            if reduce == "max":
+                out[:, :, i, j] = taps.max(axis=(2, 3))
+            else:
+                count = len(rows) * len(cols) if include_pad else len(inside_r) * len(inside_c)
+                out[:, :, i, j] = taps.sum(axis=(2, 3)) / count
+    return out
+
+
+ceil_img = rng.standard_normal((1, 2, 7, 7)).astype(np.float32)
+
+
+def ceil_pools(w):
+    c = conv2d(ceil_img, w["k"], (1, 1), (1, 1, 1, 1), (1, 1))
+    m = ceil_pool(c, (2, 2), (2, 2), (0, 0, 0, 0), "max", True)
+    a = ceil_pool(c, (3, 3), (2, 2), (1, 1, 0, 0), "avg", True)
+    b = ceil_pool(c, (2, 2), (2, 2), (0, 0, 0, 0), "avg", False)
+    return np.mean(m * m) + np.mean(a * a) + np.mean(b * b)
+
+
+save("ceil_pools", [
+    node("Conv", ["img", "k"], "c", pads=[1, 1, 1, 1]),
+    node("MaxPool", ["c"], "m", kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1),
+    node("AveragePool", ["c"], "a", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 0, 0],
+         ceil_mode=1, count_include_pad=1),
+    node("AveragePool", ["c"], "b", kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1),
+    node("Mul", ["m", "m"], "m2"), node("ReduceMean", ["m2"], "t1", keepdims=0),
+    node("Mul", ["a", "a"], "a2"), node("ReduceMean", ["a2"], "t2", keepdims=0),
+    node("Mul", ["b", "b"], "b2"), node("ReduceMean", ["b2"], "t3", keepdims=0),
+    node("Sum", ["t1", "t2", "t3"], "loss")],
+    {"img": ceil_img}, {"k": rng.standard_normal((2, 2, 3, 3)) * 0.4}, ceil_pools)
+
+
+# Scatters that multiply have no derivative rule yet: differentiating
+# through them is one error naming each such node (two here). No expected
 # values.
-pool_graph = helper.make_graph(
-    [helper.make_node("Conv", ["img", "k1"], ["c1"], pads=[1, 1, 1, 1]),
-     helper.make_node("MaxPool", ["c1"], ["p1"], name="pool_a", kernel_shape=[2, 2],
-                      strides=[2, 2], ceil_mode=1),
-     helper.make_node("AveragePool", ["p1"], ["p2"], name="pool_b", kernel_shape=[2, 2],
-                      strides=[2, 2], ceil_mode=1),
-     helper.make_node("ReduceMean", ["p2"], ["loss"], keepdims=0)],
-    "pools", [vi("img", T.FLOAT, [1, 2, 7, 7])], [vi("loss", T.FLOAT, [])],
-    [numpy_helper.from_array(rng.standard_normal((2, 2, 3, 3)).astype(np.float32), "k1")])
-onnx.save(helper.make_model(pool_graph, opset_imports=[helper.make_opsetid("", 17)]),
-          os.path.join(OUT, "ceil_pools.onnx"))
+scatter_graph = helper.make_graph(
+    [helper.make_node("ScatterElements", ["data", "idx", "u"], ["s1"], name="scatter_a", axis=0,
+                      reduction="mul"),
+     helper.make_node("ScatterElements", ["s1", "idx", "u"], ["s2"], name="scatter_b", axis=0,
+                      reduction="mul"),
+     helper.make_node("ReduceMean", ["s2"], ["loss"], keepdims=0)],
+    "scatters", [vi("data", T.FLOAT, [3, 4])], [vi("loss", T.FLOAT, [])],
+    [numpy_helper.from_array(rng.standard_normal((2, 4)).astype(np.float32), "u"),
+     numpy_helper.from_array(np.array([[0, 1, 2, 0], [2, 0, 1, 1]], np.int64), "idx")])
+onnx.save(helper.make_model(scatter_graph, opset_imports=[helper.make_opsetid("", 17)]),
+          os.path.join(OUT, "mul_scatters.onnx"))
