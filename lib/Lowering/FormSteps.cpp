@@ -26,10 +26,18 @@ struct KilnFormStepsPass
     : public ::mlir::kiln::impl::KilnFormStepsBase<KilnFormStepsPass> {
   void runOnOperation() override {
     SmallVector<Operation *> work;
-    for (Operation &op : getOperation().getBody().getOps())
+    for (Operation &op : getOperation().getBody().getOps()) {
+      // What a gradient stands for is the ops computing its value: no step
+      // computes it (and the passes before may have changed those ops).
+      if (llvm::isa<GradientOp>(op)) {
+        op.emitError("kiln.gradient must be expanded by kiln-expand-gradients before any other "
+                     "pass (kilnc runs it first)");
+        return signalPassFailure();
+      }
       if (llvm::isa_and_nonnull<KilnDialect>(op.getDialect()) &&
           !llvm::isa<ConstantOp, WeightOp>(op))
         work.push_back(&op);
+    }
     for (Operation *op : work) {
       if (auto fusion = llvm::dyn_cast<FusionOp>(op))
         stepFromRegion(fusion);
