@@ -147,9 +147,11 @@ def step_us(bench, exe, inputs, steps):
     first step apart)."""
     given = [arg for spec in inputs for arg in ("--input", spec)]
     p = subprocess.run([bench.run, exe, *given, "--steps", str(steps), "--threads",
-                        str(bench.threads)], check=True, capture_output=True, text=True,
-                       env=bench.env)
-    return float(re.search(r"a median of ([0-9.]+) us a step", p.stdout).group(1))
+                        str(bench.threads)], capture_output=True, text=True, env=bench.env)
+    m = re.search(r"a median of ([0-9.]+) us a step", p.stdout)
+    if p.returncode != 0 or not m:
+        raise RuntimeError(f"kiln-run --steps {exe} failed:\n{p.stderr[-2000:]}{p.stdout[-2000:]}")
+    return float(m.group(1))
 
 
 def bench_memory_budgets(bench, path, trainable, inputs, runs):

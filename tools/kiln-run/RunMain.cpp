@@ -704,13 +704,11 @@ int runMain(int argc, char **argv, std::shared_ptr<const rt::Executable> embedde
         std::printf("step %d: %s\n", step, summary(loss, data).c_str());
     }
   }
-  if (o.steps > 1) {
-    // (The first step, which makes the run's devices, apart.)
-    std::vector<double> later(stepUs.begin() + 1, stepUs.end());
-    std::nth_element(later.begin(), later.begin() + later.size() / 2, later.end());
+  if (o.steps == 1)
+    std::printf("1 step: %.0f us\n", stepUs.front());
+  else if (o.steps > 1) // (the first, which makes the run's devices, apart)
     std::printf("%d steps: the first %.0f us, then a median of %.0f us a step\n", o.steps,
-                stepUs.front(), later[later.size() / 2]);
-  }
+                stepUs.front(), median(std::vector<double>(stepUs.begin() + 1, stepUs.end())));
   if (!o.saveWeights.empty()) {
     std::vector<std::pair<std::string, npy::Array>> arrays;
     for (size_t k = 0; k < states.size(); ++k) {

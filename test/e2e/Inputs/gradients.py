@@ -466,9 +466,11 @@ save("more_rules", [
     opset=17)
 
 
-# Grouped convolutions: two groups, padded, then a depthwise (4 groups of
-# one channel) strided and dilated one, with a bias.
-group_img = rng.standard_normal((2, 4, 7, 7)).astype(np.float32)
+# Grouped convolutions: two groups of 2 input and 3 output channels,
+# padded, then three groups of 2 and 1, strided and dilated, with a bias,
+# then a depthwise one; the image scaled by a weight first, so that the
+# input's adjoint of each is checked too.
+group_img = rng.standard_normal((2, 4, 9, 9)).astype(np.float32)
 
 
 def grouped_conv2d(x, w, groups, stride, pad, dilation):
@@ -478,21 +480,26 @@ def grouped_conv2d(x, w, groups, stride, pad, dilation):
 
 
 def grouped(w):
-    y = grouped_conv2d(group_img, w["g1"], 2, (1, 1), (1, 1, 1, 1), (1, 1))
+    y = grouped_conv2d(group_img * w["scale"].reshape(1, -1, 1, 1), w["g1"], 2, (1, 1),
+                       (1, 1, 1, 1), (1, 1))
     y = np.tanh(y)
-    y = grouped_conv2d(y, w["g2"], 4, (2, 2), (0, 1, 0, 1), (2, 1)) + w["g2b"].reshape(1, -1, 1, 1)
+    y = grouped_conv2d(y, w["g2"], 3, (2, 1), (0, 1, 0, 1), (2, 1)) + w["g2b"].reshape(1, -1, 1, 1)
+    y = grouped_conv2d(y, w["g3"], 3, (1, 1), (1, 1, 1, 1), (1, 1))
     return np.mean(y * y)
 
 
 save("grouped", [
-    node("Conv", ["img", "g1"], "c1", pads=[1, 1, 1, 1], group=2),
+    node("Mul", ["img", "scale"], "scaled"),
+    node("Conv", ["scaled", "g1"], "c1", pads=[1, 1, 1, 1], group=2),
     node("Tanh", ["c1"], "t1"),
-    node("Conv", ["t1", "g2", "g2b"], "c2", pads=[0, 1, 0, 1], group=4, strides=[2, 2],
+    node("Conv", ["t1", "g2", "g2b"], "c2", pads=[0, 1, 0, 1], group=3, strides=[2, 1],
          dilations=[2, 1]),
-    node("Mul", ["c2", "c2"], "sq"), node("ReduceMean", ["sq"], "loss", keepdims=0)],
+    node("Conv", ["c2", "g3"], "c3", pads=[1, 1, 1, 1], group=3),
+    node("Mul", ["c3", "c3"], "sq"), node("ReduceMean", ["sq"], "loss", keepdims=0)],
     {"img": group_img},
-    {"g1": rng.standard_normal((4, 2, 3, 3)) * 0.4, "g2": rng.standard_normal((4, 1, 3, 3)) * 0.4,
-     "g2b": rng.standard_normal(4) * 0.1},
+    {"scale": (1 + rng.standard_normal(4) * 0.1).reshape(4, 1, 1),
+     "g1": rng.standard_normal((6, 2, 3, 3)) * 0.4, "g2": rng.standard_normal((3, 2, 3, 3)) * 0.4,
+     "g2b": rng.standard_normal(3) * 0.1, "g3": rng.standard_normal((3, 1, 3, 3)) * 0.4},
     grouped)
 
 
