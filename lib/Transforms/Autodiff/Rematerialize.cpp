@@ -55,6 +55,8 @@ namespace {
 constexpr int64_t kInfinite = std::numeric_limits<int64_t>::max() / 4;
 /// The most plans compared (each a minimum cut and a peak estimate).
 constexpr size_t kMaxCuts = 64;
+/// Recomputing per reader, at most this many clones per forward op.
+constexpr int64_t kMaxClonesPerForwardOp = 4;
 
 /// Bytes of a statically shaped tensor (an i1 element takes a byte).
 int64_t valueBytes(Value v) {
@@ -212,6 +214,10 @@ private:
 struct Plan {
   llvm::DenseSet<Operation *> saved, recomputed;
   int64_t savedBytes = 0;
+  /// Each backward reader recomputes what it needs itself, instead of one
+  /// clone per recomputed op shared by all its readers.
+  bool perReader = false;
+  int64_t clones = 0; ///< ops cloned
   double recomputedFlops = 0;
   int64_t peakBytes = 0; ///< live bytes at the worst point, in program order
 };
@@ -312,7 +318,6 @@ Plan cutPlan(const JointGraph &graph, const llvm::DenseSet<Operation *> &banned)
     Operation *op = work.pop_back_val();
     if (!plan.recomputed.insert(op).second)
       continue;
-    plan.recomputedFlops += flopsOf(op);
     for (Value operand : op->getOperands())
       if (!JointGraph::isFree(operand) && !plan.saved.contains(operand.getDefiningOp()))
         work.push_back(operand.getDefiningOp());
@@ -331,16 +336,136 @@ bool fusesIntoReaders(Operation *op, ArrayRef<Operation *> readers, bool crosses
          (distinct.size() == 1 || fusion::isCheapToDuplicate(op));
 }
 
+/// Where recomputation happens: each clone (of `op`, made at `time`, last
+/// read at `last`, by `readers`), and until when clones read each value
+/// that is not recomputed. An op at position p in the body runs at time
+/// p * kTicks; clones run in the ticks just before the op they serve, each
+/// before its readers.
+struct CloneSite {
+  Operation *op;
+  int64_t time, last;
+  SmallVector<Operation *> readers;
+};
+struct Schedule {
+  SmallVector<CloneSite> clones;
+  llvm::DenseMap<Operation *, int64_t> readByClonesUntil;
+  double flops = 0;
+};
+
+constexpr int64_t kTicks = int64_t(1) << 20;
+
+int64_t timeOf(const JointGraph &graph, Operation *op) {
+  return graph.position.lookup(op) * kTicks;
+}
+
+bool isBackwardOp(const JointGraph &graph, Operation *op) {
+  return graph.position.count(op) && !graph.forwardIndex.count(op);
+}
+
+/// One clone per recomputed op, just before the first backward op that
+/// reads it (or a clone of its readers), shared by all its readers.
+Schedule scheduleShared(const JointGraph &graph, const Plan &plan) {
+  const int64_t end = (int64_t(graph.position.size()) + 1) * kTicks;
+  Schedule schedule;
+  llvm::DenseMap<Operation *, int64_t> cloneTime;
+  for (Operation *op : llvm::reverse(graph.forward)) {
+    if (!plan.recomputed.contains(op))
+      continue;
+    CloneSite site{op, end, 0, {}};
+    for (Operation *user : op->getUsers()) {
+      int64_t t;
+      if (plan.recomputed.contains(user))
+        t = cloneTime.lookup(user);
+      else if (isBackwardOp(graph, user))
+        t = timeOf(graph, user);
+      else
+        continue; // a forward reader reads the original
+      site.readers.push_back(user);
+      site.time = std::min(site.time, t - 1);
+      site.last = std::max(site.last, t);
+    }
+    cloneTime[op] = site.time;
+    schedule.flops += flopsOf(op);
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp();
+          def && !JointGraph::isFree(operand) && !plan.recomputed.contains(def))
+        schedule.readByClonesUntil[def] =
+            std::max(schedule.readByClonesUntil.lookup(def), site.time);
+    schedule.clones.push_back(std::move(site));
+  }
+  return schedule;
+}
+
+/// The recomputed ops `reader` needs (its recomputed operands, theirs, and
+/// so on down to saved values), in program order.
+SmallVector<Operation *> chainFor(Operation *reader, const JointGraph &graph, const Plan &plan) {
+  llvm::DenseSet<Operation *> seen;
+  SmallVector<Operation *> work, chain;
+  for (Value operand : reader->getOperands())
+    if (Operation *def = operand.getDefiningOp(); def && plan.recomputed.contains(def))
+      work.push_back(def);
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    if (!seen.insert(op).second)
+      continue;
+    chain.push_back(op);
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp(); def && plan.recomputed.contains(def))
+        work.push_back(def);
+  }
+  llvm::sort(chain, [&](Operation *a, Operation *b) {
+    return graph.position.lookup(a) < graph.position.lookup(b);
+  });
+  return chain;
+}
+
+/// Each backward op recomputes what it needs just before itself, its
+/// clones read by it alone: recomputing more, holding nothing between
+/// readers. Fails past `maxClones` clones.
+FailureOr<Schedule> schedulePerReader(const JointGraph &graph, const Plan &plan,
+                                      int64_t maxClones) {
+  Schedule schedule;
+  for (Operation *reader : graph.backward) {
+    SmallVector<Operation *> chain = chainFor(reader, graph, plan);
+    if (chain.empty())
+      continue;
+    if (int64_t(schedule.clones.size() + chain.size()) > maxClones)
+      return failure();
+    // The chain's clones in its order, in the ticks before the reader.
+    int64_t at = timeOf(graph, reader);
+    llvm::DenseMap<Operation *, int64_t> tick;
+    for (auto [k, op] : llvm::enumerate(chain))
+      tick[op] = at - int64_t(chain.size() - k);
+    for (Operation *op : chain) {
+      CloneSite site{op, tick[op], tick[op], {}};
+      for (Operation *user : op->getUsers())
+        if (tick.count(user)) {
+          site.readers.push_back(user);
+          site.last = std::max(site.last, tick[user]);
+        }
+      if (llvm::any_of(reader->getOperands(),
+                       [&](Value v) { return v.getDefiningOp() == op; })) {
+        site.readers.push_back(reader);
+        site.last = at;
+      }
+      schedule.flops += flopsOf(op);
+      for (Value operand : op->getOperands())
+        if (Operation *def = operand.getDefiningOp();
+            def && !JointGraph::isFree(operand) && !plan.recomputed.contains(def))
+          schedule.readByClonesUntil[def] =
+              std::max(schedule.readByClonesUntil.lookup(def), tick[op]);
+      schedule.clones.push_back(std::move(site));
+    }
+  }
+  return schedule;
+}
+
 /// The most bytes alive at once when the function runs in program order
-/// under `plan`: each recomputed op cloned once, just before the first
-/// backward op that reads it (times are twice the op's position; clones
-/// come at the odd time before their reader). Values loop fusion keeps in
-/// registers count nothing.
-int64_t estimatePeak(Block &body, const JointGraph &graph, const Plan &plan) {
-  const int64_t end = 2 * int64_t(graph.position.size()) + 2;
-  auto isBackward = [&](Operation *op) {
-    return graph.position.count(op) && !graph.forwardIndex.count(op);
-  };
+/// under `plan`, its clones where `schedule` puts them. Values loop fusion
+/// keeps in registers count nothing.
+int64_t estimatePeak(Block &body, const JointGraph &graph, const Plan &plan,
+                     const Schedule &schedule) {
+  const int64_t end = (int64_t(graph.position.size()) + 1) * kTicks;
   std::map<int64_t, int64_t> delta; // time -> change of live bytes
   auto live = [&](Operation *op, int64_t from, int64_t to, ArrayRef<Operation *> readers,
                   bool crossesPasses) {
@@ -349,38 +474,16 @@ int64_t estimatePeak(Block &body, const JointGraph &graph, const Plan &plan) {
     delta[from] += resultBytes(op);
     delta[std::max(from, to) + 1] -= resultBytes(op);
   };
-
-  // Clones, from the last: each comes before its first reader, a backward
-  // op or another clone, and reads the clones of recomputed operands.
-  llvm::DenseMap<Operation *, int64_t> cloneTime;
-  for (Operation *op : llvm::reverse(graph.forward)) {
-    if (!plan.recomputed.contains(op))
-      continue;
-    int64_t first = end, last = 0;
-    SmallVector<Operation *> readers;
-    for (Operation *user : op->getUsers()) {
-      int64_t t;
-      if (plan.recomputed.contains(user))
-        t = cloneTime.lookup(user);
-      else if (isBackward(user))
-        t = 2 * graph.position.lookup(user);
-      else
-        continue; // a forward reader reads the original
-      readers.push_back(user);
-      first = std::min(first, t % 2 ? t : t - 1);
-      last = std::max(last, t);
-    }
-    cloneTime[op] = first;
-    live(op, first, last, readers, /*crossesPasses=*/false);
-  }
-  // The function's own ops: a recomputed op's backward readers read its
-  // clone; a clone reads the saved values.
+  for (const CloneSite &site : schedule.clones)
+    live(site.op, site.time, site.last, site.readers, /*crossesPasses=*/false);
+  // The function's own ops: a recomputed op's backward readers read a
+  // clone; clones read the saved values.
   for (Operation &op : body.without_terminator()) {
     if (llvm::isa<WeightOp, ConstantOp>(op))
       continue;
     bool recomputed = plan.recomputed.contains(&op);
     bool forward = graph.forwardIndex.count(&op), crossesPasses = false;
-    int64_t last = 2 * graph.position.lookup(&op);
+    int64_t last = timeOf(graph, &op);
     SmallVector<Operation *> readers;
     for (Operation *user : op.getUsers()) {
       if (!graph.position.count(user)) {
@@ -388,17 +491,18 @@ int64_t estimatePeak(Block &body, const JointGraph &graph, const Plan &plan) {
         readers.push_back(user);
         continue;
       }
-      if (recomputed && isBackward(user))
+      if (recomputed && isBackwardOp(graph, user))
         continue;
       // (A saved value: read by the backward pass, or by a clone there.)
-      crossesPasses |=
-          forward && (isBackward(user) || (!recomputed && plan.recomputed.contains(user)));
+      crossesPasses |= forward && isBackwardOp(graph, user);
       readers.push_back(user);
-      last = std::max(last, 2 * graph.position.lookup(user));
-      if (!recomputed && plan.recomputed.contains(user))
-        last = std::max(last, cloneTime.lookup(user));
+      last = std::max(last, timeOf(graph, user));
     }
-    live(&op, 2 * graph.position.lookup(&op), last, readers, crossesPasses);
+    if (auto it = schedule.readByClonesUntil.find(&op); it != schedule.readByClonesUntil.end()) {
+      crossesPasses |= forward;
+      last = std::max(last, it->second);
+    }
+    live(&op, timeOf(graph, &op), last, readers, crossesPasses);
   }
 
   int64_t current = 0, peak = 0;
@@ -409,26 +513,29 @@ int64_t estimatePeak(Block &body, const JointGraph &graph, const Plan &plan) {
   return peak;
 }
 
-/// Clones the recomputed ops before their first backward readers and
-/// points those readers at the clones.
+/// Clones the recomputed ops before their backward readers, where
+/// scheduleShared or schedulePerReader put them, and points those readers
+/// at the clones.
 void applyPlan(const JointGraph &graph, const Plan &plan) {
-  IRMapping clones;
-  std::function<void(Operation *, Operation *)> recompute = [&](Operation *op, Operation *before) {
-    if (clones.contains(op))
-      return;
-    for (Value operand : op->getOperands())
-      if (Operation *def = operand.getDefiningOp(); def && plan.recomputed.contains(def))
-        recompute(def, before);
-    OpBuilder builder(before);
-    Operation *clone = builder.clone(*op, clones);
-    clones.map(op, clone);
-  };
-  for (Operation *op : graph.backward)
-    for (OpOperand &use : op->getOpOperands())
+  IRMapping shared;
+  for (Operation *reader : graph.backward) {
+    IRMapping own;
+    IRMapping &clones = plan.perReader ? own : shared;
+    std::function<void(Operation *)> recompute = [&](Operation *op) {
+      if (clones.contains(op))
+        return;
+      for (Value operand : op->getOperands())
+        if (Operation *def = operand.getDefiningOp(); def && plan.recomputed.contains(def))
+          recompute(def);
+      OpBuilder builder(reader);
+      clones.map(op, builder.clone(*op, clones));
+    };
+    for (OpOperand &use : reader->getOpOperands())
       if (Operation *def = use.get().getDefiningOp(); def && plan.recomputed.contains(def)) {
-        recompute(def, op);
+        recompute(def);
         use.set(clones.lookup(use.get()));
       }
+  }
 }
 
 /// The layer a value belongs to, as the user's model names it: an ONNX
@@ -501,10 +608,29 @@ struct KilnRematerializePass
       if (k % stride != 0 && k != order.size())
         continue;
       Plan plan = cutPlan(graph, banned);
-      plan.peakBytes = estimatePeak(body, graph, plan);
-      // Kept only if it saves less and peaks no higher than the last kept.
+      Schedule schedule = scheduleShared(graph, plan);
+      plan.peakBytes = estimatePeak(body, graph, plan, schedule);
+      plan.clones = schedule.clones.size();
+      plan.recomputedFlops = schedule.flops;
+      // Recomputing per reader, if that peaks lower (within a bound on
+      // the clones: a long chain recomputed for every reader grows
+      // quadratically).
+      if (!plan.recomputed.empty())
+        if (FailureOr<Schedule> each = schedulePerReader(
+                graph, plan, kMaxClonesPerForwardOp * int64_t(graph.forward.size()));
+            succeeded(each)) {
+          int64_t peak = estimatePeak(body, graph, plan, *each);
+          if (peak < plan.peakBytes) {
+            plan.perReader = true;
+            plan.peakBytes = peak;
+            plan.clones = each->clones.size();
+            plan.recomputedFlops = each->flops;
+          }
+        }
+      // Kept only if it saves less and peaks lower than the last kept
+      // (recomputing costs time: for nothing, if the peak stays).
       if (chain.empty() ||
-          (plan.savedBytes < chain.back().savedBytes && plan.peakBytes <= chain.back().peakBytes))
+          (plan.savedBytes < chain.back().savedBytes && plan.peakBytes < chain.back().peakBytes))
         chain.push_back(std::move(plan));
     }
     // As PyTorch's activation memory budget: a fraction of the bytes
@@ -528,8 +654,10 @@ struct KilnRematerializePass
         << chosen.savedBytes << " bytes for the backward pass (" << chosen.saved.size()
         << (chosen.saved.size() == 1 ? " value; " : " values; ") << least.savedBytes
         << " at the least, " << most.savedBytes << " recomputing nothing), recomputes "
-        << chosen.recomputed.size() << (chosen.recomputed.size() == 1 ? " op (" : " ops (")
-        << int64_t(chosen.recomputedFlops) << " FLOPs); estimated peak " << chosen.peakBytes
+        << chosen.clones << (chosen.clones == 1 ? " op (" : " ops (")
+        << int64_t(chosen.recomputedFlops) << " FLOPs"
+        << (chosen.perReader ? ", each backward op its own" : "") << "); estimated peak "
+        << chosen.peakBytes
         << " bytes live (" << least.peakBytes << " to " << most.peakBytes << ")";
     // Layers in the order the forward pass reaches them.
     SmallVector<Operation *> saved(chosen.saved.begin(), chosen.saved.end());
