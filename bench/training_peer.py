@@ -155,25 +155,29 @@ def step_us(bench, exe, inputs, steps):
 
 
 def bench_memory_budgets(bench, path, trainable, inputs, runs):
-    """The encoder block's training step (Adam) at memory budgets 1, 0.5
-    and 0: its time against budget 1's in the same run, and the plan:
-    kernels, bytes moved, the arena's peak, bytes saved for the backward
-    pass, FLOPs recomputed."""
-    print("training steps of the encoder block by memory budget", flush=True)
-    base_us = None
-    for budget in (1, 0.5, 0):
-        exe = f"{path}.budget-{budget}.kx"
-        _, _, _, report = bench.compile(path, exe, "--train=loss", "--optimizer=adam",
-                                        "--lr=0.001", *trainable, f"--memory-budget={budget}",
-                                        "--fusion-report")
-        kernels = re.search(r"graph ops in (\d+) kernels", report).group(1)
-        plan = re.search(r"arena (\d+) bytes peak.*; (\d+) bytes moved", report)
-        remat = re.search(r"saves (\d+) bytes for the backward pass .*\((\d+) FLOPs\)", report)
-        us = step_us(bench, exe, [f"{k}=random:{i + 1}" for i, k in enumerate(inputs)],
-                     steps=runs + 1)
-        base_us = base_us or us
-        bench.row("training", f"encoder block, budget {budget}", "Adam training step",
-                  f"{us:.0f}", "us", peer=f"{base_us:.0f}", ratio=f"{us / base_us:.2f}x",
-                  status=f"against budget 1; {kernels} kernels, {plan.group(2)} bytes moved, "
-                         f"arena {plan.group(1)} bytes, saves {remat.group(1)} bytes, "
-                         f"recomputes {remat.group(2)} FLOPs")
+    """The encoder block's gradients and its Adam training step at memory
+    budgets 1, 0.5 and 0: time against budget 1's in the same run, and the
+    plan: kernels, bytes moved, the arena's peak, bytes saved for the
+    backward pass, FLOPs recomputed."""
+    print("the encoder block by memory budget", flush=True)
+    given = [f"{k}=random:{i + 1}" for i, k in enumerate(inputs)]
+    for metric, flags, time_us in (
+            ("loss and gradients", ["--grad=loss"],
+             lambda exe: bench.run_median_us(exe, runs=runs, inputs=given)),
+            ("Adam training step", ["--train=loss", "--optimizer=adam", "--lr=0.001"],
+             lambda exe: step_us(bench, exe, given, steps=runs + 1))):
+        base_us = None
+        for budget in (1, 0.5, 0):
+            exe = f"{path}.{flags[0][2:6]}-budget-{budget}.kx"
+            _, _, _, report = bench.compile(path, exe, *flags, *trainable,
+                                            f"--memory-budget={budget}", "--fusion-report")
+            kernels = re.search(r"graph ops in (\d+) kernels", report).group(1)
+            plan = re.search(r"arena (\d+) bytes peak.*; (\d+) bytes moved", report)
+            remat = re.search(r"saves (\d+) bytes for the backward pass .*\((\d+) FLOPs", report)
+            us = time_us(exe)
+            base_us = base_us or us
+            bench.row("training", f"encoder block, budget {budget}", metric, f"{us:.0f}", "us",
+                      peer=f"{base_us:.0f}", ratio=f"{us / base_us:.2f}x",
+                      status=f"against budget 1; {kernels} kernels, {plan.group(2)} bytes "
+                             f"moved, arena {plan.group(1)} bytes, saves {remat.group(1)} "
+                             f"bytes, recomputes {remat.group(2)} FLOPs")
