@@ -107,9 +107,11 @@ def KilnRematerialize : Pass<"kiln-remat", "func::FuncOp"> {
     saved values, inputs and weights. The choice is a minimum cut over the
     forward graph (AOTAutograd's partitioner), each value's bytes its cost,
     with recomputation of the ops worth the most FLOPs per byte banned
-    first (matmuls, convolutions, reductions before elementwise ops). Plans
-    are kept in a chain along which the saved bytes and the estimated peak
-    of live values both fall; `budget` F takes the first, from "save
+    first (matmuls, convolutions, reductions before elementwise ops); each
+    plan recomputes once for all readers or once per backward reader,
+    whichever peaks lower. Plans are kept in a chain along which the saved
+    bytes and the estimated peak of live values both fall (the peak by more
+    than 5%); `budget` F takes the first, from "save
     everything the backward reads, recompute nothing" (F = 1), whose saved
     bytes are at most F times those (PyTorch's activation memory budget),
     else the last: a smaller budget never saves more nor peaks higher.

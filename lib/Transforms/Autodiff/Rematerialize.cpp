@@ -4,7 +4,7 @@
 // values the backward pass reads saved and which it recomputes. Saving
 // keeps a value alive from the forward pass to its last backward reader;
 // recomputing clones its producer (and the producers it needs in turn)
-// just before the first backward reader, from saved values, inputs and
+// just before a backward reader, from saved values, inputs and
 // weights, which are alive anyway and cost nothing.
 //
 // As AOTAutograd's min-cut partitioner: each forward op is an edge in -> out
@@ -14,8 +14,10 @@
 // cut is the cheapest set of values to save. Banning ops one at a time, the
 // ones worth the most FLOPs per byte first (matmuls, convolutions,
 // reductions before elementwise ops), gives plans from "save the fewest
-// bytes" to "save everything, recompute nothing"; each plan's peak of live
-// bytes is estimated in program order. The plans kept form a chain along
+// bytes" to "save everything, recompute nothing". Each plan recomputes
+// either once, shared by every backward reader, or once per reader
+// (holding nothing between readers), whichever peak of live bytes,
+// estimated in program order, is lower. The plans kept form a chain along
 // which the saved bytes and the estimated peak both fall, and the budget
 // picks the first whose saved bytes are within it: a smaller budget never
 // raises either.
