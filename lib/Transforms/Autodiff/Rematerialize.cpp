@@ -57,11 +57,12 @@ namespace {
 constexpr int64_t kInfinite = std::numeric_limits<int64_t>::max() / 4;
 /// The most plans compared (each a minimum cut and a peak estimate).
 constexpr size_t kMaxCuts = 64;
-/// Recomputing per reader, at most this many clones per forward op.
+/// Recomputing per reader, at most this many times as many clones as
+/// forward ops, in all (one op may be cloned more often than that).
 constexpr int64_t kMaxClonesPerForwardOp = 4;
 /// A plan must lower the estimated peak by more than 1/kPeakMargin of it:
-/// the arena after fusion and placement differs from the estimate by a few
-/// percent (measured: 4% to 20% above it), so smaller steps could rise.
+/// the arena after fusion and placement differs from the estimate
+/// (measured: 4% to 45% above it), so a step smaller than that could rise.
 constexpr int64_t kPeakMargin = 20;
 
 /// Bytes of a statically shaped tensor (an i1 element takes a byte).
@@ -435,7 +436,8 @@ FailureOr<Schedule> schedulePerReader(const JointGraph &graph, const Plan &plan,
     SmallVector<Operation *> chain = chainFor(reader, graph, plan);
     if (chain.empty())
       continue;
-    if (int64_t(schedule.clones.size() + chain.size()) > maxClones)
+    if (int64_t(schedule.clones.size() + chain.size()) > maxClones ||
+        int64_t(chain.size()) >= kTicks)
       return failure();
     // The chain's clones in its order, in the ticks before the reader.
     int64_t at = timeOf(graph, reader);
@@ -525,21 +527,29 @@ int64_t estimatePeak(Block &body, const JointGraph &graph, const Plan &plan,
 void applyPlan(const JointGraph &graph, const Plan &plan) {
   IRMapping shared;
   for (Operation *reader : graph.backward) {
-    IRMapping own;
-    IRMapping &clones = plan.perReader ? own : shared;
+    OpBuilder builder(reader);
+    if (plan.perReader) {
+      // The chain in program order, as schedulePerReader timed it.
+      IRMapping own;
+      for (Operation *op : chainFor(reader, graph, plan))
+        builder.clone(*op, own);
+      for (OpOperand &use : reader->getOpOperands())
+        if (Value clone = own.lookupOrNull(use.get()))
+          use.set(clone);
+      continue;
+    }
     std::function<void(Operation *)> recompute = [&](Operation *op) {
-      if (clones.contains(op))
+      if (shared.contains(op))
         return;
       for (Value operand : op->getOperands())
         if (Operation *def = operand.getDefiningOp(); def && plan.recomputed.contains(def))
           recompute(def);
-      OpBuilder builder(reader);
-      clones.map(op, builder.clone(*op, clones));
+      shared.map(op, builder.clone(*op, shared));
     };
     for (OpOperand &use : reader->getOpOperands())
       if (Operation *def = use.get().getDefiningOp(); def && plan.recomputed.contains(def)) {
         recompute(def);
-        use.set(clones.lookup(use.get()));
+        use.set(shared.lookup(use.get()));
       }
   }
 }
@@ -618,15 +628,15 @@ struct KilnRematerializePass
       plan.peakBytes = estimatePeak(body, graph, plan, schedule);
       plan.clones = schedule.clones.size();
       plan.recomputedFlops = schedule.flops;
-      // Recomputing per reader, if that peaks lower (within a bound on
-      // the clones: a long chain recomputed for every reader grows
-      // quadratically).
+      // Recomputing per reader, if that peaks lower by more than the
+      // estimate's error (within a bound on the clones: a long chain
+      // recomputed for every reader grows quadratically).
       if (!plan.recomputed.empty())
         if (FailureOr<Schedule> each = schedulePerReader(
                 graph, plan, kMaxClonesPerForwardOp * int64_t(graph.forward.size()));
             succeeded(each)) {
           int64_t peak = estimatePeak(body, graph, plan, *each);
-          if (peak < plan.peakBytes) {
+          if (peak < plan.peakBytes - plan.peakBytes / kPeakMargin) {
             plan.perReader = true;
             plan.peakBytes = peak;
             plan.clones = each->clones.size();
