@@ -34,11 +34,6 @@ using namespace mlir::kiln;
 
 namespace {
 
-bool isFloatTensor(Value v) {
-  auto type = llvm::dyn_cast<RankedTensorType>(v.getType());
-  return type && llvm::isa<FloatType>(type.getElementType());
-}
-
 struct KilnGradPass : public ::mlir::kiln::impl::KilnGradBase<KilnGradPass> {
   using Base::Base;
 

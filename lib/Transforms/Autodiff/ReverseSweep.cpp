@@ -13,12 +13,12 @@
 using namespace mlir;
 using namespace mlir::kiln;
 
-namespace {
-
-bool isFloatTensor(Value v) {
+bool mlir::kiln::isFloatTensor(Value v) {
   auto type = llvm::dyn_cast<RankedTensorType>(v.getType());
   return type && llvm::isa<FloatType>(type.getElementType());
 }
+
+namespace {
 
 /// Whether the sweep differentiates `op`: it has an active operand, a
 /// result that `reaches` says the output depends on, and a derivative (ops

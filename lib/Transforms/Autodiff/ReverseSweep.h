@@ -36,6 +36,9 @@ struct SweepRequest {
   std::string hint;
 };
 
+/// Whether `v` is a tensor of floats: what has an adjoint.
+bool isFloatTensor(Value v);
+
 /// The adjoint of each source (null where `output` does not depend on
 /// it). Fails after an error per op without a derivative, at its location,
 /// and one at `errorAt` counting them; or when a rule fails to build.
