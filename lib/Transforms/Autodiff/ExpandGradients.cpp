@@ -8,7 +8,6 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "GradRules.h"
 #include "ReverseSweep.h"
 
 #include "kiln/IR/KilnOps.h"
@@ -53,18 +52,8 @@ struct KilnExpandGradientsPass
       FailureOr<SmallVector<Value>> adjoints = reverseSweep(body, request, gradient);
       if (failed(adjoints))
         return signalPassFailure();
-      // Zeros where the value does not depend on a source.
-      OpBuilder builder(gradient);
-      bool buildFailed = false;
-      for (auto [result, adjoint] : llvm::zip(gradient.getGrads(), *adjoints)) {
-        if (!adjoint) {
-          GradBuilder b(builder, gradient.getLoc(), buildFailed);
-          adjoint = b.splat(llvm::cast<RankedTensorType>(result.getType()), 0.0);
-        }
+      for (auto [result, adjoint] : llvm::zip(gradient.getGrads(), *adjoints))
         result.replaceAllUsesWith(adjoint);
-      }
-      if (buildFailed)
-        return signalPassFailure();
       gradient.erase();
     }
   }

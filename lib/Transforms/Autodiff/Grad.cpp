@@ -94,15 +94,10 @@ struct KilnGradPass : public ::mlir::kiln::impl::KilnGradBase<KilnGradPass> {
 
     // The outputs: the loss, then each weight's gradient (zeros for a
     // weight the loss does not depend on).
-    OpBuilder builder(ret);
-    bool failed = false;
+    Builder builder(&getContext());
     SmallVector<Value> outputs = {loss};
     SmallVector<StringAttr> names = {builder.getStringAttr(this->loss)};
     for (auto [weight, g] : llvm::zip(weights, *adjoints)) {
-      if (!g) {
-        GradBuilder b(builder, weight.getLoc(), failed);
-        g = b.splat(llvm::cast<RankedTensorType>(weight.getType()), 0.0);
-      }
       outputs.push_back(g);
       names.push_back(builder.getStringAttr("grad." + weight.getName()));
     }

@@ -118,10 +118,17 @@ FailureOr<SmallVector<Value>> mlir::kiln::reverseSweep(Block &body, const SweepR
         it->second = b.build<AddOp>({it->second, grad});
     }
   }
+  // Zeros for a source the output does not depend on.
+  SmallVector<Value> adjoints;
+  for (Value source : request.sources) {
+    Value g = adjoint.lookup(source);
+    if (!g) {
+      GradBuilder b(builder, source.getLoc(), failed);
+      g = b.splat(llvm::cast<RankedTensorType>(source.getType()), 0.0);
+    }
+    adjoints.push_back(g);
+  }
   if (failed)
     return failure();
-  SmallVector<Value> adjoints;
-  for (Value source : request.sources)
-    adjoints.push_back(adjoint.lookup(source));
   return adjoints;
 }

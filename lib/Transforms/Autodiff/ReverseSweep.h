@@ -39,8 +39,8 @@ struct SweepRequest {
 /// Whether `v` is a tensor of floats: what has an adjoint.
 bool isFloatTensor(Value v);
 
-/// The adjoint of each source (null where `output` does not depend on
-/// it). Fails after an error per op without a derivative, at its location,
+/// The adjoint of each source (zeros where `output` does not depend on
+/// it), built before `end`. Fails after an error per op without a derivative, at its location,
 /// and one at `errorAt` counting them; or when a rule fails to build.
 FailureOr<SmallVector<Value>> reverseSweep(Block &body, const SweepRequest &request,
                                            Operation *errorAt);
