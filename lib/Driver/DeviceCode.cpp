@@ -71,7 +71,7 @@ std::string transferBytes(func::FuncOp plan) {
     if (!llvm::isa<mlir::kiln::TransferOp>(first) || step.getKind())
       continue;
     for (Value result : step.getResults()) {
-      bytes += tensorBytes(result.getType(), symbols);
+      bytes += mlir::kiln::tensorBytes(result.getType(), symbols);
       symbolic |= mlir::kiln::hasSymbolicSizes(result.getType());
     }
   }

@@ -16,19 +16,6 @@ using namespace mlir;
 namespace kiln {
 namespace driver {
 
-/// Bytes of a value; of a value of symbolic size, at the largest sizes
-/// (0 for one sized by values read at run time, whose ranges are bounds).
-int64_t tensorBytes(Type type, llvm::ArrayRef<mlir::kiln::SizeSymbol> symbols) {
-  auto tensor = llvm::cast<RankedTensorType>(type);
-  int64_t bytes = 0;
-  if (mlir::kiln::usesComputedSymbols(type, symbols) ||
-      __builtin_mul_overflow(mlir::kiln::maxElements(tensor, symbols).value_or(0),
-                             std::max<int64_t>(1, (tensor.getElementTypeBitWidth() + 7) / 8),
-                             &bytes))
-    return 0;
-  return bytes;
-}
-
 /// a + b, or INT64_MAX past it (sizes at the ranges' largest values).
 static int64_t addSaturated(int64_t a, int64_t b) {
   int64_t sum;
@@ -39,7 +26,7 @@ void reportPlans(ModuleOp module, llvm::raw_ostream &os) {
   for (auto func : module.getOps<func::FuncOp>()) {
     int64_t steps = 0, events = 0, moved = 0;
     SmallVector<mlir::kiln::SizeSymbol> symbols = mlir::kiln::getSizeSymbols(func);
-    auto bytes = [&](Type type) { return tensorBytes(type, symbols); };
+    auto bytes = [&](Type type) { return mlir::kiln::tensorBytes(type, symbols); };
     func.walk([&](mlir::kiln::exec::StepOp step) {
       ++steps;
       events += step.getEvent().has_value();

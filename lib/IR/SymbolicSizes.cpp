@@ -345,6 +345,17 @@ mlir::kiln::sizeRange(AffineExpr size, ArrayRef<SizeSymbol> symbols) {
   }
 }
 
+int64_t mlir::kiln::tensorBytes(Type type, ArrayRef<SizeSymbol> symbols) {
+  auto tensor = llvm::cast<RankedTensorType>(type);
+  int64_t bytes = 0;
+  if (usesComputedSymbols(type, symbols) ||
+      __builtin_mul_overflow(maxElements(tensor, symbols).value_or(0),
+                             std::max<int64_t>(1, (tensor.getElementTypeBitWidth() + 7) / 8),
+                             &bytes))
+    return 0;
+  return bytes;
+}
+
 std::optional<int64_t> mlir::kiln::maxElements(RankedTensorType type,
                                                ArrayRef<SizeSymbol> symbols) {
   int64_t elements = 1;

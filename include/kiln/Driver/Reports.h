@@ -30,10 +30,6 @@ void reportFusion(mlir::ModuleOp module, llvm::raw_ostream &os);
 /// conversions left at the model's boundary and the bytes they move.
 void reportLayouts(mlir::ModuleOp module, llvm::raw_ostream &os);
 
-/// The bytes a tensor of `type` occupies (an i1 element takes a byte); of a
-/// symbolic size, at the largest values of `symbols`.
-int64_t tensorBytes(mlir::Type type, llvm::ArrayRef<mlir::kiln::SizeSymbol> symbols = {});
-
 /// After lowering, per function: steps, streams, events, the arena
 /// against unshared buffers, library workspace and bytes moved.
 void reportPlans(mlir::ModuleOp module, llvm::raw_ostream &os);

@@ -133,6 +133,11 @@ sizeRange(AffineExpr size, ArrayRef<SizeSymbol> symbols);
 /// be negative.
 std::optional<int64_t> maxElements(RankedTensorType type, ArrayRef<SizeSymbol> symbols);
 
+/// The bytes a tensor of `type` occupies (an i1 element takes a byte); of a
+/// symbolic size, at the largest values of `symbols` (0 for one sized by
+/// values read at run time, or past 2^63 bytes).
+int64_t tensorBytes(Type type, ArrayRef<SizeSymbol> symbols = {});
+
 /// Whether `op` or anything inside it has an operand or result of symbolic size.
 bool touchesSymbolicSizes(Operation *op);
 

@@ -27,6 +27,7 @@
 #include "../Fusion/FusionUtils.h"
 
 #include "kiln/IR/KilnOps.h"
+#include "kiln/IR/SymbolicSizes.h"
 #include "kiln/Transforms/Passes.h"
 
 #include "mlir/IR/IRMapping.h"
@@ -65,17 +66,10 @@ constexpr int64_t kMaxClonesPerForwardOp = 4;
 /// (measured: 4% to 45% above it), so a step smaller than that could rise.
 constexpr int64_t kPeakMargin = 20;
 
-/// Bytes of a statically shaped tensor (an i1 element takes a byte).
-int64_t valueBytes(Value v) {
-  auto type = llvm::cast<RankedTensorType>(v.getType());
-  unsigned bits = type.getElementType().getIntOrFloatBitWidth();
-  return type.getNumElements() * std::max<int64_t>(1, bits / 8);
-}
-
 int64_t resultBytes(Operation *op) {
   int64_t bytes = 0;
   for (Value result : op->getResults())
-    bytes += valueBytes(result);
+    bytes += tensorBytes(result.getType());
   return bytes;
 }
 
@@ -86,7 +80,7 @@ int64_t savingCost(Operation *op) {
   for (Value result : op->getResults())
     if (llvm::none_of(result.getUsers(),
                       [](Operation *user) { return user->hasTrait<OpTrait::IsTerminator>(); }))
-      bytes += valueBytes(result);
+      bytes += tensorBytes(result.getType());
   return bytes;
 }
 
