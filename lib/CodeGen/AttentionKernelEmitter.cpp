@@ -88,15 +88,25 @@ public:
     if (sType.getShape().drop_back(2) != oType.getShape().drop_back(2))
       return fail("the scores and the context differ in batch shape");
     int64_t rank = sType.getRank();
-    int64_t queries = sType.getDimSize(rank - 2), keys = sType.getDimSize(rank - 1);
+    // The batch and the query and key counts may be symbolic (the kernel
+    // takes them, and chooses its tiles for the largest); the head
+    // dimensions size its tiles and registers, so they are static.
     int64_t depth = qType.getDimSize(scoresMm.getTransposeA() ? qType.getRank() - 2 : qType.getRank() - 1);
     int64_t dv = oType.getDimSize(rank - 1);
-    std::vector<int64_t> batchDims(sType.getShape().begin(), sType.getShape().end() - 2);
-    int64_t batches = 1;
-    for (int64_t d : batchDims)
-      batches *= d;
-    int64_t rows = batches * queries;
-    if (rows == 0 || keys == 0)
+    if (ShapedType::isDynamic(depth) || ShapedType::isDynamic(dv))
+      return fail("the head dimensions are known only at run time");
+    SmallVector<AffineExpr> sDims = getDimSizes(sType);
+    auto batchDims = llvm::ArrayRef(sDims).drop_back(2);
+    auto size = [&](AffineExpr e, const std::string &name) -> std::optional<KernelSize> {
+      auto bounds = sizeBounds(e);
+      return bounds ? std::optional(KernelSize(e, bounds->second, name)) : std::nullopt;
+    };
+    std::optional<KernelSize> queries = size(sDims[rank - 2], "queryCount"),
+                              keys = size(sDims[rank - 1], "keyCount"),
+                              batches = size(productOf(batchDims, step.getContext()), "batchCount");
+    if (!queries || !keys || !batches)
+      return;
+    if (batches->largest() * queries->largest() == 0 || keys->largest() == 0)
       return fail("the attention is empty");
 
     std::vector<std::string> params = kernelParameters(step, elements, kernel);
@@ -105,14 +115,13 @@ public:
 
     std::vector<std::string> batchLines;
     std::vector<std::string> batchIndex =
-        ElementEmitter::decompose(getAffineConstantExprs(batchDims, step.getContext()), "batch",
-                                  "b", batchLines);
+        ElementEmitter::decompose(batchDims, "batch", "b", batchLines);
     Problem p;
-    p.queries = queries;
-    p.keys = keys;
+    p.queries = *queries;
+    p.keys = *keys;
     p.depth = depth;
     p.dv = dv;
-    p.batches = batches;
+    p.batches = *batches;
     p.ta = scoresMm.getTransposeA();
     p.tb = scoresMm.getTransposeB();
     p.tv = contextMm.getTransposeB();
@@ -128,8 +137,9 @@ public:
     p.kStart = ElementEmitter::batchOffset(kType, batchIndex);
     p.vStart = ElementEmitter::batchOffset(vType, batchIndex);
     // Indices within a batch's q, k and v are 32-bit where all of them fit.
-    p.narrow = fitsInt32({queries * depth, keys * depth, keys * dv, queries * dv, queries + 64,
-                          keys + 64, dv + kThreads});
+    const int64_t mostQueries = queries->largest(), mostKeys = keys->largest();
+    p.narrow = fitsInt32({mostQueries * depth, mostKeys * depth, mostKeys * dv, mostQueries * dv,
+                          mostQueries + 64, mostKeys + 64, dv + kThreads});
 
     // The scale and mask, applied to each score as it is computed.
     std::vector<std::string> scoreIndex = batchIndex;
@@ -137,7 +147,8 @@ public:
     scoreIndex.push_back("kj");
     elements.seed(scoresMm.getResult(), scoreIndex, "dot");
     BlockArgument zeroCausalMask;
-    p.causal = isCausalMask(softmax.getInput(), queries, keys, zeroCausalMask);
+    p.causal = queries->isStatic() && keys->isStatic() &&
+               isCausalMask(softmax.getInput(), mostQueries, mostKeys, zeroCausalMask);
     if (zeroCausalMask) // 0 or -inf by the indices alone: no loads
       elements.seed(zeroCausalMask, ElementEmitter::broadcastIndex(zeroCausalMask, scoreIndex),
                     "(kj > qi ? -__int_as_float(0x7f800000) : 0.0f)");
@@ -145,14 +156,20 @@ public:
     p.scoreLines = elements.takeLines();
     if (!kernel.reason.empty())
       return;
-    kernel.flops = 2.0 * batches * queries * keys * (depth + dv);
+    kernel.flops = 2.0 * batches->largest() * mostQueries * mostKeys * (depth + dv);
+    AffineExpr flops = batches->getExpr() * queries->getExpr() * keys->getExpr() * (2 * (depth + dv));
+    if (!llvm::isa<AffineConstantExpr>(flops)) { // per run, for the profile
+      SmallVector<int64_t> code;
+      appendSizeCode(flops, code);
+      kernel.flopsCode.assign(code.begin(), code.end());
+    }
 
     Type e = qType.getElementType();
     bool sameHalf = (e.isF16() || e.isBF16()) && kType.getElementType() == e &&
                     vType.getElementType() == e;
     // 16-byte rows for cp.async and ldmatrix; mma's k and n steps.
     bool tensorCores = sameHalf && options.minArch >= 80 && !p.ta && depth % 16 == 0 && dv % 16 == 0 && depth <= 128 &&
-                       dv <= 128 && ((p.tb && !p.tv) || keys % 8 == 0);
+                       dv <= 128 && ((p.tb && !p.tv) || keys->dividesBy(8));
     kernel.tensorCoreWork = sameHalf;
     if (tensorCores)
       emitTensorCoreKernel(p, params);
@@ -162,7 +179,8 @@ public:
 
 private:
   struct Problem {
-    int64_t queries, keys, depth, dv, batches;
+    KernelSize queries, keys, batches;
+    int64_t depth, dv;
     bool ta, tb, tv, narrow;
     /// Keys after a query are masked with -inf: key tiles past a block's
     /// last query are skipped.
@@ -175,6 +193,18 @@ private:
   };
 
   const CodeGenOptions &options;
+
+  /// A block per tile of `rowsPerBlock` queries of each batch, at most
+  /// kMaxBlocks (the kernel loops over the rest); over symbolic sizes, as
+  /// size code evaluated per run.
+  void setGrid(const Problem &p, int64_t rowsPerBlock) {
+    CountText blocks = piecesOf(p.batches, 1) * piecesOf(p.queries, rowsPerBlock);
+    if (blocks.value)
+      kernel.gridBlocks = static_cast<unsigned>(std::min(*blocks.value, kMaxBlocks));
+    else
+      kernel.gridCode = gridCode(p.batches.getExpr() * p.queries.getExpr().ceilDiv(rowsPerBlock),
+                                 1, kMaxBlocks);
+  }
 
   /// Whether `scores` is `x + mask` for a constant mask, broadcast over the
   /// batch dimensions, that is -inf exactly where the key comes after the
@@ -227,18 +257,24 @@ private:
     os << "\n// Generated by kiln: " << kernel.stepName << "\n";
     if (!kernel.location.empty())
       os << "// from " << kernel.location << "\n";
-    os << "// FlashAttention: " << p.batches << " x " << p.queries << " queries over " << p.keys
-       << " keys, depth " << p.depth << " -> " << p.dv << ";\n// " << how << "\n";
+    os << "// FlashAttention: " << p.batches.describe() << " x " << p.queries.describe()
+       << " queries over " << p.keys.describe() << " keys, depth " << p.depth << " -> " << p.dv << ";\n// " << how << "\n";
   }
 
   void tileLoop(std::ostringstream &os, const Problem &p, int64_t rowsPerBlock,
                 const std::string &I) {
-    int64_t qTiles = (p.queries + rowsPerBlock - 1) / rowsPerBlock;
-    os << "  for (long long tile = blockIdx.x; tile < " << p.batches * qTiles
-       << "LL; tile += gridDim.x) {\n"
-       << "    const long long batch = tile / " << qTiles << "LL;\n"
-       << "    const " << I << " q0 = " << (p.narrow ? "(int)" : "") << "(tile % " << qTiles
-       << "LL) * " << rowsPerBlock << ";\n";
+    // Symbolic sizes: variables computed once from the size parameters.
+    for (const KernelSize *size : {&p.queries, &p.keys})
+      if (!size->isStatic())
+        os << "  " << size->declaration(I) << "\n";
+    if (!p.batches.isStatic())
+      os << "  " << p.batches.declaration("long long") << "\n";
+    CountText qTiles = piecesOf(p.queries, rowsPerBlock);
+    os << "  for (long long tile = blockIdx.x; tile < " << (piecesOf(p.batches, 1) * qTiles).text()
+       << "; tile += gridDim.x) {\n"
+       << "    const long long batch = tile / " << qTiles.text() << ";\n"
+       << "    const " << I << " q0 = " << (p.narrow ? "(int)" : "") << "(tile % " << qTiles.text()
+       << ") * " << rowsPerBlock << ";\n";
     for (const std::string &line : p.batchLines)
       os << "    " << line << "\n";
     auto pointer = [&](RankedTensorType t, const std::string &name, const std::string &var,
@@ -259,10 +295,10 @@ private:
                const std::string &target, const std::string &L, int64_t rows,
                int64_t keysPerTile) {
     std::vector<std::string> bounds;
-    if (p.queries % rows != 0)
-      bounds.push_back("qi < " + std::to_string(p.queries) + L);
-    if (p.keys % keysPerTile != 0)
-      bounds.push_back("kj < " + std::to_string(p.keys) + L);
+    if (!p.queries.dividesBy(rows))
+      bounds.push_back("qi < " + p.queries.text(L));
+    if (!p.keys.dividesBy(keysPerTile))
+      bounds.push_back("kj < " + p.keys.text(L));
     os << indent << "float " << target << " = -__int_as_float(0x7f800000);\n"
        << indent
        << (bounds.empty() ? std::string("{ // the tiles divide the queries and keys")
@@ -275,14 +311,14 @@ private:
 
   /// Whether computing a score reads a kernel input (a mask tensor), not
   /// just the dot product and the indices.
-  static bool scoresLoad(const Problem &p, const std::vector<std::string> &params) {
-    for (const std::string &param : params) {
-      llvm::StringRef name = llvm::StringRef(param).rsplit(' ').second.ltrim('*');
-      if (name.empty() || name == p.qName || name == p.kName || name == p.vName)
+  bool scoresLoad(const Problem &p) const {
+    for (uint32_t input : kernel.inputArgs) {
+      std::string name = "in" + std::to_string(input);
+      if (name == p.qName || name == p.kName || name == p.vName)
         continue;
       for (const std::string &line : p.scoreLines)
-        for (size_t at = line.find(name.str()); at != std::string::npos;
-             at = line.find(name.str(), at + 1)) {
+        for (size_t at = line.find(name); at != std::string::npos;
+             at = line.find(name, at + 1)) {
           char next = at + name.size() < line.size() ? line[at + name.size()] : ' ';
           if (!std::isalnum(static_cast<unsigned char>(next)) && next != '_')
             return true;
@@ -298,8 +334,10 @@ private:
     // kernel's shared-memory traffic per FLOP falls by mf. Two for head
     // dimensions up to 64 where the queries fill more than one 64-row block
     // (measured on an H200, 8x12x1024x64 f16: 127 us against 145 us with
-    // one), unless each score loads a mask: the two-fragment kernel's
-    // 247-255 registers leave no room for its addresses (nvcc spills);
+    // one), unless each score loads a mask or the lengths are symbolic:
+    // the two-fragment kernel's 247-255 registers leave no room for the
+    // mask's addresses or the size variables (nvcc spilled 40 bytes for
+    // sm_80 over a symbolic batch and sequence length);
     // --attention-tile 16,N or 32,N decides instead.
     const bool small = p.depth <= 64 && p.dv <= 64;
     const int64_t bc = small ? 64 : 32; // keys per tile
@@ -316,9 +354,11 @@ private:
              rowsPerBlock * (p.depth + kTilePad) <= sharedElems &&
              rowsPerBlock * ldO * 4 <= sharedElems * 2;
     };
-    unsigned rows = options.attentionRowsPerWarp      ? options.attentionRowsPerWarp
-                    : p.queries > 64 && !scoresLoad(p, params) ? 32
-                                                               : 16;
+    unsigned rows = options.attentionRowsPerWarp ? options.attentionRowsPerWarp
+                    : p.queries.largest() > 64 && !scoresLoad(p) && p.queries.isStatic() &&
+                            p.keys.isStatic() && p.batches.isStatic()
+                        ? 32
+                                                                         : 16;
     // kiln's choice of two fragments falls back to one where the output
     // of 128 rows would not fit the K/V stages (a head dimension below v's).
     if (!options.attentionRowsPerWarp && rows == 32 && !fits(128))
@@ -379,15 +419,18 @@ private:
     // shared tile, 16 bytes a lane, zeros past the ends.
     auto copyTile = [&](const std::string &dst, const std::string &src, int64_t rows,
                         int64_t cols, const std::string &r0, const std::string &c0,
-                        int64_t limitR, int64_t limitC, int64_t ld) {
+                        const std::string &limitR, const std::string &limitC,
+                        const std::string &ld) {
       emitTileCopy(os, {dst, src, r0, c0, rows, cols, limitR, limitC, ld, elem, I, kThreads},
                    "      ");
     };
+    const std::string Q = p.queries.text(L), Keys = p.keys.text(L), D = num(p.depth),
+                      Dv = num(p.dv);
     os << "    // Q's " << rowsPerBlock
        << " rows into registers (A fragments), through shared memory.\n"
        << "    __syncthreads(); // the previous tile is done with the shared tiles\n"
        << "    {\n";
-    copyTile("tiles", "q", rowsPerBlock, p.depth, "q0", "0", p.queries, p.depth, p.depth);
+    copyTile("tiles", "q", rowsPerBlock, p.depth, "q0", "0", Q, D, D);
     os << "    }\n"
        << "    kiln_cp_async_commit();\n"
        << "    kiln_cp_async_wait<0>();\n"
@@ -404,18 +447,19 @@ private:
        << "    // K and V tile `t` into stage `s`.\n"
        << "    auto loadKV = [&](int s, " << I << " key0) {\n";
     if (p.tb)
-      copyTile("tiles + s * " + std::to_string(stage), "k", bc, p.depth, "key0", "0", p.keys,
-               p.depth, p.depth);
+      copyTile("tiles + s * " + std::to_string(stage), "k", bc, p.depth, "key0", "0", Keys, D, D);
     else
-      copyTile("tiles + s * " + std::to_string(stage), "k", p.depth, bc, "0", "key0", p.depth,
-               p.keys, p.keys);
+      copyTile("tiles + s * " + std::to_string(stage), "k", p.depth, bc, "0", "key0", D, Keys,
+               Keys);
     if (p.tv)
       copyTile("tiles + s * " + std::to_string(stage) + " + " + std::to_string(kElems), "v", p.dv,
-               bc, "0", "key0", p.dv, p.keys, p.keys);
+               bc, "0", "key0", Dv, Keys, Keys);
     else
       copyTile("tiles + s * " + std::to_string(stage) + " + " + std::to_string(kElems), "v", bc,
-               p.dv, "key0", "0", p.keys, p.dv, p.dv);
-    const int64_t keyTiles = (p.keys + bc - 1) / bc;
+               p.dv, "key0", "0", Keys, Dv, Dv);
+    const std::string keyTiles = p.keys.isStatic()
+                                     ? num((p.keys.largest() + bc - 1) / bc)
+                                     : "(" + I + ")" + piecesOf(p.keys, bc).text();
     os << "    };\n"
        << "    float o[" << mf << "][" << p.dv / 8 << "][4] = {};\n"
        << "    // Per fragment, the lane's two rows (lane / 4 and lane / 4 + 8).\n"
@@ -432,10 +476,10 @@ private:
                                                       "is causal)" : "") << ".\n"
        << "    const " << I << " keyTiles = "
        << (p.causal ? "(q0 + " + std::to_string(rowsPerBlock - 1) + ") / " +
-                          std::to_string(bc) + " + 1 < " + num(keyTiles) + " ? (q0 + " +
+                          std::to_string(bc) + " + 1 < " + keyTiles + " ? (q0 + " +
                           std::to_string(rowsPerBlock - 1) + ") / " + std::to_string(bc) +
-                          " + 1 : " + num(keyTiles)
-                    : num(keyTiles))
+                          " + 1 : " + keyTiles
+                    : keyTiles)
        << ";\n"
        << "    for (" << I << " t = 0; t < keyTiles; ++t) {\n"
        << "      kiln_cp_async_wait<0>();\n"
@@ -531,15 +575,14 @@ private:
        << "    for (int e = threadIdx.x; e < " << rowsPerBlock * p.dv << "; e += " << kThreads
        << ") {\n"
        << "      const int r = e / " << p.dv << ", c = e % " << p.dv << ";\n"
-       << "      if (q0 + r < " << num(p.queries) << ")\n"
-       << "        out0[(batch * " << p.queries << "LL + q0 + r) * " << p.dv << "LL + c] = "
+       << "      if (q0 + r < " << Q << ")\n"
+       << "        out0[(batch * " << p.queries.text("LL") << " + q0 + r) * " << p.dv << "LL + c] = "
        << ElementEmitter::store(p.oType, "staged[r * " + std::to_string(ldO) + " + c]") << ";\n"
        << "    }\n"
        << "  }\n}\n";
-    int64_t blocks = p.batches * ((p.queries + rowsPerBlock - 1) / rowsPerBlock);
     kernel.source = os.str();
     kernel.blockThreads = kThreads;
-    kernel.gridBlocks = static_cast<unsigned>(std::min(blocks, kMaxBlocks));
+    setGrid(p, rowsPerBlock);
     kernel.unit = "Tensor Cores (FlashAttention-2, mma.sync m16n8k16, " +
                   std::to_string(rowsPerBlock) + " queries x " + std::to_string(bc) +
                   " keys per tile)";
@@ -566,11 +609,12 @@ private:
                   std::to_string(p.dv) + " output columns needs more shared memory than a "
                   "block has");
     const int64_t colsPerLane = (p.dv + 31) / 32;
-    std::string qElem = ElementEmitter::load(p.qType, p.ta ? "q[d * " + num(p.queries) + " + gq]"
+    const std::string Q = p.queries.text(L), Keys = p.keys.text(L);
+    std::string qElem = ElementEmitter::load(p.qType, p.ta ? "q[d * " + Q + " + gq]"
                                                            : "q[gq * " + num(p.depth) + " + d]");
     std::string kElem = ElementEmitter::load(p.kType, p.tb ? "k[gk * " + num(p.depth) + " + d]"
-                                                           : "k[d * " + num(p.keys) + " + gk]");
-    std::string vElem = ElementEmitter::load(p.vType, p.tv ? "v[c * " + num(p.keys) + " + gk]"
+                                                           : "k[d * " + Keys + " + gk]");
+    std::string vElem = ElementEmitter::load(p.vType, p.tv ? "v[c * " + Keys + " + gk]"
                                                            : "v[gk * " + num(p.dv) + " + c]");
     std::ostringstream os;
     os << ElementEmitter::includesFor(step) << kernelPrelude();
@@ -590,7 +634,7 @@ private:
                 : "      const int r = e / " + std::to_string(p.depth) + ", d = e % " +
                       std::to_string(p.depth) + ";\n")
        << "      const " << I << " gq = q0 + r;\n"
-       << "      qs[r * " << ldQ << " + d] = gq < " << num(p.queries) << " ? " << qElem
+       << "      qs[r * " << ldQ << " + d] = gq < " << Q << " ? " << qElem
        << " : 0.0f;\n"
        << "    }\n"
        << "    float o[" << rowsPerWarp << "][" << colsPerLane << "] = {};\n"
@@ -602,9 +646,9 @@ private:
        << "    // Keys to visit" << (p.causal ? ": none past the block's last query (the mask is "
                                                   "causal)" : "") << ".\n"
        << "    const " << I << " keyEnd = "
-       << (p.causal ? "q0 + " + std::to_string(rowsPerBlock) + " < " + num(p.keys) + " ? q0 + " +
-                          std::to_string(rowsPerBlock) + " : " + num(p.keys)
-                    : num(p.keys))
+       << (p.causal ? "q0 + " + std::to_string(rowsPerBlock) + " < " + Keys + " ? q0 + " +
+                          std::to_string(rowsPerBlock) + " : " + Keys
+                    : Keys)
        << ";\n"
        << "    for (" << I << " key0 = 0; key0 < keyEnd; key0 += " << bc << ") {\n"
        << "      __syncthreads(); // the previous K/V tile is read\n"
@@ -614,7 +658,7 @@ private:
                 : "        const int j = e % " + std::to_string(bc) + ", d = e / " +
                       std::to_string(bc) + ";\n")
        << "        const " << I << " gk = key0 + j;\n"
-       << "        ks[j * " << ldK << " + d] = gk < " << num(p.keys) << " ? " << kElem
+       << "        ks[j * " << ldK << " + d] = gk < " << Keys << " ? " << kElem
        << " : 0.0f;\n"
        << "      }\n"
        << "      for (int e = threadIdx.x; e < " << bc * p.dv << "; e += " << kThreads << ") {\n"
@@ -623,7 +667,7 @@ private:
                 : "        const int j = e / " + std::to_string(p.dv) + ", c = e % " +
                       std::to_string(p.dv) + ";\n")
        << "        const " << I << " gk = key0 + j;\n"
-       << "        vs[j * " << ldV << " + c] = gk < " << num(p.keys) << " ? " << vElem
+       << "        vs[j * " << ldV << " + c] = gk < " << Keys << " ? " << vElem
        << " : 0.0f;\n"
        << "      }\n"
        << "      __syncthreads();\n"
@@ -662,16 +706,15 @@ private:
        << "      const " << I << " qi = q0 + warp * " << rowsPerWarp << " + i;\n"
        << "      for (int u = 0; u < " << colsPerLane << "; ++u) {\n"
        << "        const int c = lane + u * 32;\n"
-       << "        if (qi < " << num(p.queries) << " && c < " << p.dv << ")\n"
-       << "          out0[(batch * " << p.queries << "LL + qi) * " << p.dv << "LL + c] = "
+       << "        if (qi < " << Q << " && c < " << p.dv << ")\n"
+       << "          out0[(batch * " << p.queries.text("LL") << " + qi) * " << p.dv << "LL + c] = "
        << ElementEmitter::store(p.oType, "o[i][u] / rowSum[i]") << ";\n"
        << "      }\n"
        << "    }\n"
        << "  }\n}\n";
-    int64_t blocks = p.batches * ((p.queries + rowsPerBlock - 1) / rowsPerBlock);
     kernel.source = os.str();
     kernel.blockThreads = kThreads;
-    kernel.gridBlocks = static_cast<unsigned>(std::min(blocks, kMaxBlocks));
+    setGrid(p, rowsPerBlock);
     kernel.unit = "CUDA cores (FlashAttention tiling, 16 queries x 32 keys per tile)";
   }
 };

@@ -1145,13 +1145,13 @@ std::string ElementEmitter::batchOffset(RankedTensorType operand,
                                         const std::vector<std::string> &resultBatchIndex) {
   auto dims = operand.getShape();
   size_t rank = dims.size();
-  std::vector<int64_t> strides = rowMajorStrides(dims);
+  std::vector<AffineExpr> strides = rowMajorStrides(getDimSizes(operand), operand.getContext());
   std::string offset;
   size_t skip = resultBatchIndex.size() - (rank - 2);
   for (size_t d = 0; d + 2 < rank; ++d)
     if (dims[d] != 1)
       offset += (offset.empty() ? "" : " + ") + resultBatchIndex[skip + d] + " * " +
-                std::to_string(strides[d]) + "LL";
+                sizeText(strides[d]);
   return offset.empty() ? std::string("0LL") : offset;
 }
 

@@ -95,6 +95,75 @@ inline std::vector<int64_t> gridCode(AffineExpr items, int64_t perBlock, int64_t
   return {code.begin(), code.end()};
 }
 
+/// A problem size of a tiled kernel (a GEMM's M, N, K or batch count,
+/// attention's query and key counts): a literal in the text where it is
+/// static, else a variable the kernel computes from its size parameters
+/// once (declaration()). Choices made once for every size (tile shapes,
+/// 32-bit indices, bounds checks) use its largest value over the symbols'
+/// ranges and the largest constant known to divide it.
+class KernelSize {
+public:
+  KernelSize() = default;
+  /// `name` is the kernel variable holding a symbolic size.
+  KernelSize(AffineExpr expr, int64_t most, std::string name)
+      : expr(expr), most(most), name(std::move(name)) {}
+
+  bool isStatic() const { return llvm::isa<AffineConstantExpr>(expr); }
+  /// The size over the symbols' ranges: itself when static.
+  int64_t largest() const { return most; }
+  /// Whether `d` divides the size at every value it may take.
+  bool dividesBy(int64_t d) const {
+    return expr.getLargestKnownDivisor() % d == 0;
+  }
+  /// The size in the text: "4096" + `suffix` ("" or "LL"), or the variable.
+  std::string text(const std::string &suffix = "") const {
+    return isStatic() ? std::to_string(most) + suffix : name;
+  }
+  /// ceil(size / d): a literal when static.
+  std::string ceilDivText(int64_t d, const std::string &suffix = "") const {
+    return isStatic() ? std::to_string((most + d - 1) / d) + suffix
+                      : "((" + name + " + " + std::to_string(d - 1) + ") / " + std::to_string(d) + ")";
+  }
+  /// The variable's declaration ("" when static), of C type `type`.
+  std::string declaration(const std::string &type) const {
+    return isStatic() ? std::string()
+                      : "const " + type + " " + name + " = (" + type + ")" + sizeText(expr) + ";";
+  }
+  /// "4096" or "s0 * 128", for comments and reports.
+  std::string describe() const { return sizeString(expr); }
+  AffineExpr getExpr() const { return expr; }
+
+private:
+  AffineExpr expr;
+  int64_t most = 0;
+  std::string name;
+};
+
+/// A count in a kernel's text (tiles, blocks of work): a literal where it
+/// is static, else an expression over the kernel's size variables; of C
+/// type long long.
+struct CountText {
+  std::optional<int64_t> value;
+  std::string expr;
+  std::string text() const { return value ? std::to_string(*value) + "LL" : expr; }
+};
+
+/// ceil(size / piece): how many pieces of `piece` cover `size`.
+inline CountText piecesOf(const KernelSize &size, int64_t piece) {
+  if (size.isStatic())
+    return {(size.largest() + piece - 1) / piece, ""};
+  return {std::nullopt, "(((long long)" + size.text() + " + " + std::to_string(piece - 1) +
+                            ") / " + std::to_string(piece) + ")"};
+}
+
+inline CountText operator*(const CountText &a, const CountText &b) {
+  if (a.value && b.value)
+    return {*a.value * *b.value, ""};
+  if (a.value == 1 || b.value == 1)
+    return a.value == 1 ? b : a;
+  return {std::nullopt, "(" + a.text() + " * " + b.text() + ")"};
+}
+
 /// A tile of a row-major matrix staged in shared memory by cp.async, 16
 /// bytes a lane (the Tensor Core GEMM's and attention's loads).
 struct TileCopy {
@@ -102,7 +171,9 @@ struct TileCopy {
   std::string src;    ///< the matrix's first element
   std::string r0, c0; ///< where the tile starts in the matrix
   int64_t rows, cols; ///< cols a multiple of 8; rows a multiple of 8 when cols is 32
-  int64_t limitR, limitC, ld; ///< the matrix's rows, columns and row length
+  /// The matrix's rows, columns and row length, as text in the kernel's
+  /// index type (KernelSize::text).
+  std::string limitR, limitC, ld;
   std::string elem;   ///< the element's C type (2 bytes)
   std::string index;  ///< "int" or "long long", as the kernel's indices
   unsigned threads;   ///< the block's
@@ -121,7 +192,6 @@ constexpr int64_t kTilePad = 8;
 /// quarter-warp on 128 consecutive bytes of one row.
 inline void emitTileCopy(std::ostream &os, const TileCopy &c, const std::string &indent) {
   int64_t chunks = c.cols / 8;
-  std::string L = c.index == "int" ? "" : "LL";
   os << indent << "for (int e = threadIdx.x; e < " << c.rows * chunks << "; e += " << c.threads
      << ") {\n";
   if (chunks == 4)
@@ -134,10 +204,10 @@ inline void emitTileCopy(std::ostream &os, const TileCopy &c, const std::string 
      << " + ch * 8;\n"
      << indent;
   if (c.whole) {
-    os << "  kiln_cp_async_16(d, " << c.src << " + gr * " << c.ld << L << " + gc);\n";
+    os << "  kiln_cp_async_16(d, " << c.src << " + gr * " << c.ld << " + gc);\n";
   } else {
-    os << "  if (gr < " << c.limitR << L << " && gc < " << c.limitC << L << ")\n"
-       << indent << "    kiln_cp_async_16(d, " << c.src << " + gr * " << c.ld << L << " + gc);\n"
+    os << "  if (gr < " << c.limitR << " && gc < " << c.limitC << ")\n"
+       << indent << "    kiln_cp_async_16(d, " << c.src << " + gr * " << c.ld << " + gc);\n"
        << indent << "  else\n"
        << indent << "    kiln_store_vec(d, make_uint4(0, 0, 0, 0));\n";
   }

@@ -138,12 +138,12 @@ std::vector<GeneratedKernel> mlir::kiln::generateKernels(func::FuncOp plan,
       kernel.name.clear();
       kernel.reason = "kiln-place put it on the host (its warning says why)";
     } else if (touchesSymbolicSizes(step) &&
-               (step.getKind() ? *step.getKind() != "loop" && *step.getKind() != "reduction" &&
-                                     *step.getKind() != "conv_epilogue"
-                               : oneMatmul || llvm::isa<ArgSortOp>(first))) {
-      // Over symbolic sizes the loop, reduction and convolution kernels
-      // take their sizes as arguments so far (hasDeviceCodeOverSymbolicSizes);
-      // a matmul the library does not compute has no kernel.
+               (step.getKind() ? *step.getKind() == "horizontal"
+                               : llvm::isa<ArgSortOp>(first))) {
+      // Over symbolic sizes the loop, reduction, convolution, matmul and
+      // attention kernels take their sizes as arguments
+      // (hasDeviceCodeOverSymbolicSizes); argsort and sibling matmuls
+      // (never formed over symbolic sizes) take them as constants.
       kernel.name.clear();
       kernel.reason = "'" + kernel.kind + "' kernels take their sizes as constants so far, and "
                       "this step's sizes are known only at run time";

@@ -122,12 +122,19 @@ public:
 
     bool ta = matmul.getTransposeA(), tb = matmul.getTransposeB();
     int64_t ra = aType.getRank(), rc = cType.getRank();
-    int64_t m = cType.getDimSize(rc - 2), n = cType.getDimSize(rc - 1);
-    int64_t k = aType.getDimSize(ta ? ra - 2 : ra - 1);
-    std::vector<int64_t> batchDims(cType.getShape().begin(), cType.getShape().end() - 2);
-    int64_t batches = 1;
-    for (int64_t d : batchDims)
-      batches *= d;
+    // Over symbolic sizes the kernel takes them as parameters; its tiles
+    // and index widths are chosen for the largest sizes of the ranges.
+    SmallVector<AffineExpr> cDims = getDimSizes(cType), aDims = getDimSizes(aType);
+    auto batchDims = llvm::ArrayRef(cDims).drop_back(2);
+    std::optional<KernelSize> mSize = problemSize(cDims[rc - 2], "sizeM"),
+                              nSize = problemSize(cDims[rc - 1], "sizeN"),
+                              kSize = problemSize(aDims[ta ? ra - 2 : ra - 1], "sizeK"),
+                              batchSize = problemSize(productOf(batchDims, step.getContext()),
+                                                      "batchCount");
+    if (!mSize || !nSize || !kSize || !batchSize)
+      return;
+    const KernelSize &M = *mSize, &N = *nSize, &K = *kSize, &B = *batchSize;
+    const int64_t m = M.largest(), n = N.largest(), k = K.largest(), batches = B.largest();
     // The block tile: 64x64 (256 threads) when that gives enough blocks to
     // fill a GPU, else 32x32 (64 threads) for more, smaller blocks. Tensor
     // Core kernels keep 64x64 (4 warps of 2x2 fragments).
@@ -137,17 +144,16 @@ public:
     };
     if (!tensorCores && tileCount(kTileM, kTileN) < kFillBlocks)
       tileM = tileN = kSmallTile;
-    int64_t tilesM = (m + tileM - 1) / tileM, tilesN = (n + tileN - 1) / tileN;
-    int64_t tiles = batches * tilesM * tilesN;
-    if (tiles == 0)
+    if (tileCount(tileM, tileN) == 0)
       return fail("the result is empty");
+    const CountText tilesM = piecesOf(M, tileM), tilesN = piecesOf(N, tileN);
+    const CountText tiles = piecesOf(B, 1) * tilesM * tilesN;
 
     // The batch index of the result, and where each operand's matrix starts
     // (batch dimensions broadcast NumPy-style against the result's).
     std::vector<std::string> batchLines;
     std::vector<std::string> batchIndex =
-        ElementEmitter::decompose(getAffineConstantExprs(batchDims, step.getContext()), "batch",
-                                  "b", batchLines);
+        ElementEmitter::decompose(batchDims, "batch", "b", batchLines);
     auto matrixStart = [&](RankedTensorType type) {
       return ElementEmitter::batchOffset(type, batchIndex);
     };
@@ -157,10 +163,8 @@ public:
     bool narrow = fitsInt32({m * k, k * n, m * n, m + tileM, n + tileN, k + kTileK});
     std::string I = narrow ? "int" : "long long", L = narrow ? "" : "LL";
     auto narrowed = [&](const std::string &e) { return narrow ? "(int)(" + e + ")" : e; };
-    std::string aIndex = ta ? "gk * " + std::to_string(m) + L + " + gm"
-                            : "gm * " + std::to_string(k) + L + " + gk";
-    std::string bIndex = tb ? "gn * " + std::to_string(k) + L + " + gk"
-                            : "gk * " + std::to_string(n) + L + " + gn";
+    std::string aIndex = ta ? "gk * " + M.text(L) + " + gm" : "gm * " + K.text(L) + " + gk";
+    std::string bIndex = tb ? "gn * " + K.text(L) + " + gk" : "gk * " + N.text(L) + " + gn";
     std::string aName = "in" + std::to_string(lhs.getArgNumber());
     std::string bName = rhsPrologue ? "" : "in" + std::to_string(rhs.getArgNumber());
     // The prologue: the right operand's element (gk, gn), computed in the
@@ -181,7 +185,7 @@ public:
     std::vector<std::pair<int64_t, int64_t>> columns;
     for (Value v : yield.getValues()) {
       Value whole = v;
-      std::pair<int64_t, int64_t> range{0, n};
+      std::pair<int64_t, int64_t> range{0, -1}; // all columns
       if (auto slice = v.getDefiningOp<SliceOp>()) {
         whole = slice.getInput();
         auto dims = llvm::cast<RankedTensorType>(whole.getType()).getShape();
@@ -206,11 +210,17 @@ public:
     resultIndex.push_back("row");
     resultIndex.push_back("col");
     kernel.flops = 2.0 * static_cast<double>(batches) * m * n * k;
+    AffineExpr flops = B.getExpr() * M.getExpr() * N.getExpr() * K.getExpr() * 2;
+    if (!llvm::isa<AffineConstantExpr>(flops)) { // per run, for the profile
+      SmallVector<int64_t> code;
+      appendSizeCode(flops, code);
+      kernel.flopsCode.assign(code.begin(), code.end());
+    }
     kernel.tensorCoreWork = tensorCores && !tf32;
     // f16/bf16 with 16-byte rows: the pipelined mma.sync kernel.
-    if (tensorCores && !tf32 && options.minArch >= 80 && !ta && !rhsPrologue && k % 8 == 0 &&
-        (tb || n % 8 == 0)) {
-      MmaProblem problem{m, n, k, batches, tb, narrow, aName, bName, matrixStart(aType),
+    if (tensorCores && !tf32 && options.minArch >= 80 && !ta && !rhsPrologue && K.dividesBy(8) &&
+        (tb || N.dividesBy(8))) {
+      MmaProblem problem{M, N, K, B, tb, narrow, aName, bName, matrixStart(aType),
                          matrixStart(bType), *elements.storageType(aType), elementA.isBF16()};
       return emitMmaKernel(problem, params, batchLines, matmul.getResult(), tail, resultIndex,
                            columns, yield);
@@ -224,7 +234,7 @@ public:
     // memory, so B is copied and the result stored in memory order
     // (consecutive threads on consecutive elements) instead of tile column
     // by tile column, which left most of each sector unused.
-    const bool narrowN = !tensorCores && n < tileN;
+    const bool narrowN = !tensorCores && N.isStatic() && n < tileN;
     const bool narrowB = narrowN && !tb && !rhsPrologue;
     elements.seed(matmul.getResult(), resultIndex,
                   "tileC[r * " + std::to_string(ldC) + " + c]");
@@ -247,8 +257,9 @@ public:
     int64_t fragmentK = tf32 ? kTf32FragmentK : kFragment;
     unsigned threads =
         tensorCores ? kTensorCoreThreads : static_cast<unsigned>(tileM / 4 * (tileN / 4));
-    os << "// C[" << m << "x" << n << "] = A" << (ta ? "^T" : "") << " B" << (tb ? "^T" : "")
-       << " over K=" << k << ", " << batches << " batch(es): " << tileM << "x" << tileN
+    os << "// C[" << M.describe() << "x" << N.describe() << "] = A" << (ta ? "^T" : "") << " B"
+       << (tb ? "^T" : "") << " over K=" << K.describe() << ", " << B.describe()
+       << " batch(es): " << tileM << "x" << tileN
        << " tiles per block, 16-deep\n";
     if (rhsPrologue)
       os << "// B is computed as its tiles load (" << describePrologue(rhsValue)
@@ -262,6 +273,7 @@ public:
           "(coalesced reads and stores).\n";
     os << "extern \"C\" __global__ void " << tiledLaunchBounds(threads) << "\n"
        << kernel.name << "(" << llvm::join(params, ",\n    ") << ") {\n";
+    declareSizes(os, {&M, &N, &K}, I, B);
     if (tensorCores)
       os << "  using namespace nvcuda;\n"
          << "  // wmma loads and stores need 32-byte aligned tiles.\n"
@@ -284,12 +296,7 @@ public:
          << "  for (int e = threadIdx.x; e < " << kTileK * tileN << "; e += " << threads << ")\n"
          << "    if (e % " << tileN << " >= " << n << ")\n"
          << "      tileB[e] = 0.0f;\n";
-    os << "  for (long long tile = blockIdx.x; tile < " << tiles << "LL; tile += gridDim.x) {\n"
-       << "    const long long batch = tile / " << tilesM * tilesN << "LL;\n"
-       << "    const " << I << " m0 = "
-       << narrowed("(tile / " + std::to_string(tilesN) + "LL) % " + std::to_string(tilesM) + "LL")
-       << " * " << tileM << L << ", n0 = "
-       << narrowed("tile % " + std::to_string(tilesN) + "LL") << " * " << tileN << L << ";\n";
+    emitTileIndices(os, tiles, tilesM, tilesN, tileM, tileN, narrowed, I, L);
     for (const std::string &line : batchLines)
       os << "    " << line << "\n";
     std::string zero = tensorCores && !tf32 ? ElementEmitter::store(aType, "0.0f") : "0.0f";
@@ -303,14 +310,15 @@ public:
          << "        wmma::fill_fragment(acc[i][j], 0.0f);\n";
     else
       os << "    float acc[4][4] = {};\n";
-    os << "    for (" << I << " k0 = 0; k0 < " << k << L << "; k0 += " << kTileK << ") {\n"
+    os << "    for (" << I << " k0 = 0; k0 < " << K.text(L) << "; k0 += " << kTileK << ") {\n"
        << "      for (int e = threadIdx.x; e < " << tileM * kTileK << "; e += " << threads
        << ") {\n"
        << "        const " << I << " gm = m0 + e / " << kTileK << ", gk = k0 + e % " << kTileK
        << ";\n"
        << "        tileA[" << (tensorCores ? "(e / " + std::to_string(kTileK) + ") * " + std::to_string(kLdA) + " + e % " + std::to_string(kTileK)
                                         : "(e % " + std::to_string(kTileK) + ") * " + std::to_string(ldA) + " + e / " + std::to_string(kTileK))
-       << "] = (gm < " << m << L << " && gk < " << k << L << ") ? a[" << aIndex << "] : " << zero
+       << "] = (gm < " << M.text(L) << " && gk < " << K.text(L) << ") ? a[" << aIndex << "] : "
+       << zero
        << ";\n"
        << "      }\n";
     if (narrowB) // the slice's rows of B, contiguous: copied in memory order
@@ -330,7 +338,7 @@ public:
     if (rhsPrologue) {
       // Dequantised as loaded: the weight stays narrow in memory.
       os << "        " << elem << " dequantized = " << zero << ";\n"
-         << "        if (gk < " << k << L << " && gn < " << n << L << ") {\n";
+         << "        if (gk < " << K.text(L) << " && gn < " << N.text(L) << ") {\n";
       for (const std::string &line : prologue)
         os << "          " << line << "\n";
       os << "          dequantized = "
@@ -338,7 +346,7 @@ public:
          << "        }\n"
          << "        tileB[" << tileBAt << "] = dequantized;\n";
     } else {
-      os << "        tileB[" << tileBAt << "] = (gk < " << k << L << " && gn < " << n << L
+      os << "        tileB[" << tileBAt << "] = (gk < " << K.text(L) << " && gn < " << N.text(L)
          << ") ? b[" << bIndex << "] : " << zero << ";\n";
     }
     os << "      }\n"
@@ -396,18 +404,18 @@ public:
        << "      const int r = e / " << epilogueCols << ", c = e % " << epilogueCols << ";\n"
        << "      {\n"
        << "        const " << I << " row = m0 + r, col = n0 + c;\n"
-       << "        if (row >= " << m << L << " || col >= " << n << L << ")\n"
+       << "        if (row >= " << M.text(L) << " || col >= " << N.text(L) << ")\n"
        << "          continue;\n";
     for (const std::string &line : epilogue)
       os << "        " << line << "\n";
-    writeOutputs(os, "        ", out, columns, yield);
+    writeOutputs(os, "        ", out, columns, yield, M, N, L);
     os << "      }\n"
        << "    }\n    __syncthreads(); // the next tile overwrites tileC\n"
        << "  }\n}\n";
     kernel.source = ElementEmitter::includesFor(step) +
                     (tensorCores ? std::string("#include <mma.h>\n") : std::string()) + os.str();
     kernel.blockThreads = threads;
-    kernel.gridBlocks = static_cast<unsigned>(std::min(tiles, kMaxBlocks));
+    setGrid(tiles, B, M, N, tileM, tileN);
     kernel.unit = tf32          ? "Tensor Cores (wmma 16x16x8 TF32, f32 accumulate, tile 64x64x16)"
                   : tensorCores ? "Tensor Cores (wmma 16x16x16, f32 accumulate, tile 64x64x16)"
                               : "CUDA cores (tile " + std::to_string(tileM) + "x" +
@@ -416,7 +424,7 @@ public:
 
 private:
   struct MmaProblem {
-    int64_t m, n, k, batches;
+    KernelSize m, n, k, batches;
     bool tb, narrow;
     std::string aName, bName, aStart, bStart, elem;
     bool bf16;
@@ -462,8 +470,9 @@ private:
     const Config large = options.minArch >= 90 ? Config{128, 128, 64, 2, 4, 3, 2}
                                                : Config{128, 128, 32, 2, 4, 4, 2};
     const Config small{64, 64, 32, 2, 2, 3, 1};
-    auto tileCount = [&](const Config &c) {
-      return p.batches * ((p.m + c.bm - 1) / c.bm) * ((p.n + c.bn - 1) / c.bn);
+    auto tileCount = [&](const Config &c) { // at the largest sizes
+      return p.batches.largest() * ((p.m.largest() + c.bm - 1) / c.bm) *
+             ((p.n.largest() + c.bn - 1) / c.bn);
     };
     // --mma-pipeline's width picks the large tile (a tuning aid).
     std::vector<Config> candidates = {large};
@@ -507,12 +516,11 @@ private:
                   std::to_string(bk) + "-deep slices) needs " + std::to_string(sharedBytes) +
                   " bytes of shared memory, more than a block may have on sm_" +
                   std::to_string(options.minArch));
-    const int64_t tilesM = (p.m + cfg.bm - 1) / cfg.bm, tilesN = (p.n + cfg.bn - 1) / cfg.bn;
-    const int64_t tiles = p.batches * tilesM * tilesN;
+    const CountText tilesM = piecesOf(p.m, cfg.bm), tilesN = piecesOf(p.n, cfg.bn);
+    const CountText tiles = piecesOf(p.batches, 1) * tilesM * tilesN;
     std::string I = p.narrow ? "int" : "long long", L = p.narrow ? "" : "LL";
     auto narrowed = [&](const std::string &e) { return p.narrow ? "(int)(" + e + ")" : e; };
-    std::string M = std::to_string(p.m) + L, N = std::to_string(p.n) + L,
-                K = std::to_string(p.k) + L;
+    std::string M = p.m.text(L), N = p.n.text(L), K = p.k.text(L);
 
     elements.seed(product, resultIndex, "staged[r * " + std::to_string(ldS) + " + c]");
     std::string out = elements.valueAt(tail, resultIndex);
@@ -525,8 +533,9 @@ private:
        << kernel.stepName << "\n";
     if (!kernel.location.empty())
       os << "// from " << kernel.location << "\n";
-    os << "// C[" << p.m << "x" << p.n << "] = A B" << (p.tb ? "^T" : "") << " over K=" << p.k
-       << ", " << p.batches << " batch(es), " << p.elem << " on Tensor Cores:\n"
+    os << "// C[" << p.m.describe() << "x" << p.n.describe() << "] = A B" << (p.tb ? "^T" : "")
+       << " over K=" << p.k.describe() << ", " << p.batches.describe() << " batch(es), " << p.elem
+       << " on Tensor Cores:\n"
        << "// " << cfg.bm << "x" << cfg.bn << "x" << bk << " block tiles, " << cfg.warpsM << "x"
        << cfg.warpsN << " warps of " << warpM << "x" << warpN << " (" << fragsM << "x" << fragsN
        << " mma.sync m16n8k16, f32 accumulators),\n"
@@ -537,8 +546,9 @@ private:
     std::string mma = p.bf16 ? "kiln_mma_m16n8k16_bf16" : "kiln_mma_m16n8k16_f16";
     os << "extern \"C\" __global__ void __launch_bounds__(" << threads << ", " << cfg.blocksPerSM
        << ")\n"
-       << kernel.name << "(" << llvm::join(params, ",\n    ") << ") {\n"
-       << "  // " << cfg.stages << " stages of A [" << cfg.bm << "][" << ldA << "] and B "
+       << kernel.name << "(" << llvm::join(params, ",\n    ") << ") {\n";
+    declareSizes(os, {&p.m, &p.n, &p.k}, I, p.batches);
+    os << "  // " << cfg.stages << " stages of A [" << cfg.bm << "][" << ldA << "] and B "
        << (p.tb ? "[" + std::to_string(cfg.bn) + "][" + std::to_string(ldB) + "]"
                 : "[" + std::to_string(bk) + "][" + std::to_string(ldB) + "]")
        << "; the epilogue reuses them.\n"
@@ -552,13 +562,8 @@ private:
        << "][" << ldS << "], after the main loop\n"
        << "  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;\n"
        << "  const int wm = warp / " << cfg.warpsN << " * " << warpM << ", wn = warp % "
-       << cfg.warpsN << " * " << warpN << ";\n"
-       << "  for (long long tile = blockIdx.x; tile < " << tiles << "LL; tile += gridDim.x) {\n"
-       << "    const long long batch = tile / " << tilesM * tilesN << "LL;\n"
-       << "    const " << I << " m0 = "
-       << narrowed("(tile / " + std::to_string(tilesN) + "LL) % " + std::to_string(tilesM) + "LL")
-       << " * " << cfg.bm << L << ", n0 = "
-       << narrowed("tile % " + std::to_string(tilesN) + "LL") << " * " << cfg.bn << L << ";\n";
+       << cfg.warpsN << " * " << warpN << ";\n";
+    emitTileIndices(os, tiles, tilesM, tilesN, cfg.bm, cfg.bn, narrowed, I, L);
     for (const std::string &line : batchLines)
       os << "    " << line << "\n";
     os << "    const " << p.elem << " *a = " << p.aName << " + " << p.aStart << ";\n"
@@ -567,10 +572,11 @@ private:
     // matrix (emitTileCopy says how the lanes avoid bank conflicts).
     auto slice = [&](const std::string &tile, int64_t stageElems, const std::string &matrix,
                      const std::string &r0, const std::string &c0, int64_t rows, int64_t cols,
-                     int64_t limitR, int64_t limitC, int64_t ld) {
-      TileCopy copy{tile + " + stage * " + std::to_string(stageElems), matrix, r0, c0, rows,
-                    cols, limitR, limitC, ld, p.elem, I, threads};
-      copy.whole = limitR % rows == 0 && limitC % cols == 0;
+                     const KernelSize &limitR, const KernelSize &limitC, const KernelSize &ld) {
+      TileCopy copy{tile + " + stage * " + std::to_string(stageElems),
+                    matrix, r0, c0, rows, cols, limitR.text(L), limitC.text(L), ld.text(L),
+                    p.elem, I, threads};
+      copy.whole = limitR.dividesBy(rows) && limitC.dividesBy(cols);
       emitTileCopy(os, copy, "      ");
     };
     os << "    // Copies k-slice [k0, k0 + " << bk << ") of A and B into stage `stage`.\n"
@@ -582,7 +588,10 @@ private:
       slice("tileB", stageB, "b", "k0", "n0", bk, cfg.bn, p.k, p.n, p.n);
     os << "    };\n"
        << "    float acc[" << fragsM << "][" << fragsN << "][4] = {};\n"
-       << "    const " << I << " slices = " << (p.k + bk - 1) / bk << L << ";\n"
+       << "    const " << I << " slices = "
+       << (p.k.isStatic() ? std::to_string((p.k.largest() + bk - 1) / bk) + L
+                          : piecesOf(p.k, bk).text())
+       << ";\n"
        << "    // Fragments of A and B for a 16-deep step"
        << (sets == 2 ? ", in two sets: the next\n    // step's load from shared memory while "
                        "this step's mma.sync run.\n"
@@ -682,14 +691,14 @@ private:
        << "          continue;\n";
     for (const std::string &line : epilogue)
       os << "        " << line << "\n";
-    writeOutputs(os, "        ", out, columns, yield);
+    writeOutputs(os, "        ", out, columns, yield, p.m, p.n, L);
     os << "      }\n"
        << "    }\n"
        << "    __syncthreads(); // the next tile's pipeline overwrites the staging tile\n"
        << "  }\n}\n";
     kernel.source = ElementEmitter::includesFor(step) + os.str();
     kernel.blockThreads = threads;
-    kernel.gridBlocks = static_cast<unsigned>(std::min(tiles, kMaxBlocks));
+    setGrid(tiles, p.batches, p.m, p.n, cfg.bm, cfg.bn);
     kernel.dynamicSharedBytes = static_cast<unsigned>(sharedBytes);
     kernel.unit = "Tensor Cores (mma.sync m16n8k16, f32 accumulate, tile " +
                   std::to_string(cfg.bm) + "x" + std::to_string(cfg.bn) + "x" +
@@ -697,34 +706,78 @@ private:
                   "-stage cp.async pipeline)";
   }
 
-  /// The store of result `out` at (batch, row, col): the whole result, or
-  /// each output's column range.
+  /// The store of result `out` at (batch, row, col) of the m x n result:
+  /// the whole result, or each output's column range (static sizes only:
+  /// horizontal regions are).
   void writeOutputs(std::ostringstream &os, const std::string &indent, const std::string &out,
-                    const std::vector<std::pair<int64_t, int64_t>> &columns, exec::YieldOp yield) {
-    auto cType = llvm::cast<RankedTensorType>(yield.getValues().front().getType());
-    int64_t rc = cType.getRank();
-    int64_t m = 0, n = 0;
-    // The full result's shape (an output may be a column range of it).
-    Value whole = yield.getValues().front();
-    if (auto slice = whole.getDefiningOp<SliceOp>())
-      whole = slice.getInput();
-    auto full = llvm::cast<RankedTensorType>(whole.getType());
-    m = full.getDimSize(rc - 2);
-    n = full.getDimSize(rc - 1);
-    std::string L = fitsInt32({m * n}) ? "" : "LL";
-    if (columns.size() == 1 && columns[0] == std::make_pair(int64_t(0), n)) {
-      os << indent << "out0[batch * " << m * n << "LL + row * " << n << L << " + col] = "
+                    const std::vector<std::pair<int64_t, int64_t>> &columns, exec::YieldOp yield,
+                    const KernelSize &m, const KernelSize &n, const std::string &L) {
+    bool whole = columns.size() == 1 &&
+                 (columns[0].second < 0 ||
+                  (n.isStatic() && columns[0] == std::pair(int64_t(0), n.largest())));
+    if (whole) {
+      std::string matrix = m.isStatic() && n.isStatic()
+                               ? std::to_string(m.largest() * n.largest()) + "LL"
+                               : "((long long)" + m.text() + " * " + n.text() + ")";
+      os << indent << "out0[batch * " << matrix << " + row * " << n.text(L) << " + col] = "
          << ElementEmitter::store(yield.getValues().front().getType(), out) << ";\n";
       return;
     }
+    assert(m.isStatic() && n.isStatic() && "column ranges of a static result");
     os << indent << "const float result = " << out << ";\n";
     for (auto [k, range] : llvm::enumerate(columns)) {
-      int64_t width = range.second - range.first;
-      os << indent << "if (col >= " << range.first << "LL && col < " << range.second << "LL)\n"
-         << indent << "  out" << k << "[batch * " << m * width << "LL + row * " << width << L
-         << " + col - " << range.first << L << "] = "
+      auto [first, last] = range.second < 0 ? std::pair(int64_t(0), n.largest()) : range;
+      int64_t width = last - first;
+      os << indent << "if (col >= " << first << "LL && col < " << last << "LL)\n"
+         << indent << "  out" << k << "[batch * " << m.largest() * width << "LL + row * " << width
+         << L << " + col - " << first << L << "] = "
          << ElementEmitter::store(yield.getValues()[k].getType(), "result") << ";\n";
     }
+  }
+
+  /// The kernel's variables for its symbolic sizes (none when static):
+  /// `sizes` in the index type `I`, the batch count in long long.
+  void declareSizes(std::ostringstream &os, std::initializer_list<const KernelSize *> sizes,
+                    const std::string &I, const KernelSize &batches) {
+    for (const KernelSize *size : sizes)
+      if (!size->isStatic())
+        os << "  " << size->declaration(I) << "\n";
+    if (!batches.isStatic())
+      os << "  " << batches.declaration("long long") << "\n";
+  }
+
+  /// The grid-stride loop over the result's tiles, with the tile's batch
+  /// and its first row m0 and column n0.
+  template <typename Narrowed>
+  void emitTileIndices(std::ostringstream &os, const CountText &tiles, const CountText &tilesM,
+                       const CountText &tilesN, int64_t tileM, int64_t tileN, Narrowed narrowed,
+                       const std::string &I, const std::string &L) {
+    os << "  for (long long tile = blockIdx.x; tile < " << tiles.text()
+       << "; tile += gridDim.x) {\n"
+       << "    const long long batch = tile / " << (tilesM * tilesN).text() << ";\n"
+       << "    const " << I << " m0 = "
+       << narrowed("(tile / " + tilesN.text() + ") % " + tilesM.text()) << " * " << tileM << L
+       << ", n0 = " << narrowed("tile % " + tilesN.text()) << " * " << tileN << L << ";\n";
+  }
+
+  /// A block per tile, at most kMaxBlocks (the kernel loops over the rest);
+  /// over symbolic sizes, as size code evaluated per run.
+  void setGrid(const CountText &tiles, const KernelSize &batches, const KernelSize &m,
+               const KernelSize &n, int64_t tileM, int64_t tileN) {
+    if (tiles.value) {
+      kernel.gridBlocks = static_cast<unsigned>(std::min(*tiles.value, kMaxBlocks));
+      return;
+    }
+    kernel.gridCode = gridCode(
+        batches.getExpr() * m.getExpr().ceilDiv(tileM) * n.getExpr().ceilDiv(tileN), 1, kMaxBlocks);
+  }
+
+  /// A problem size of the kernel, held in variable `name` where symbolic.
+  std::optional<KernelSize> problemSize(AffineExpr size, const std::string &name) {
+    auto bounds = sizeBounds(size);
+    if (!bounds)
+      return std::nullopt;
+    return KernelSize(size, bounds->second, name);
   }
 
   /// "cast+mul": the region's ops that compute `value`, in program order.

@@ -113,8 +113,8 @@ bool mlir::kiln::hasRowReductionKernel(Operation *op) {
 }
 
 bool mlir::kiln::hasDeviceCodeOverSymbolicSizes(Operation *op) {
-  // A float matmul or convolution goes to cuBLASLt or cuDNN, which take
-  // their sizes per run (kiln-select-impl).
+  // A float matmul goes to cuBLASLt or kiln's GEMM kernels, a float
+  // convolution to cuDNN (kiln-select-impl); all take their sizes per run.
   if (llvm::isa<MatMulOp, Conv2dOp>(op))
     return !isWindowOp(op);
   // Pooling windows over a symbolic batch (the window's image is static).

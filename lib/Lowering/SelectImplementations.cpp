@@ -109,8 +109,9 @@ struct KilnSelectImplementationsPass
       if (!match.ok)
         return decide("generated", "not one cuBLASLt call: " + match.reason);
       if (touchesSymbolicSizes(step)) {
-        // The library takes its sizes per run; kiln's GEMM kernels take
-        // them as constants so far.
+        // Both take their sizes per run, but the library picks its
+        // algorithm per size where kiln's kernel fixes its tiles for the
+        // largest (and no estimate compares them at every size).
         setGemm(step, match);
         return decide("cublaslt", std::string(kSymbolicReason));
       }
@@ -136,7 +137,7 @@ struct KilnSelectImplementationsPass
   }
 
   static constexpr const char *kSymbolicReason =
-      "its sizes are known only at run time, which the library takes per run";
+      "its sizes are known only at run time, and the library picks its algorithm per run";
 
   void setGemm(exec::StepOp step, const GemmMatch &match) {
     ::kiln::rt::GemmCall call = match.call;

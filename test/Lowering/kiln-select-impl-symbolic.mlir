@@ -18,7 +18,7 @@
 // CHECK-LABEL: func.func @scores
 // CHECK: gemm = {a = 1 : i64, {{.*}}batch = 0 : i64, {{.*}}k = 16 : i64, lda = 16 : i64, ldb = 16 : i64, ldc = 0 : i64, m = 0 : i64, n = 0 : i64, stride_a = 0 : i64, stride_b = 0 : i64, stride_c = 0 : i64,
 // CHECK-SAME: symbolic = {batch = #[[BATCH]], ldc = #[[SEQ]], m = #[[SEQ]], n = #[[SEQ]], stride_a = #[[STRIDE]], stride_b = #[[STRIDE]], stride_c = #[[SQUARE]]}, trans_a = true
-// CHECK-SAME: impl = "cublaslt", impl_reason = "its sizes are known only at run time, which the library takes per run
+// CHECK-SAME: impl = "cublaslt", impl_reason = "its sizes are known only at run time, and the library picks its algorithm per run
 // The descriptor survives printing and parsing.
 // ROUNDTRIP-LABEL: func.func @scores
 // ROUNDTRIP: symbolic = {batch = #map

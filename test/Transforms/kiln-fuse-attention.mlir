@@ -231,13 +231,15 @@ func.func @scores_used(%q: !q, %k: !q, %v: !q) -> (!q, !s) {
 // -----
 
 // Over symbolic sizes (b sequences of s tokens): fused on the host, whose
-// kernels take any size; on a GPU the attention kernel takes its sizes as
-// constants so far, so the pattern stays unfused there (its matmuls and
-// softmax take their sizes per run).
+// kernels take any size, and on a GPU, whose attention kernel takes the
+// batch and the query and key counts as arguments. Head dimensions known
+// only at run time (they size the kernel's tiles) keep it unfused on a GPU.
 !hq = tensor<?x?x32xf32, #kiln.enc<row_major, cpu, [s0, s1]>>
 !hs = tensor<?x?x?xf32, #kiln.enc<row_major, cpu, [s0, s1, s1]>>
 !gq = tensor<?x?x32xf32, #kiln.enc<row_major, cuda:0, [s0, s1]>>
 !gs = tensor<?x?x?xf32, #kiln.enc<row_major, cuda:0, [s0, s1, s1]>>
+!gd = tensor<2x16x?xf32, #kiln.enc<row_major, cuda:0, [s0]>>
+!gds = tensor<2x16x16xf32, #kiln.enc<row_major, cuda:0>>
 // CHECK-LABEL: func.func @symbolic_on_host
 // CHECK: kiln.fusion attention
 func.func @symbolic_on_host(%q: !hq, %k: !hq, %v: !hq) -> !hq
@@ -249,13 +251,23 @@ func.func @symbolic_on_host(%q: !hq, %k: !hq, %v: !hq) -> !hq
   return %2 : !hq
 }
 // CHECK-LABEL: func.func @symbolic_on_gpu
-// CHECK-NOT: kiln.fusion
-// CHECK: kiln.softmax
+// CHECK: kiln.fusion attention
 func.func @symbolic_on_gpu(%q: !gq, %k: !gq, %v: !gq) -> !gq
     attributes {kiln.symbols = [{name = "b", min = 1, max = 4, opt = 2}, {name = "s", min = 1, max = 64, opt = 16}]} {
   %0 = kiln.matmul %q, %k {transpose_b = true} : (!gq, !gq) -> !gs
-  // expected-remark @+1 {{attention fusion: not an attention pattern: its sizes are known only at run time, and the GPU's attention kernel takes them as constants so far}}
   %1 = kiln.softmax %0 {axis = 2 : i64} : (!gs) -> !gs
+  // expected-remark @+1 {{attention region without mask: matmul, softmax, matmul}}
   %2 = kiln.matmul %1, %v : (!gs, !gq) -> !gq
   return %2 : !gq
+}
+// CHECK-LABEL: func.func @symbolic_head_dim_on_gpu
+// CHECK-NOT: kiln.fusion
+// CHECK: kiln.softmax
+func.func @symbolic_head_dim_on_gpu(%q: !gd, %k: !gd, %v: !gd) -> !gd
+    attributes {kiln.symbols = [{name = "d", min = 8, max = 64, opt = 32}]} {
+  %0 = kiln.matmul %q, %k {transpose_b = true} : (!gd, !gd) -> !gds
+  // expected-remark @+1 {{attention fusion: not an attention pattern: its head dimensions are known only at run time, and the GPU's attention kernel takes them as constants}}
+  %1 = kiln.softmax %0 {axis = 2 : i64} : (!gds) -> !gds
+  %2 = kiln.matmul %1, %v : (!gds, !gd) -> !gd
+  return %2 : !gd
 }

@@ -11,7 +11,6 @@
 
 #include "kiln/IR/KilnTypes.h"
 #include "kiln/IR/OpClasses.h"
-#include "kiln/IR/SymbolicSizes.h"
 #include "kiln/Transforms/Passes.h"
 
 namespace mlir {
@@ -118,14 +117,20 @@ struct KilnFuseAttentionPass : public ::mlir::kiln::impl::KilnFuseAttentionBase<
         context.getTransposeA())
       return notFused("the probabilities do not feed a matmul with v");
     group.moved.insert(context);
-    // On a GPU over symbolic sizes the fused kernel would take its sizes
-    // as constants; unfused, the matmuls (cuBLASLt) and the softmax (the
-    // reduction kernel) take theirs per run.
+    // Over symbolic sizes the GPU's kernel takes the batch and the query
+    // and key counts as arguments, but not the head dimensions, which size
+    // its tiles; unfused, the matmuls and the softmax take theirs per run.
     auto encoding = getEncoding(softmax.getType());
-    if (encoding && encoding.getDeviceKind() == DeviceKind::CUDA &&
-        llvm::any_of(group.moved, [](Operation *op) { return touchesSymbolicSizes(op); }))
-      return notFused("its sizes are known only at run time, and the GPU's attention kernel "
-                      "takes them as constants so far");
+    auto headDimsKnown = [&] {
+      auto scoresMm = llvm::cast<MatMulOp>(scores);
+      auto q = llvm::cast<RankedTensorType>(scoresMm.getLhs().getType());
+      auto out = llvm::cast<RankedTensorType>(context.getType());
+      int64_t depthDim = scoresMm.getTransposeA() ? q.getRank() - 2 : q.getRank() - 1;
+      return !q.isDynamicDim(depthDim) && !out.isDynamicDim(out.getRank() - 1);
+    };
+    if (encoding && encoding.getDeviceKind() == DeviceKind::CUDA && !headDimsKnown())
+      return notFused("its head dimensions are known only at run time, and the GPU's attention "
+                      "kernel takes them as constants");
     Limits unbounded{1 << 20, 1 << 20, 1 << 20};
     std::string problem = checkLegality(group, unbounded);
     if (!problem.empty())

@@ -1,0 +1,87 @@
+"""Matmuls and attention over symbolic sizes, for the GPU kernels that take
+them as arguments: f16 GEMMs on the Tensor Core pipeline over symbolic rows
+(B plain and transposed, with a bias and ReLU), batched f32 and f16 matmuls
+whose batch, M, N and K are all symbolic, and attention over a symbolic
+batch and sequence length (f16 on Tensor Cores; f32 with a padding mask).
+
+    symbolic_gemms.py OUT_DIR
+"""
+
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto as T
+from onnx import helper, numpy_helper
+
+
+def save(path, nodes, inputs, outputs, inits=()):
+    graph = helper.make_graph(nodes, "main_graph", inputs, outputs, list(inits))
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+
+
+def value(name, dtype, shape):
+    return helper.make_tensor_value_info(name, dtype, shape)
+
+
+def weight(name, shape, dtype=np.float16):
+    return numpy_helper.from_array(rng.uniform(-0.5, 0.5, shape).astype(dtype), name)
+
+
+out = sys.argv[1]
+rng = np.random.default_rng(11)
+H = T.FLOAT16
+
+# relu(x w + b) over n rows: K = 40 and N = 72 are whole 16-byte rows, so
+# the pipelined mma.sync kernel runs with M's bounds checked per run.
+save(f"{out}/gemm_f16.onnx",
+     [helper.make_node("MatMul", ["x", "w"], ["p"]),
+      helper.make_node("Add", ["p", "b"], ["q"]),
+      helper.make_node("Relu", ["q"], ["y"])],
+     [value("x", H, ["n", 40])], [value("y", H, ["n", 72])],
+     [weight("w", (40, 72)), weight("b", (72,))])
+
+# Gemm with B transposed (a linear layer as PyTorch exports it).
+save(f"{out}/gemm_f16_tb.onnx",
+     [helper.make_node("Gemm", ["x", "w", "b"], ["y"], transB=1)],
+     [value("x", H, ["n", 48])], [value("y", H, ["n", 24])],
+     [weight("w", (24, 48)), weight("b", (24,))])
+
+
+def batched(dtype):
+    # s = relu(a b) over [n, m, m], then s c: the batch, M and N of the
+    # first and the batch, M and K of the second are symbolic.
+    return ([helper.make_node("MatMul", ["a", "b"], ["p"]),
+             helper.make_node("Relu", ["p"], ["s"]),
+             helper.make_node("MatMul", ["s", "c"], ["y"])],
+            [value("a", dtype, ["n", "m", 24]), value("b", dtype, ["n", 24, "m"]),
+             value("c", dtype, ["n", "m", 8])],
+            [value("y", dtype, ["n", "m", 8])])
+
+
+save(f"{out}/batched_f32.onnx", *batched(T.FLOAT))
+save(f"{out}/batched_f16.onnx", *batched(H))
+
+
+def attention(dtype, masked):
+    # softmax(q k^T / 8 [+ mask]) v over [batch, 2 heads, seq, 64]; the mask
+    # is a padding mask [batch, 1, 1, seq] broadcast over heads and queries.
+    nodes = [helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]),
+             helper.make_node("MatMul", ["q", "kt"], ["qk"]),
+             helper.make_node("Div", ["qk", "scale"], ["scores"])]
+    inputs = [value(name, dtype, ["batch", 2, "seq", 64]) for name in ("q", "k", "v")]
+    np_type = np.float16 if dtype == H else np.float32
+    inits = [numpy_helper.from_array(np.array(8.0, np_type), "scale")]
+    if masked:
+        nodes.append(helper.make_node("Add", ["scores", "mask"], ["masked"]))
+        inputs.append(value("mask", dtype, ["batch", 1, 1, "seq"]))
+    nodes += [helper.make_node("Softmax", ["masked" if masked else "scores"], ["p"], axis=-1),
+              helper.make_node("MatMul", ["p", "v"], ["y"])]
+    return nodes, inputs, [value("y", dtype, ["batch", 2, "seq", 64])], inits
+
+
+save(f"{out}/attention_f16.onnx", *attention(H, False))
+save(f"{out}/attention_f32_mask.onnx", *attention(T.FLOAT, True))
