@@ -38,6 +38,8 @@ constexpr int64_t kThreads = 256;
 constexpr int64_t kWarpRowLimit = 1024;
 /// A thread keeps at most this many elements of a row in registers.
 constexpr int64_t kMaxCached = 32;
+/// Rows of a block staging its short rows in shared memory (4 a warp).
+constexpr int64_t kStagedRows = 32;
 
 
 /// `pattern` with every X replaced by `x`.
@@ -140,9 +142,19 @@ public:
     const int64_t threads = warpPerRow ? kThreads
                                        : std::min<int64_t>(kThreads, (colsBound + 31) / 32 * 32);
     const int64_t perRow = warpPerRow ? 32 : threads; // threads sharing a row
-    const int64_t rowsPerBlock = warpPerRow ? kThreads / 32 : 1;
+    // A softmax over rows shorter than a warp: a warp's lanes would read
+    // and write a fraction of a request's sectors (10 floats: 62%). The
+    // block's rows (kStagedRows, 4 a warp, so that inputs read once a block
+    // weigh little) are staged in shared memory in memory order instead
+    // (the prologue computed there, coalesced), each warp reduces its rows
+    // from shared memory, and the epilogue and the store run in memory
+    // order again.
+    const bool staged = warpPerRow && llvm::isa<SoftmaxOp, LogSoftmaxOp>(anchor) &&
+                        llvm::isa<AffineConstantExpr>(colSize) && colsBound < 32;
+    const int64_t rowsPerBlock = staged ? kStagedRows : warpPerRow ? kThreads / 32 : 1;
     const int64_t slots = (colsBound + perRow - 1) / perRow;
     const bool cached = perElement && slots <= kMaxCached;
+    const std::string stagedAt = "stagedRows[local * " + std::to_string(colsBound) + " + col]";
     const std::string tid = warpPerRow ? "lane" : "threadIdx.x";
     auto reduce = [&](const std::string &v, const std::string &functor,
                       const std::string &identity) {
@@ -151,6 +163,45 @@ public:
                               ")";
     };
     std::ostringstream os;
+    // The loop over the block's elements in memory order, `row` and `col`
+    // each, with the column's index lines unless the body brings its own
+    // (its body follows; the caller closes it).
+    auto openStagedLoop = [&](bool columnLines) {
+      os << "    for (int e = threadIdx.x; e < " << rowsPerBlock * colsBound << "; e += "
+         << threads << ") {\n"
+         << "      const long long row = base + e / " << colsBound << ", col = e % " << colsBound
+         << ";\n"
+         << "      if (row >= " << rows << ")\n"
+         << "        continue;\n";
+      for (const std::string &line : rowLines)
+        os << "      " << line << "\n";
+      if (columnLines)
+        for (const std::string &line : colLines)
+          os << "      " << line << "\n";
+    };
+    // Float inputs that are one row (broadcast over the rows, e.g. a
+    // classifier's bias): each warp would read the row's few bytes in a
+    // request of its own, so the block loads them once into shared memory.
+    std::vector<BlockArgument> rowVectors;
+    if (staged)
+      for (BlockArgument arg : body.getArguments()) {
+        auto type = llvm::cast<RankedTensorType>(arg.getType());
+        auto dims = type.getShape();
+        bool oneRow = llvm::isa<FloatType>(type.getElementType()) && !arg.use_empty() &&
+                      !ElementEmitter::splatOf(step.getInputs()[arg.getArgNumber()]) &&
+                      type.hasStaticShape() && type.getNumElements() == colsBound &&
+                      static_cast<int64_t>(dims.size()) <= rank && !dims.empty() &&
+                      dims.back() == colsBound;
+        if (oneRow)
+          rowVectors.push_back(arg);
+      }
+    // Reads of those inputs at an element come from shared memory (after
+    // every takeLines, which forgets seeds).
+    auto seedRowVectors = [&] {
+      for (BlockArgument arg : rowVectors)
+        elements.seed(arg, ElementEmitter::broadcastIndex(arg, fullIndex),
+                      "rowVector" + std::to_string(arg.getArgNumber()) + "[col]");
+    };
     // The loop over the thread's elements of the row, `col` each: over the
     // vals[] slots when cached.
     auto openRowLoop = [&](const std::string &indent) {
@@ -175,7 +226,7 @@ public:
         return;
       }
       std::vector<std::string> lines;
-      std::string x = element(lines);
+      std::string x = staged ? stagedAt : element(lines);
       openRowLoop("      ");
       for (const std::string &line : lines)
         os << "        " << line << "\n";
@@ -191,13 +242,45 @@ public:
       os << "  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;\n";
     else
       os << "  KILN_SHARED(float, scratch, 32);\n";
+    if (staged)
+      os << "  KILN_SHARED(float, stagedRows, " << rowsPerBlock * colsBound
+         << "); // the block's rows, in memory order\n";
+    for (BlockArgument arg : rowVectors) {
+      std::string name = "rowVector" + std::to_string(arg.getArgNumber());
+      os << "  KILN_SHARED(float, " << name << ", " << colsBound << "); // in"
+         << arg.getArgNumber() << ", one row for all: loaded once\n"
+         << "  for (int e = threadIdx.x; e < " << colsBound << "; e += " << threads << ")\n"
+         << "    " << name << "[e] = "
+         << ElementEmitter::load(arg.getType(), "in" + std::to_string(arg.getArgNumber()) + "[e]")
+         << ";\n";
+    }
+    if (!rowVectors.empty())
+      os << "  __syncthreads();\n";
     if (warpPerRow && !perElement)
       os << "  KILN_SHARED(" << *elements.storageType(output.getType()) << ", rowOut, "
          << rowsPerBlock << "); // the block's row results\n";
     if (warpPerRow)
       os << "  for (long long base = (long long)blockIdx.x * " << rowsPerBlock << "; base < "
-         << rows << "; base += (long long)gridDim.x * " << rowsPerBlock << ") {\n"
-         << "    const long long row = base + warp;\n"
+         << rows << "; base += (long long)gridDim.x * " << rowsPerBlock << ") {\n";
+    if (staged) {
+      std::vector<std::string> lines;
+      seedRowVectors();
+      std::string x = element(lines);
+      os << "    // The block's rows into shared memory, in memory order (coalesced).\n";
+      openStagedLoop(false); // element() brings the column's lines
+      for (const std::string &line : lines)
+        os << "      " << line << "\n";
+      os << "      stagedRows[e] = " << x << ";\n"
+         << "    }\n"
+         << "    __syncthreads();\n";
+    }
+    if (staged)
+      os << "    for (int local = warp; local < " << rowsPerBlock << "; local += "
+         << kThreads / 32 << ") { // the warp's rows\n"
+         << "    const long long row = base + local;\n"
+         << "    if (row < " << rows << ") {\n";
+    else if (warpPerRow)
+      os << "    const long long row = base + warp;\n"
          << "    if (row < " << rows << ") {\n";
     else
       os << "  for (long long row = blockIdx.x; row < " << rows << "; row += gridDim.x) {\n"
@@ -263,18 +346,38 @@ public:
         std::vector<std::string> loads = elements.takeLines();
         lines.insert(lines.end(), loads.begin(), loads.end());
       }
-      lines.push_back("const float y = " + y + ";");
       elements.seed(anchor->getResult(0), resultIndex, "y");
+      if (staged)
+        seedRowVectors();
       std::string out = elements.valueAt(output, resultIndex);
       std::vector<std::string> epilogue = elements.takeLines();
-      lines.insert(lines.end(), epilogue.begin(), epilogue.end());
-      os << "    // Last pass: the result, the epilogue, the store.\n";
-      openRowLoop("    ");
-      for (const std::string &line : lines)
-        os << "      " << line << "\n";
-      os << "      out0[row * " << cols << " + col] = "
-         << ElementEmitter::store(output.getType(), out) << ";\n    }\n";
-      os << "    }\n";
+      if (staged) {
+        // The result back to shared memory; the epilogue and the store in
+        // memory order, once every warp has written its row.
+        os << "    // Last pass: the result, staged for the store.\n";
+        openRowLoop("    ");
+        os << "      " << stagedAt << " = " << y << ";\n    }\n    }\n    }\n"
+           << "    __syncthreads();\n"
+           << "    // The epilogue and the store, in memory order (coalesced).\n";
+        openStagedLoop(true);
+        os << "      const float y = stagedRows[e];\n";
+        for (const std::string &line : epilogue)
+          os << "      " << line << "\n";
+        os << "      out0[base * " << colsBound << "LL + e] = "
+           << ElementEmitter::store(output.getType(), out) << ";\n"
+           << "    }\n"
+           << "    __syncthreads(); // stagedRows is reused\n";
+      } else {
+        lines.push_back("const float y = " + y + ";");
+        lines.insert(lines.end(), epilogue.begin(), epilogue.end());
+        os << "    // Last pass: the result, the epilogue, the store.\n";
+        openRowLoop("    ");
+        for (const std::string &line : lines)
+          os << "      " << line << "\n";
+        os << "      out0[row * " << cols << " + col] = "
+           << ElementEmitter::store(output.getType(), out) << ";\n    }\n";
+        os << "    }\n";
+      }
     } else {
       // One value per row: its index in the result keeps reduced dims as 0.
       resultIndex = rowIndex;
@@ -310,7 +413,9 @@ public:
     } else {
       kernel.gridCode = gridCode(rowSize, rowsPerBlock, kMaxBlocks);
     }
-    kernel.unit = warpPerRow ? "CUDA cores (a warp per row)" : "CUDA cores (a block per row)";
+    kernel.unit = staged       ? "CUDA cores (a warp per row, rows staged in shared memory)"
+                  : warpPerRow ? "CUDA cores (a warp per row)"
+                               : "CUDA cores (a block per row)";
     // (Per launch; over symbolic sizes at the largest, and per run as code.)
     kernel.flops = static_cast<double>(mostRows) * colsBound * (perElement ? 8 : 1);
     if (!llvm::isa<AffineConstantExpr>(rowSize * colSize)) {
@@ -328,7 +433,9 @@ public:
          << (warpPerRow ? "a warp per row (" + std::to_string(rowsPerBlock) + " per block)"
                         : std::string("a block per row"))
          << "; "
-         << (cached ? "each thread's elements of the row stay in registers, so the input is "
+         << (staged ? "the block's rows are staged in shared memory in memory order (the\n// "
+                      "prologue, then the epilogue and the store), so every request is coalesced."
+             : cached ? "each thread's elements of the row stay in registers, so the input is "
                       "read once."
              : perElement ? "the prologue is recomputed in each pass over the row."
                           : "one pass.")

@@ -90,6 +90,28 @@ TEST(EmuProfile, CoalescedFloat4CopyUsesEverySectorByte) {
   EXPECT_EQ(c.tensorCoreFlops, 0u);
 }
 
+// The sectors of a request are counted where a GPU would put the buffer
+// (at a 256-byte aligned base), not where the host did: buffers 16 bytes
+// past a sector boundary (as cuda-emu's checked mode may place them) copy
+// as efficiently as aligned ones.
+TEST(EmuProfile, SectorsDoNotDependOnWhereTheHostPutTheBuffer) {
+  auto copy = kernel<void (*)(const void *, void *)>("copyFloat4");
+  ASSERT_NE(copy, nullptr);
+  const int n = 4 * 128; // float4s
+  Buffer in(n * 16 + 16), out(n * 16 + 16);
+  char *from = in.as<char>() + 16, *to = out.as<char>() + 16;
+  for (int i = 0; i < 4 * n; ++i)
+    reinterpret_cast<float *>(from)[i] = static_cast<float>(i) * 0.25f;
+  AccessCounts c = profiled({4, 1, 1}, {128, 1, 1},
+                            {MemoryRange{from, n * 16u}, MemoryRange{to, n * 16u}},
+                            [&] { copy(from, to); });
+  EXPECT_EQ(0, std::memcmp(from, to, n * 16));
+  EXPECT_EQ(c.globalLoadSectors, n * 16u / 32); // on the host: one more a request
+  EXPECT_DOUBLE_EQ(loadEfficiency(c), 1.0);
+  EXPECT_DOUBLE_EQ(storeEfficiency(c), 1.0);
+  EXPECT_EQ(c.dramBytes, 2u * n * 16);
+}
+
 TEST(EmuProfile, StridedReadUsesAnEighthOfItsSectors) {
   auto strided = kernel<void (*)(const float *, float *)>("stridedRead");
   ASSERT_NE(strided, nullptr);

@@ -36,25 +36,26 @@ AccessProfiler::AccessProfiler(Profile &profile, unsigned warps)
 
 AccessProfiler::~AccessProfiler() = default;
 
-bool AccessProfiler::isGlobal(const void *address) {
+uintptr_t AccessProfiler::globalAddress(const void *address) {
   auto a = reinterpret_cast<uintptr_t>(address);
   for (size_t r = 0; r < profile_.global.size(); ++r) {
     auto begin = reinterpret_cast<uintptr_t>(profile_.global[r].data);
     if (a >= begin && a < begin + profile_.global[r].bytes) {
       touchedRanges_[r] = true;
-      return true;
+      // Buffers 2^40 bytes apart: none is that large.
+      return (static_cast<uintptr_t>(r + 1) << 40) + (a - begin);
     }
   }
-  return false;
+  return 0;
 }
 
 void AccessProfiler::record(unsigned warp, unsigned lane, uintptr_t site, uint32_t k,
-                            Space space, bool store, const void *address, unsigned bytes) {
+                            Space space, bool store, uintptr_t address, unsigned bytes) {
   Key key{site, k, static_cast<uint32_t>(space) * 2 + store};
   Group &group = pending_[warp][key];
   group.space = space;
   group.store = store;
-  group.lanes.push_back({lane, reinterpret_cast<uintptr_t>(address), bytes});
+  group.lanes.push_back({lane, address, bytes});
 }
 
 void AccessProfiler::globalRequest(bool store, const std::vector<LaneAccess> &lanes) {

@@ -34,13 +34,16 @@ public:
   AccessProfiler(Profile &profile, unsigned warps);
   ~AccessProfiler();
 
-  /// Whether `address` lies in one of the profile's global buffers (and
-  /// notes that buffer as touched).
-  bool isGlobal(const void *address);
+  /// Where `address` would be on a GPU, when it lies in one of the
+  /// profile's global buffers (and notes that buffer as touched): each
+  /// buffer at a base aligned as cudaMalloc aligns (256 bytes), so the
+  /// sectors a request touches do not depend on where the host (or the
+  /// checked mode's guard pages) put the buffer; 0 for other memory.
+  uintptr_t globalAddress(const void *address);
   /// Lane `lane` of warp `warp` executes site `site` for the `k`-th time
   /// since its last barrier.
   void record(unsigned warp, unsigned lane, uintptr_t site, uint32_t k, Space space, bool store,
-              const void *address, unsigned bytes);
+              uintptr_t address, unsigned bytes);
   /// Every group of `warp` becomes a request (at a barrier or the end).
   void flushWarp(unsigned warp);
   /// One shared-memory request served in `phases` (lane groups whose

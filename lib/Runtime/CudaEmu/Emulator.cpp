@@ -767,16 +767,16 @@ void traceAccess(const void *site, const void *address, unsigned bytes, bool sto
   if (!launch || !self || !launch->profiler)
     return;
   Space space;
+  uintptr_t at = reinterpret_cast<uintptr_t>(address);
   if (inShared(*launch, address))
     space = Space::Shared;
-  else if (launch->profiler->isGlobal(address))
+  else if ((at = launch->profiler->globalAddress(address)) != 0)
     space = Space::Global;
   else
     return; // the thread's stack, the emulator's state
   auto key = reinterpret_cast<uintptr_t>(site);
   uint32_t k = self->siteCounts[key]++;
-  launch->profiler->record(self->linear / 32, self->linear % 32, key, k, space, store, address,
-                           bytes);
+  launch->profiler->record(self->linear / 32, self->linear % 32, key, k, space, store, at, bytes);
 }
 
 void cpAsync(void *shared, const void *global, unsigned bytes, const void *site) {
