@@ -161,8 +161,10 @@ std::vector<GeneratedKernel> mlir::kiln::generateKernels(func::FuncOp plan,
       emitReductionKernel(step, kernel, classes);
     } else if (!step.getKind() || *step.getKind() == "loop") {
       // An unfused elementwise op is a one-op loop; a transpose that moves
-      // the last dimension goes through shared memory.
-      if (touchesSymbolicSizes(step) || !emitTiledTransposeKernel(step, kernel))
+      // the last dimension goes through shared memory, and pooling stages
+      // its input rows there.
+      if ((touchesSymbolicSizes(step) || !emitTiledTransposeKernel(step, kernel)) &&
+          !emitPoolKernel(step, kernel))
         emitLoopKernel(step, kernel);
     } else {
       kernel.name.clear();

@@ -122,6 +122,11 @@ void emitLoopKernel(exec::StepOp step, GeneratedKernel &kernel);
 /// for any other step.
 bool emitTiledTransposeKernel(exec::StepOp step, GeneratedKernel &kernel);
 
+/// The pooling kernel staging its input rows in shared memory when `step`
+/// is one max_pool2d or avg_pool2d of NCHW floats whose rows fit; false
+/// (and nothing filled in) for any other step.
+bool emitPoolKernel(exec::StepOp step, GeneratedKernel &kernel);
+
 /// The argsort kernel (a rank sort) for a step of one argsort, or a reason.
 void emitArgSortKernel(exec::StepOp step, GeneratedKernel &kernel);
 

@@ -4,7 +4,8 @@ a softmax whose rows may be short or long (two size classes), a softmax
 over a symbolic number of rows, a mean and a maximum over a symbolic
 middle axis, a grouped
 convolution over a symbolic batch whose output pixels are no multiple of
-its tiles, and a plain matmul over symbolic rows.
+its tiles, a plain matmul over symbolic rows, and max pooling over a
+symbolic batch.
 
     symbolic_kernels.py OUT_DIR
 """
@@ -63,3 +64,9 @@ save(f"{out}/rows_matmul.onnx",
      [helper.make_node("MatMul", ["x", "w"], ["y"])],
      [f32("x", ["n", 8])], [f32("y", ["n", 4])],
      [numpy_helper.from_array(rng.uniform(-0.5, 0.5, (8, 4)).astype(np.float32), "w")])
+# Max pooling 3x3/2 over a symbolic batch: the pooling kernel's planes
+# (n * 2) per run.
+save(f"{out}/pool.onnx",
+     [helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2],
+                       pads=[1, 1, 1, 1])],
+     [f32("x", ["n", 2, 9, 16])], [f32("y", ["n", 2, 5, 8])])
