@@ -22,6 +22,7 @@
 
 #include "KernelEmitter.h"
 
+#include "kiln/CodeGen/AttentionLimits.h"
 #include "kiln/CodeGen/DevicePrelude.h"
 #include "kiln/CodeGen/KernelGenerator.h"
 #include "kiln/IR/KilnOps.h"
@@ -99,7 +100,7 @@ public:
     auto batchDims = llvm::ArrayRef(sDims).drop_back(2);
     auto size = [&](AffineExpr e, const std::string &name) -> std::optional<KernelSize> {
       auto bounds = sizeBounds(e);
-      return bounds ? std::optional(KernelSize(e, bounds->second, name)) : std::nullopt;
+      return bounds ? std::optional(KernelSize(e, *bounds, name)) : std::nullopt;
     };
     std::optional<KernelSize> queries = size(sDims[rank - 2], "queryCount"),
                               keys = size(sDims[rank - 1], "keyCount"),
@@ -119,6 +120,8 @@ public:
     Problem p;
     p.queries = *queries;
     p.keys = *keys;
+    keysMayBeZero = keys->smallest() <= 0;
+    keyCountText = keys->text();
     p.depth = depth;
     p.dv = dv;
     p.batches = *batches;
@@ -193,6 +196,9 @@ private:
   };
 
   const CodeGenOptions &options;
+  /// A run may have no keys (a symbolic key count whose range starts at 0).
+  bool keysMayBeZero = false;
+  std::string keyCountText;
 
   /// A block per tile of `rowsPerBlock` queries of each batch, at most
   /// kMaxBlocks (the kernel loops over the rest); over symbolic sizes, as
@@ -309,6 +315,15 @@ private:
     os << indent << "  " << target << " = " << p.score << ";\n" << indent << "}\n";
   }
 
+  /// The output `o` over the row's sum of exponentials: 0 where a run may
+  /// have no keys at all (as the reference's empty sum gives), else the
+  /// quotient (NaN for a row whose every key is masked, as the reference's).
+  std::string normalized(const std::string &o, const std::string &sum) const {
+    if (keysMayBeZero)
+      return "(" + keyCountText + " > 0 ? " + o + " / " + sum + " : 0.0f)";
+    return o + " / " + sum;
+  }
+
   /// Whether computing a score reads a kernel input (a mask tensor), not
   /// just the dot product and the indices.
   bool scoresLoad(const Problem &p) const {
@@ -336,8 +351,9 @@ private:
     // (measured on an H200, 8x12x1024x64 f16: 127 us against 145 us with
     // one), unless each score loads a mask or the lengths are symbolic:
     // the two-fragment kernel's 247-255 registers leave no room for the
-    // mask's addresses or the size variables (nvcc spilled 40 bytes for
-    // sm_80 over a symbolic batch and sequence length);
+    // mask's addresses or the lengths' variables (nvcc spilled 40 bytes for
+    // sm_80 over a symbolic sequence length; a symbolic batch alone costs
+    // none);
     // --attention-tile 16,N or 32,N decides instead.
     const bool small = p.depth <= 64 && p.dv <= 64;
     const int64_t bc = small ? 64 : 32; // keys per tile
@@ -356,7 +372,7 @@ private:
     };
     unsigned rows = options.attentionRowsPerWarp ? options.attentionRowsPerWarp
                     : p.queries.largest() > 64 && !scoresLoad(p) && p.queries.isStatic() &&
-                            p.keys.isStatic() && p.batches.isStatic()
+                            p.keys.isStatic()
                         ? 32
                                                                          : 16;
     // kiln's choice of two fragments falls back to one where the output
@@ -569,8 +585,10 @@ private:
        << "        for (int h = 0; h < 2; ++h)\n"
        << "          kiln_store_vec(staged + (row0 + mi * 16 + lane / 4 + h * 8) * " << ldO
        << " + c * 8 + lane % 4 * 2,\n"
-       << "                         kiln_pair<float>{o[mi][c][2 * h] / rowSum[mi][h],\n"
-       << "                                          o[mi][c][2 * h + 1] / rowSum[mi][h]});\n"
+       << "                         kiln_pair<float>{" << normalized("o[mi][c][2 * h]", "rowSum[mi][h]")
+       << ",\n"
+       << "                                          "
+       << normalized("o[mi][c][2 * h + 1]", "rowSum[mi][h]") << "});\n"
        << "    __syncthreads();\n"
        << "    for (int e = threadIdx.x; e < " << rowsPerBlock * p.dv << "; e += " << kThreads
        << ") {\n"
@@ -592,7 +610,8 @@ private:
   /// K and V tiles of 32 keys in shared memory, a lane per key for the
   /// scores and per output column for the sum.
   void emitCudaCoreKernel(const Problem &p, const std::vector<std::string> &params) {
-    constexpr int64_t rowsPerWarp = 4, rowsPerBlock = 16, bc = 32;
+    constexpr int64_t rowsPerWarp = 4, rowsPerBlock = ::kiln::codegen::kAttentionRowsPerBlock,
+                      bc = ::kiln::codegen::kAttentionKeysPerTile;
     std::string I = p.narrow ? "int" : "long long", L = p.narrow ? "" : "LL";
     auto num = [&](int64_t v) { return std::to_string(v) + L; };
     // Q rows [16][depth], K [32][depth + 1] (a lane per key reads a column
@@ -603,8 +622,7 @@ private:
     // (whose rows are then padded, as k's always are and v's then).
     const int64_t ldQ = p.ta ? p.depth + 1 : p.depth, ldK = p.depth + 1,
                   ldV = p.tv ? p.dv + 1 : p.dv;
-    const int64_t sharedFloats = rowsPerBlock * ldQ + bc * ldK + bc * ldV;
-    if (sharedFloats * 4 > kStaticShared)
+    if (!::kiln::codegen::attentionKernelFits(p.depth, p.dv, p.ta, p.tv))
       return fail("attention with depth " + std::to_string(p.depth) + " and " +
                   std::to_string(p.dv) + " output columns needs more shared memory than a "
                   "block has");
@@ -708,7 +726,7 @@ private:
        << "        const int c = lane + u * 32;\n"
        << "        if (qi < " << Q << " && c < " << p.dv << ")\n"
        << "          out0[(batch * " << p.queries.text("LL") << " + qi) * " << p.dv << "LL + c] = "
-       << ElementEmitter::store(p.oType, "o[i][u] / rowSum[i]") << ";\n"
+       << ElementEmitter::store(p.oType, normalized("o[i][u]", "rowSum[i]")) << ";\n"
        << "      }\n"
        << "    }\n"
        << "  }\n}\n";

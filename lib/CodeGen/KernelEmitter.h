@@ -104,12 +104,14 @@ inline std::vector<int64_t> gridCode(AffineExpr items, int64_t perBlock, int64_t
 class KernelSize {
 public:
   KernelSize() = default;
-  /// `name` is the kernel variable holding a symbolic size.
-  KernelSize(AffineExpr expr, int64_t most, std::string name)
-      : expr(expr), most(most), name(std::move(name)) {}
+  /// `bounds`: the least and the most the size may be (sizeBounds); `name`
+  /// is the kernel variable holding a symbolic size.
+  KernelSize(AffineExpr expr, std::pair<int64_t, int64_t> bounds, std::string name)
+      : expr(expr), least(bounds.first), most(bounds.second), name(std::move(name)) {}
 
   bool isStatic() const { return llvm::isa<AffineConstantExpr>(expr); }
-  /// The size over the symbols' ranges: itself when static.
+  /// The size's bounds over the symbols' ranges: itself when static.
+  int64_t smallest() const { return least; }
   int64_t largest() const { return most; }
   /// Whether `d` divides the size at every value it may take.
   bool dividesBy(int64_t d) const {
@@ -118,11 +120,6 @@ public:
   /// The size in the text: "4096" + `suffix` ("" or "LL"), or the variable.
   std::string text(const std::string &suffix = "") const {
     return isStatic() ? std::to_string(most) + suffix : name;
-  }
-  /// ceil(size / d): a literal when static.
-  std::string ceilDivText(int64_t d, const std::string &suffix = "") const {
-    return isStatic() ? std::to_string((most + d - 1) / d) + suffix
-                      : "((" + name + " + " + std::to_string(d - 1) + ") / " + std::to_string(d) + ")";
   }
   /// The variable's declaration ("" when static), of C type `type`.
   std::string declaration(const std::string &type) const {
@@ -135,7 +132,7 @@ public:
 
 private:
   AffineExpr expr;
-  int64_t most = 0;
+  int64_t least = 0, most = 0;
   std::string name;
 };
 
@@ -152,6 +149,8 @@ struct CountText {
 inline CountText piecesOf(const KernelSize &size, int64_t piece) {
   if (size.isStatic())
     return {(size.largest() + piece - 1) / piece, ""};
+  if (piece == 1)
+    return {std::nullopt, "(long long)" + size.text()};
   return {std::nullopt, "(((long long)" + size.text() + " + " + std::to_string(piece - 1) +
                             ") / " + std::to_string(piece) + ")"};
 }

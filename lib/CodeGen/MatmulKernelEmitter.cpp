@@ -723,7 +723,8 @@ private:
          << ElementEmitter::store(yield.getValues().front().getType(), out) << ";\n";
       return;
     }
-    assert(m.isStatic() && n.isStatic() && "column ranges of a static result");
+    if (!m.isStatic() || !n.isStatic()) // (horizontal regions form over static sizes only)
+      return fail("the outputs are column ranges of a result of symbolic size");
     os << indent << "const float result = " << out << ";\n";
     for (auto [k, range] : llvm::enumerate(columns)) {
       auto [first, last] = range.second < 0 ? std::pair(int64_t(0), n.largest()) : range;
@@ -777,7 +778,7 @@ private:
     auto bounds = sizeBounds(size);
     if (!bounds)
       return std::nullopt;
-    return KernelSize(size, bounds->second, name);
+    return KernelSize(size, *bounds, name);
   }
 
   /// "cast+mul": the region's ops that compute `value`, in program order.

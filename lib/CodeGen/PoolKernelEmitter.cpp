@@ -117,7 +117,8 @@ public:
 
     const bool isMax = llvm::isa<MaxPool2dOp>(pool);
     const bool includePad = pool->getAttrOfType<BoolAttr>("count_include_pad").getValue();
-    const KernelSize planes(getDimSizes(inType)[0] * channels, batch->second * channels, "planes");
+    const KernelSize planes(getDimSizes(inType)[0] * channels,
+                            {batch->first * channels, batch->second * channels}, "planes");
     const int64_t bands = (outH + rows - 1) / rows;
     const std::string in = "in" + std::to_string(llvm::cast<BlockArgument>(pool->getOperand(0))
                                                      .getArgNumber());

@@ -271,3 +271,32 @@ func.func @symbolic_head_dim_on_gpu(%q: !gd, %k: !gd, %v: !gd) -> !gd
   %2 = kiln.matmul %1, %v : (!gds, !gd) -> !gd
   return %2 : !gd
 }
+
+// -----
+
+// Head dimensions of 256 on a GPU: the attention kernel's tiles would not
+// fit a block's shared memory, so the pattern stays unfused there (its
+// matmuls and softmax have device code); on the host it fuses.
+!wq = tensor<2x16x256xf32, #kiln.enc<row_major, cuda:0>>
+!ws = tensor<2x16x16xf32, #kiln.enc<row_major, cuda:0>>
+!hwq = tensor<2x16x256xf32, #kiln.enc<row_major, cpu>>
+!hws = tensor<2x16x16xf32, #kiln.enc<row_major, cpu>>
+// CHECK-LABEL: func.func @wide_heads_on_gpu
+// CHECK-NOT: kiln.fusion
+// CHECK: kiln.softmax
+func.func @wide_heads_on_gpu(%q: !wq, %k: !wq, %v: !wq) -> !wq {
+  %0 = kiln.matmul %q, %k {transpose_b = true} : (!wq, !wq) -> !ws
+  // expected-remark @+1 {{attention fusion: not an attention pattern: head dimensions 256 and 256 need more shared memory than the GPU's attention kernel has}}
+  %1 = kiln.softmax %0 {axis = 2 : i64} : (!ws) -> !ws
+  %2 = kiln.matmul %1, %v : (!ws, !wq) -> !wq
+  return %2 : !wq
+}
+// CHECK-LABEL: func.func @wide_heads_on_host
+// CHECK: kiln.fusion attention
+func.func @wide_heads_on_host(%q: !hwq, %k: !hwq, %v: !hwq) -> !hwq {
+  %0 = kiln.matmul %q, %k {transpose_b = true} : (!hwq, !hwq) -> !hws
+  %1 = kiln.softmax %0 {axis = 2 : i64} : (!hws) -> !hws
+  // expected-remark @+1 {{attention region without mask: matmul, softmax, matmul}}
+  %2 = kiln.matmul %1, %v : (!hws, !hwq) -> !hwq
+  return %2 : !hwq
+}

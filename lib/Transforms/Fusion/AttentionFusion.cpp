@@ -9,6 +9,7 @@
 
 #include "FusionUtils.h"
 
+#include "kiln/CodeGen/AttentionLimits.h"
 #include "kiln/IR/KilnTypes.h"
 #include "kiln/IR/OpClasses.h"
 #include "kiln/Transforms/Passes.h"
@@ -117,20 +118,26 @@ struct KilnFuseAttentionPass : public ::mlir::kiln::impl::KilnFuseAttentionBase<
         context.getTransposeA())
       return notFused("the probabilities do not feed a matmul with v");
     group.moved.insert(context);
-    // Over symbolic sizes the GPU's kernel takes the batch and the query
-    // and key counts as arguments, but not the head dimensions, which size
-    // its tiles; unfused, the matmuls and the softmax take theirs per run.
+    // On a GPU the region must have a kernel, or it would run on the host
+    // (unfused, its matmuls and softmax have device code). Over symbolic
+    // sizes the kernel takes the batch and the query and key counts as
+    // arguments, but not the head dimensions, which size its tiles.
     auto encoding = getEncoding(softmax.getType());
-    auto headDimsKnown = [&] {
+    if (encoding && encoding.getDeviceKind() == DeviceKind::CUDA) {
       auto scoresMm = llvm::cast<MatMulOp>(scores);
       auto q = llvm::cast<RankedTensorType>(scoresMm.getLhs().getType());
       auto out = llvm::cast<RankedTensorType>(context.getType());
-      int64_t depthDim = scoresMm.getTransposeA() ? q.getRank() - 2 : q.getRank() - 1;
-      return !q.isDynamicDim(depthDim) && !out.isDynamicDim(out.getRank() - 1);
-    };
-    if (encoding && encoding.getDeviceKind() == DeviceKind::CUDA && !headDimsKnown())
-      return notFused("its head dimensions are known only at run time, and the GPU's attention "
-                      "kernel takes them as constants");
+      int64_t depth = q.getDimSize(scoresMm.getTransposeA() ? q.getRank() - 2 : q.getRank() - 1);
+      int64_t dv = out.getDimSize(out.getRank() - 1);
+      if (ShapedType::isDynamic(depth) || ShapedType::isDynamic(dv))
+        return notFused("its head dimensions are known only at run time, and the GPU's "
+                        "attention kernel takes them as constants");
+      if (!::kiln::codegen::attentionKernelFits(depth, dv, scoresMm.getTransposeA(),
+                                                context.getTransposeB()))
+        return notFused("head dimensions " + std::to_string(depth) + " and " +
+                        std::to_string(dv) + " need more shared memory than the GPU's attention "
+                        "kernel has");
+    }
     Limits unbounded{1 << 20, 1 << 20, 1 << 20};
     std::string problem = checkLegality(group, unbounded);
     if (!problem.empty())

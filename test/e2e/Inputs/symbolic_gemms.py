@@ -2,7 +2,8 @@
 them as arguments: f16 GEMMs on the Tensor Core pipeline over symbolic rows
 (B plain and transposed, with a bias and ReLU), batched f32 and f16 matmuls
 whose batch, M, N and K are all symbolic, and attention over a symbolic
-batch and sequence length (f16 on Tensor Cores; f32 with a padding mask).
+batch and sequence length (f16 on Tensor Cores; f32 with a padding mask),
+and cross-attention whose key count has its own symbol, which may be 0.
 
     symbolic_gemms.py OUT_DIR
 """
@@ -85,3 +86,19 @@ def attention(dtype, masked):
 
 save(f"{out}/attention_f16.onnx", *attention(H, False))
 save(f"{out}/attention_f32_mask.onnx", *attention(T.FLOAT, True))
+
+
+def cross_attention(dtype):
+    # softmax(q k^T) v with sq queries over sk keys (k and v as [batch, 2,
+    # sk, 64], k transposed in the product).
+    nodes = [helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]),
+             helper.make_node("MatMul", ["q", "kt"], ["scores"]),
+             helper.make_node("Softmax", ["scores"], ["p"], axis=-1),
+             helper.make_node("MatMul", ["p", "v"], ["y"])]
+    inputs = [value("q", dtype, ["batch", 2, "sq", 64]), value("k", dtype, ["batch", 2, "sk", 64]),
+              value("v", dtype, ["batch", 2, "sk", 64])]
+    return nodes, inputs, [value("y", dtype, ["batch", 2, "sq", 64])]
+
+
+save(f"{out}/cross_f16.onnx", *cross_attention(H))
+save(f"{out}/cross_f32.onnx", *cross_attention(T.FLOAT))
