@@ -132,9 +132,28 @@ public:
       return sizeText(e);
     };
 
-    // The epilogue at result element (image, channel, y, x).
+    // Float inputs with a value per output channel (the bias, a folded
+    // batch norm's parameters): the epilogue's warps run along pixels, so
+    // each of their requests would read one such value; the tile's 64 are
+    // loaded once, coalesced, into shared memory instead.
+    std::vector<BlockArgument> channelVectors;
+    for (BlockArgument arg : body.getArguments()) {
+      auto type = llvm::cast<RankedTensorType>(arg.getType());
+      if (arg != input && arg != filter && !arg.use_empty() && type.getRank() == 1 &&
+          type.getDimSize(0) == outChannels && llvm::isa<FloatType>(type.getElementType()) &&
+          !ElementEmitter::splatOf(step.getInputs()[arg.getArgNumber()]))
+        channelVectors.push_back(arg);
+    }
+    auto channelVector = [](BlockArgument arg) {
+      return "channels" + std::to_string(arg.getArgNumber());
+    };
+
+    // The epilogue at result element (image, channel, y, x); a channel
+    // vector's value (as batch norm indexes it) from shared memory.
     std::vector<std::string> resultIndex = {"img", "oc", "py", "px"};
     elements.seed(conv.getResult(), resultIndex, "value");
+    for (BlockArgument arg : channelVectors)
+      elements.seed(arg, {"oc"}, channelVector(arg) + "[e / " + std::to_string(kTileM) + "]");
     std::string out = elements.valueAt(output, resultIndex);
     std::vector<std::string> epilogue = elements.takeLines();
     if (!kernel.reason.empty())
@@ -144,7 +163,9 @@ public:
       auto b = llvm::dyn_cast<BlockArgument>(conv.getBias());
       if (!b)
         return fail("the convolution's bias is computed inside the region");
-      bias = " + in" + std::to_string(b.getArgNumber()) + "[oc]";
+      bias = llvm::is_contained(channelVectors, b)
+                 ? " + " + channelVector(b) + "[e / " + std::to_string(kTileM) + "]"
+                 : " + in" + std::to_string(b.getArgNumber()) + "[oc]";
     }
     auto in = [](BlockArgument arg) { return "in" + std::to_string(arg.getArgNumber()); };
     auto ll = [](int64_t v) { return std::to_string(v) + "LL"; };
@@ -183,6 +204,9 @@ public:
        << "  KILN_SHARED_ALIGNED(float, tileB, " << kTileK * kTileN
        << ", 16); // [tap][channel ^ 4 * (tap % 8)]\n"
        << "  KILN_SHARED(float, tileC, " << kTileM * kLdC << "); // [pixel][channel], results\n";
+    for (BlockArgument arg : channelVectors)
+      os << "  KILN_SHARED(float, " << channelVector(arg) << ", " << kTileN << "); // in"
+         << arg.getArgNumber() << "[channel], the tile's channels\n";
     if (halo.rows)
       os << "  KILN_SHARED(float, halo, " << halo.channels * halo.rows * width
          << "); // [channel of the slice][input row][x]\n";
@@ -261,8 +285,14 @@ public:
        << "    }\n"
        << "    for (int i = 0; i < 4; ++i)\n"
        << "      for (int j = 0; j < 4; ++j)\n"
-       << "        tileC[(ty * 4 + i) * " << kLdC << " + tx * 4 + j] = acc[i][j];\n"
-       << "    __syncthreads();\n"
+       << "        tileC[(ty * 4 + i) * " << kLdC << " + tx * 4 + j] = acc[i][j];\n";
+    for (BlockArgument arg : channelVectors)
+      os << "    if (threadIdx.x < " << kTileN << " && n0 + threadIdx.x < " << num(n) << ")\n"
+         << "      " << channelVector(arg) << "[threadIdx.x] = "
+         << ElementEmitter::load(arg.getType(), in(arg) + "[group * " + num(og) +
+                                                    " + n0 + threadIdx.x]")
+         << ";\n";
+    os << "    __syncthreads();\n"
        << "    for (int e = threadIdx.x; e < " << kTileM * kTileN << "; e += " << kThreads
        << ") {\n"
        << "      {\n"
