@@ -47,7 +47,7 @@ constexpr int64_t kMaxBlocks = 65535;
 struct Halo {
   int64_t rows = 0, channels = 0;
 };
-/// Shared memory the staged rows may take beside the tiles (32.6 KB).
+/// Shared memory the staged rows may take beside the tiles (24.3 KiB).
 constexpr int64_t kHaloBytes = 14 * 1024;
 
 class ConvEmitter : public KernelEmitter {
@@ -139,8 +139,10 @@ public:
     std::vector<BlockArgument> channelVectors;
     for (BlockArgument arg : body.getArguments()) {
       auto type = llvm::cast<RankedTensorType>(arg.getType());
+      Type element = type.getElementType();
       if (arg != input && arg != filter && !arg.use_empty() && type.getRank() == 1 &&
-          type.getDimSize(0) == outChannels && llvm::isa<FloatType>(type.getElementType()) &&
+          type.getDimSize(0) == outChannels &&
+          (element.isF32() || element.isF16() || element.isBF16()) && // computed in f32
           !ElementEmitter::splatOf(step.getInputs()[arg.getArgNumber()]))
         channelVectors.push_back(arg);
     }
@@ -158,6 +160,15 @@ public:
     std::vector<std::string> epilogue = elements.takeLines();
     if (!kernel.reason.empty())
       return;
+    // Only those the epilogue reads at the channel (or the bias) are staged.
+    llvm::erase_if(channelVectors, [&](BlockArgument arg) {
+      std::string read = channelVector(arg) + "[";
+      return arg != conv.getBias() &&
+             llvm::none_of(epilogue, [&](const std::string &line) {
+               return line.find(read) != std::string::npos;
+             }) &&
+             out.find(read) == std::string::npos;
+    });
     std::string bias;
     if (conv.getBias()) {
       auto b = llvm::dyn_cast<BlockArgument>(conv.getBias());
@@ -229,7 +240,7 @@ public:
          << num(oh) << " * " << num(strides[0]) << " - " << num(padding[0]) << " + "
          << num((kh - 1) * dilations[0] + 1) << ";\n"
          << "    const " << I << " gLo = m0 / " << num(oh * ow) << " * " << num(height)
-         << " + (yLo > 0 ? yLo : 0);\n"
+         << " + (yLo > 0 ? (yLo < " << num(height) << " ? yLo : " << num(height) << ") : 0);\n"
          << "    const int gRows = (int)(last / " << num(oh * ow) << " * " << num(height)
          << " + (yHi < " << num(height) << " ? (yHi > 0 ? yHi : 0) : " << num(height)
          << ") - gLo);\n";
@@ -354,7 +365,9 @@ private:
     for (int64_t t = 0; t < period; ++t) {
       int64_t first = t * kTileM, last = first + kTileM - 1;
       int64_t yLo = first / ow % oh * sh - ph, yHi = last / ow % oh * sh - ph + (kh - 1) * dh + 1;
-      int64_t gLo = first / pixels * height + std::max<int64_t>(yLo, 0);
+      // (A first row whose window lies wholly in the bottom padding reads
+      // nothing of its image: the rows start at the next image's.)
+      int64_t gLo = first / pixels * height + std::clamp<int64_t>(yLo, 0, height);
       int64_t gHi = last / pixels * height + std::clamp<int64_t>(yHi, 0, height);
       halo.rows = std::max(halo.rows, gHi - gLo);
     }

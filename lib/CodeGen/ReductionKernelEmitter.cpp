@@ -187,7 +187,9 @@ public:
       for (BlockArgument arg : body.getArguments()) {
         auto type = llvm::cast<RankedTensorType>(arg.getType());
         auto dims = type.getShape();
-        bool oneRow = llvm::isa<FloatType>(type.getElementType()) && !arg.use_empty() &&
+        Type element = type.getElementType();
+        bool oneRow = (element.isF32() || element.isF16() || element.isBF16()) && // as f32
+                      !arg.use_empty() &&
                       !ElementEmitter::splatOf(step.getInputs()[arg.getArgNumber()]) &&
                       type.hasStaticShape() && type.getNumElements() == colsBound &&
                       static_cast<int64_t>(dims.size()) <= rank && !dims.empty() &&
