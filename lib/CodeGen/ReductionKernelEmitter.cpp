@@ -40,6 +40,8 @@ constexpr int64_t kWarpRowLimit = 1024;
 constexpr int64_t kMaxCached = 32;
 /// Rows of a block staging its short rows in shared memory (4 a warp).
 constexpr int64_t kStagedRows = 32;
+/// Shared memory for inputs that are one row for every row.
+constexpr int64_t kRowVectorBytes = 16 * 1024;
 
 
 /// `pattern` with every X replaced by `x`.
@@ -123,7 +125,18 @@ public:
       fullIndex.push_back(c);
 
     Value input = anchor->getOperand(0);
+    // Float inputs that are one row for every row, loaded once a block into
+    // shared memory (chosen below).
+    std::vector<BlockArgument> rowVectors;
+    // Reads of those inputs at an element come from shared memory (after
+    // every takeLines, which forgets seeds).
+    auto seedRowVectors = [&] {
+      for (BlockArgument arg : rowVectors)
+        elements.seed(arg, ElementEmitter::broadcastIndex(arg, fullIndex),
+                      "rowVector" + std::to_string(arg.getArgNumber()) + "[col]");
+    };
     auto element = [&](std::vector<std::string> &lines) {
+      seedRowVectors();
       lines.insert(lines.end(), colLines.begin(), colLines.end());
       std::string x = elements.valueAt(input, fullIndex);
       std::vector<std::string> compute = elements.takeLines();
@@ -155,6 +168,25 @@ public:
     const int64_t slots = (colsBound + perRow - 1) / perRow;
     const bool cached = perElement && slots <= kMaxCached;
     const std::string stagedAt = "stagedRows[local * " + std::to_string(colsBound) + " + col]";
+    // Float inputs that are one row for every row (a classifier's bias,
+    // layer norm's scale and bias), where a warp reduces each row: every
+    // warp would read them again for each of its rows (a short row's few
+    // bytes in a request of their own), so the block loads them once into
+    // shared memory, up to kRowVectorBytes.
+    if (staged || (warpPerRow && perElement && llvm::isa<AffineConstantExpr>(colSize)))
+      for (BlockArgument arg : body.getArguments()) {
+        auto type = llvm::cast<RankedTensorType>(arg.getType());
+        auto dims = type.getShape();
+        Type scalar = type.getElementType();
+        bool oneRow = (scalar.isF32() || scalar.isF16() || scalar.isBF16()) && // as f32
+                      !arg.use_empty() &&
+                      !ElementEmitter::splatOf(step.getInputs()[arg.getArgNumber()]) &&
+                      type.hasStaticShape() && type.getNumElements() == colsBound &&
+                      static_cast<int64_t>(dims.size()) <= rank && !dims.empty() &&
+                      dims.back() == colsBound;
+        if (oneRow && static_cast<int64_t>(rowVectors.size() + 1) * colsBound * 4 <= kRowVectorBytes)
+          rowVectors.push_back(arg);
+      }
     const std::string tid = warpPerRow ? "lane" : "threadIdx.x";
     auto reduce = [&](const std::string &v, const std::string &functor,
                       const std::string &identity) {
@@ -178,31 +210,6 @@ public:
       if (columnLines)
         for (const std::string &line : colLines)
           os << "      " << line << "\n";
-    };
-    // Float inputs that are one row (broadcast over the rows, e.g. a
-    // classifier's bias): each warp would read the row's few bytes in a
-    // request of its own, so the block loads them once into shared memory.
-    std::vector<BlockArgument> rowVectors;
-    if (staged)
-      for (BlockArgument arg : body.getArguments()) {
-        auto type = llvm::cast<RankedTensorType>(arg.getType());
-        auto dims = type.getShape();
-        Type element = type.getElementType();
-        bool oneRow = (element.isF32() || element.isF16() || element.isBF16()) && // as f32
-                      !arg.use_empty() &&
-                      !ElementEmitter::splatOf(step.getInputs()[arg.getArgNumber()]) &&
-                      type.hasStaticShape() && type.getNumElements() == colsBound &&
-                      static_cast<int64_t>(dims.size()) <= rank && !dims.empty() &&
-                      dims.back() == colsBound;
-        if (oneRow)
-          rowVectors.push_back(arg);
-      }
-    // Reads of those inputs at an element come from shared memory (after
-    // every takeLines, which forgets seeds).
-    auto seedRowVectors = [&] {
-      for (BlockArgument arg : rowVectors)
-        elements.seed(arg, ElementEmitter::broadcastIndex(arg, fullIndex),
-                      "rowVector" + std::to_string(arg.getArgNumber()) + "[col]");
     };
     // The loop over the thread's elements of the row, `col` each: over the
     // vals[] slots when cached.
@@ -266,7 +273,6 @@ public:
          << rows << "; base += (long long)gridDim.x * " << rowsPerBlock << ") {\n";
     if (staged) {
       std::vector<std::string> lines;
-      seedRowVectors();
       std::string x = element(lines);
       os << "    // The block's rows into shared memory, in memory order (coalesced).\n";
       openStagedLoop(false); // element() brings the column's lines
@@ -330,6 +336,7 @@ public:
     auto resultDims = llvm::cast<RankedTensorType>(resultType).getShape();
     if (perElement) {
       resultIndex = fullIndex;
+      seedRowVectors(); // (scale and bias below)
       std::vector<std::string> lines;
       std::string x;
       if (cached) { // the element comes from vals[]
@@ -349,8 +356,7 @@ public:
         lines.insert(lines.end(), loads.begin(), loads.end());
       }
       elements.seed(anchor->getResult(0), resultIndex, "y");
-      if (staged)
-        seedRowVectors();
+      seedRowVectors();
       std::string out = elements.valueAt(output, resultIndex);
       std::vector<std::string> epilogue = elements.takeLines();
       if (staged) {
