@@ -33,6 +33,7 @@ void divergentBarrier(float *out);
 void earlyReturnBeforeBarrier(const float *in, float *out, int n);
 void writePastEnd(float *out, int n);
 void sharedPastEnd(float *out);
+void sharedBeforeStart(float *out);
 void shuffleAfterExit(float *out);
 void localPastEnd(float *out, int n);
 void indexOverflow(float *out, int n);
@@ -176,6 +177,19 @@ TEST(CudaEmu, MissingBarrierBetweenReadAndWriteIsExposed) {
   // Forward order happens to be right; in reverse, a warp overwrites the
   // entries the warp before it has not read yet.
   EXPECT_FALSE(rotateRight(rotateMissingBarrier, Order::Reverse));
+}
+
+// A shared array ends at its trailing guard page; what lies between the
+// leading one and its start is filled, and a write there fails the launch
+// in checked mode (the halo convolution kernel's underrun was one).
+TEST(CudaEmu, SharedArrayUnderrunFailsTheLaunchInCheckedMode) {
+  std::vector<float> out(32, 0.0f);
+  LaunchOptions options;
+  options.checked = true;
+  LaunchResult r = launchKernel(sharedBeforeStart, {1}, {32}, 0, options, out.data());
+  ASSERT_FALSE(r.ok);
+  EXPECT_EQ(r.error, "block (0, 0, 0): out-of-bounds write to 'shared array at "
+                     "TestKernels.cu:201' (128 bytes) 4 bytes before its start");
 }
 
 TEST(CudaEmu, DivergentBarrierIsADeadlockReport) {

@@ -49,7 +49,9 @@ struct LaunchOptions {
   uint64_t seed = 1; ///< for Order::Shuffled
   /// Fill shared memory with 0xFF bytes before each block.
   bool poisonShared = true;
-  /// Shared arrays in their own pages, followed by a guard page.
+  /// Shared arrays in their own pages, followed by a guard page; the bytes
+  /// before each array's start are filled, and a write there fails the
+  /// launch.
   bool checked = false;
   size_t stackBytes = 64 * 1024;
   /// When set, the launch counts its memory requests and Tensor Core work

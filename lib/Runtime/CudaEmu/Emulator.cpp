@@ -55,6 +55,9 @@ size_t pageSize() {
 // Guarded memory: data that ends where an inaccessible page begins
 //===----------------------------------------------------------------------===//
 
+/// What fills a guarded buffer's page below its start (all ones: a NaN).
+constexpr unsigned char kUnderrunFill = 0xFF;
+
 struct GuardedRegion {
   char *base;       ///< the mapping, guard pages included
   size_t mapped;
@@ -146,9 +149,29 @@ void *mapGuarded(size_t bytes, size_t align, const std::string &name) {
   }
   auto data = reinterpret_cast<char *>(
       (reinterpret_cast<uintptr_t>(end) - bytes) & ~(uintptr_t(align) - 1));
+  // The buffer ends at the trailing guard page; the bytes between the
+  // leading one and its start are filled, so that a write before the start
+  // can be found (underrunOf) and a read there gives NaN, not zeros.
+  std::memset(base + page, kUnderrunFill, static_cast<size_t>(data - (base + page)));
   std::lock_guard<std::mutex> lock(guardedMutex);
   guardedRegions[data] = {base, mapped, data, bytes, name};
   return data;
+}
+
+/// "NAME was written N bytes before its start" where a kernel wrote below
+/// a guarded buffer (within its first page: further below is the guard
+/// page, which traps); "" where nothing was.
+std::string underrunOf(void *memory) {
+  std::lock_guard<std::mutex> lock(guardedMutex);
+  auto it = guardedRegions.find(static_cast<char *>(memory));
+  if (it == guardedRegions.end())
+    return "";
+  const GuardedRegion &region = it->second;
+  for (char *at = region.base + pageSize(); at < region.data; ++at)
+    if (static_cast<unsigned char>(*at) != kUnderrunFill)
+      return "out-of-bounds write to '" + region.name + "' (" + std::to_string(region.bytes) +
+             " bytes) " + std::to_string(region.data - at) + " bytes before its start";
+  return "";
 }
 
 void unmapGuarded(void *memory) {
@@ -597,12 +620,19 @@ std::string runWarp(Launch &launch, unsigned w) {
   }
 }
 
-void releaseShared(Launch &launch) {
+/// Unmaps the block's guarded shared arrays; the first write found below
+/// one's start, or "".
+std::string releaseShared(Launch &launch) {
+  std::string underrun;
   for (const SharedSlot &slot : launch.slots)
-    if (slot.guarded)
+    if (slot.guarded) {
+      if (underrun.empty())
+        underrun = underrunOf(slot.data);
       unmapGuarded(slot.data);
+    }
   launch.slots.clear();
   launch.arenaUsed = 0;
+  return underrun;
 }
 
 std::string runBlock(Launch &launch) {
@@ -916,10 +946,15 @@ LaunchResult launch(Dim3 grid, Dim3 block, size_t dynamicShared, const LaunchOpt
     error = runBlock(launch);
     if (launch.profiler)
       launch.profiler->blockDone();
-    releaseShared(launch);
-    if (options.checked && launch.dynamic)
+    std::string underrun = releaseShared(launch);
+    if (options.checked && launch.dynamic) {
+      if (underrun.empty())
+        underrun = underrunOf(launch.dynamic);
       unmapGuarded(launch.dynamic);
+    }
     launch.dynamic = nullptr;
+    if (error.empty())
+      error = underrun;
     if (!error.empty()) {
       error = "block (" + std::to_string(blockIdx.x) + ", " + std::to_string(blockIdx.y) + ", " +
               std::to_string(blockIdx.z) + "): " + error;

@@ -195,3 +195,11 @@ __global__ void alignedAfterOddArray(unsigned *out) {
   odd[0] = 0.0f;
   out[threadIdx.x] = (unsigned)(reinterpret_cast<unsigned long long>(tile) % 32);
 }
+
+// Planted bug: thread 0 writes the element before the shared tile.
+__global__ void sharedBeforeStart(float *out) {
+  KILN_SHARED(float, tile, 32);
+  tile[(int)threadIdx.x - 1] = 1.0f;
+  __syncthreads();
+  out[threadIdx.x] = tile[threadIdx.x];
+}
