@@ -254,17 +254,10 @@ public:
     if (staged)
       os << "  KILN_SHARED(float, stagedRows, " << rowsPerBlock * colsBound
          << "); // the block's rows, in memory order\n";
-    for (BlockArgument arg : rowVectors) {
-      std::string name = "rowVector" + std::to_string(arg.getArgNumber());
-      os << "  KILN_SHARED(float, " << name << ", " << colsBound << "); // in"
-         << arg.getArgNumber() << ", one row for all: loaded once\n"
-         << "  for (int e = threadIdx.x; e < " << colsBound << "; e += " << threads << ")\n"
-         << "    " << name << "[e] = "
-         << ElementEmitter::load(arg.getType(), "in" + std::to_string(arg.getArgNumber()) + "[e]")
-         << ";\n";
-    }
-    if (!rowVectors.empty())
-      os << "  __syncthreads();\n";
+    // The row vectors' loads go here once the body shows which it reads (a
+    // candidate read at another index than the column stays a global load).
+    const std::string rowVectorsHere = "@ROW_VECTORS@\n";
+    os << rowVectorsHere;
     if (warpPerRow && !perElement)
       os << "  KILN_SHARED(" << *elements.storageType(output.getType()) << ", rowOut, "
          << rowsPerBlock << "); // the block's row results\n";
@@ -451,6 +444,23 @@ public:
          << "extern \"C\" __global__ void __launch_bounds__(" << threads << ")\n"
          << kernel.name << "(" << llvm::join(params, ",\n    ") << ") {\n";
     std::string code = os.str();
+    std::string loads;
+    for (BlockArgument arg : rowVectors) {
+      std::string name = "rowVector" + std::to_string(arg.getArgNumber());
+      if (code.find(name + "[col]") == std::string::npos)
+        continue;
+      loads += "  KILN_SHARED(float, " + name + ", " + std::to_string(colsBound) + "); // in" +
+               std::to_string(arg.getArgNumber()) + ", one row for all: loaded once\n" +
+               "  for (int e = threadIdx.x; e < " + std::to_string(colsBound) + "; e += " +
+               std::to_string(threads) + ")\n" + "    " + name + "[e] = " +
+               ElementEmitter::load(arg.getType(),
+                                    "in" + std::to_string(arg.getArgNumber()) + "[e]") +
+               ";\n";
+    }
+    if (!loads.empty())
+      loads += "  __syncthreads();\n";
+    if (size_t at = code.find(rowVectorsHere); at != std::string::npos)
+      code.replace(at, rowVectorsHere.size(), loads);
     // Declare the per-row results the passes assign.
     std::string declared;
     for (const char *name : {"rowMax", "rowSum", "rowMean", "rowRstd", "rowResult"})

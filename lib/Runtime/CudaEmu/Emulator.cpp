@@ -55,7 +55,8 @@ size_t pageSize() {
 // Guarded memory: data that ends where an inaccessible page begins
 //===----------------------------------------------------------------------===//
 
-/// What fills a guarded buffer's page below its start (all ones: a NaN).
+/// What fills a guarded buffer's first page below its start (all ones: a
+/// NaN).
 constexpr unsigned char kUnderrunFill = 0xFF;
 
 struct GuardedRegion {
@@ -150,8 +151,9 @@ void *mapGuarded(size_t bytes, size_t align, const std::string &name) {
   auto data = reinterpret_cast<char *>(
       (reinterpret_cast<uintptr_t>(end) - bytes) & ~(uintptr_t(align) - 1));
   // The buffer ends at the trailing guard page; the bytes between the
-  // leading one and its start are filled, so that a write before the start
-  // can be found (underrunOf) and a read there gives NaN, not zeros.
+  // leading one and its start are filled, so that a read there gives NaN,
+  // not zeros, and a write there before a shared array's start can be found
+  // (underrunOf, when the block releases its shared memory).
   std::memset(base + page, kUnderrunFill, static_cast<size_t>(data - (base + page)));
   std::lock_guard<std::mutex> lock(guardedMutex);
   guardedRegions[data] = {base, mapped, data, bytes, name};
