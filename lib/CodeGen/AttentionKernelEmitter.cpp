@@ -40,7 +40,6 @@ using namespace mlir::kiln;
 namespace {
 
 constexpr unsigned kThreads = 128; // 4 warps
-constexpr int64_t kMaxBlocks = 65535;
 constexpr int64_t kStaticShared = ::kiln::rt::kDefaultSharedBytes;
 /// log2(e) as a CUDA float literal: exp(x) = exp2(x log2(e)).
 constexpr const char *kLog2e = "1.44269504f";
@@ -159,13 +158,8 @@ public:
     p.scoreLines = elements.takeLines();
     if (!kernel.reason.empty())
       return;
-    kernel.flops = 2.0 * batches->largest() * mostQueries * mostKeys * (depth + dv);
-    AffineExpr flops = batches->getExpr() * queries->getExpr() * keys->getExpr() * (2 * (depth + dv));
-    if (!llvm::isa<AffineConstantExpr>(flops)) { // per run, for the profile
-      SmallVector<int64_t> code;
-      appendSizeCode(flops, code);
-      kernel.flopsCode.assign(code.begin(), code.end());
-    }
+    setFlops(kernel, batches->getExpr() * queries->getExpr() * keys->getExpr() * (2 * (depth + dv)),
+             2.0 * batches->largest() * mostQueries * mostKeys * (depth + dv));
 
     Type e = qType.getElementType();
     bool sameHalf = (e.isF16() || e.isBF16()) && kType.getElementType() == e &&
@@ -200,16 +194,9 @@ private:
   bool keysMayBeZero = false;
   std::string keyCountText;
 
-  /// A block per tile of `rowsPerBlock` queries of each batch, at most
-  /// kMaxBlocks (the kernel loops over the rest); over symbolic sizes, as
-  /// size code evaluated per run.
-  void setGrid(const Problem &p, int64_t rowsPerBlock) {
-    CountText blocks = piecesOf(p.batches, 1) * piecesOf(p.queries, rowsPerBlock);
-    if (blocks.value)
-      kernel.gridBlocks = static_cast<unsigned>(std::min(*blocks.value, kMaxBlocks));
-    else
-      kernel.gridCode = gridCode(p.batches.getExpr() * p.queries.getExpr().ceilDiv(rowsPerBlock),
-                                 1, kMaxBlocks);
+  /// A block per tile of `rowsPerBlock` queries of each batch.
+  void setQueryTileGrid(const Problem &p, int64_t rowsPerBlock) {
+    setGrid(kernel, p.batches.getExpr() * p.queries.getExpr().ceilDiv(rowsPerBlock), 1);
   }
 
   /// Whether `scores` is `x + mask` for a constant mask, broadcast over the
@@ -600,7 +587,7 @@ private:
        << "  }\n}\n";
     kernel.source = os.str();
     kernel.blockThreads = kThreads;
-    setGrid(p, rowsPerBlock);
+    setQueryTileGrid(p, rowsPerBlock);
     kernel.unit = "Tensor Cores (FlashAttention-2, mma.sync m16n8k16, " +
                   std::to_string(rowsPerBlock) + " queries x " + std::to_string(bc) +
                   " keys per tile)";
@@ -732,7 +719,7 @@ private:
        << "  }\n}\n";
     kernel.source = os.str();
     kernel.blockThreads = kThreads;
-    setGrid(p, rowsPerBlock);
+    setQueryTileGrid(p, rowsPerBlock);
     kernel.unit = "CUDA cores (FlashAttention tiling, 16 queries x 32 keys per tile)";
   }
 };

@@ -39,7 +39,6 @@ constexpr unsigned kThreads = 256;
 // tileC's rows (a pixel's 64 channels) padded to an odd length: the
 // epilogue reads a channel's consecutive pixels from 32 banks.
 constexpr int64_t kLdC = kTileN + 1;
-constexpr int64_t kMaxBlocks = 65535;
 
 /// Input rows a tile stages in shared memory (`rows` a channel, for at
 /// most `channels` channels a slice); rows 0 when the tile gathers A from
@@ -326,18 +325,9 @@ public:
        << "  }\n}\n";
     kernel.source = os.str();
     kernel.blockThreads = kThreads;
-    if (auto constant = llvm::dyn_cast<AffineConstantExpr>(tiles))
-      kernel.gridBlocks = static_cast<unsigned>(std::min(constant.getValue(), kMaxBlocks));
-    else
-      kernel.gridCode = gridCode(tiles, 1, kMaxBlocks);
+    setGrid(kernel, tiles, 1);
     kernel.unit = "CUDA cores (implicit GEMM, tile 64x64x16, 4x4 per thread)";
-    // (Per launch; over symbolic sizes at the largest, and per run as code.)
-    kernel.flops = 2.0 * static_cast<double>(groups) * mostM * n * k;
-    if (!llvm::isa<AffineConstantExpr>(m)) {
-      SmallVector<int64_t> code;
-      appendSizeCode(m * (2 * groups * n * k), code);
-      kernel.flopsCode.assign(code.begin(), code.end());
-    }
+    setFlops(kernel, m * (2 * groups * n * k), 2.0 * static_cast<double>(groups) * mostM * n * k);
   }
 
 private:

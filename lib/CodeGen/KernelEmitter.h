@@ -163,6 +163,35 @@ inline CountText operator*(const CountText &a, const CountText &b) {
   return {std::nullopt, "(" + a.text() + " * " + b.text() + ")"};
 }
 
+/// Tiled and row kernels launch at most this many blocks (the kernel loops
+/// over the rest).
+constexpr int64_t kMaxBlocks = 65535;
+
+/// The launch of `items` work items, `perBlock` a block, at most
+/// `maxBlocks` blocks: a block count where `items` is static, else size
+/// code evaluated per run (gridCode).
+inline void setGrid(GeneratedKernel &kernel, AffineExpr items, int64_t perBlock,
+                    int64_t maxBlocks = kMaxBlocks) {
+  if (auto constant = llvm::dyn_cast<AffineConstantExpr>(items)) {
+    kernel.gridBlocks = static_cast<unsigned>(
+        std::clamp<int64_t>((constant.getValue() + perBlock - 1) / perBlock, 1, maxBlocks));
+    return;
+  }
+  kernel.gridCode = gridCode(items, perBlock, maxBlocks);
+}
+
+/// The kernel's arithmetic per launch: `largest` (over symbolic sizes, at
+/// the largest), and where `flops` is symbolic, it as size code, evaluated
+/// per run for the profile.
+inline void setFlops(GeneratedKernel &kernel, AffineExpr flops, double largest) {
+  kernel.flops = largest;
+  if (llvm::isa<AffineConstantExpr>(flops))
+    return;
+  SmallVector<int64_t> code;
+  appendSizeCode(flops, code);
+  kernel.flopsCode.assign(code.begin(), code.end());
+}
+
 /// A tile of a row-major matrix staged in shared memory by cp.async, 16
 /// bytes a lane (the Tensor Core GEMM's and attention's loads).
 struct TileCopy {

@@ -66,7 +66,6 @@ constexpr bool fragmentsAligned(int64_t bytes, int64_t fragmentK) {
 }
 static_assert(fragmentsAligned(2, kFragment), "f16/bf16 fragments must stay 32-byte aligned");
 static_assert(fragmentsAligned(4, kTf32FragmentK), "TF32 fragments must stay 32-byte aligned");
-constexpr int64_t kMaxBlocks = 65535;
 
 class MatmulEmitter : public KernelEmitter {
 public:
@@ -209,13 +208,8 @@ public:
     std::vector<std::string> resultIndex = batchIndex;
     resultIndex.push_back("row");
     resultIndex.push_back("col");
-    kernel.flops = 2.0 * static_cast<double>(batches) * m * n * k;
-    AffineExpr flops = B.getExpr() * M.getExpr() * N.getExpr() * K.getExpr() * 2;
-    if (!llvm::isa<AffineConstantExpr>(flops)) { // per run, for the profile
-      SmallVector<int64_t> code;
-      appendSizeCode(flops, code);
-      kernel.flopsCode.assign(code.begin(), code.end());
-    }
+    setFlops(kernel, B.getExpr() * M.getExpr() * N.getExpr() * K.getExpr() * 2,
+             2.0 * static_cast<double>(batches) * m * n * k);
     kernel.tensorCoreWork = tensorCores && !tf32;
     // f16/bf16 with 16-byte rows: the pipelined mma.sync kernel.
     if (tensorCores && !tf32 && options.minArch >= 80 && !ta && !rhsPrologue && K.dividesBy(8) &&
@@ -415,7 +409,7 @@ public:
     kernel.source = ElementEmitter::includesFor(step) +
                     (tensorCores ? std::string("#include <mma.h>\n") : std::string()) + os.str();
     kernel.blockThreads = threads;
-    setGrid(tiles, B, M, N, tileM, tileN);
+    setTileGrid(B, M, N, tileM, tileN);
     kernel.unit = tf32          ? "Tensor Cores (wmma 16x16x8 TF32, f32 accumulate, tile 64x64x16)"
                   : tensorCores ? "Tensor Cores (wmma 16x16x16, f32 accumulate, tile 64x64x16)"
                               : "CUDA cores (tile " + std::to_string(tileM) + "x" +
@@ -698,7 +692,7 @@ private:
        << "  }\n}\n";
     kernel.source = ElementEmitter::includesFor(step) + os.str();
     kernel.blockThreads = threads;
-    setGrid(tiles, p.batches, p.m, p.n, cfg.bm, cfg.bn);
+    setTileGrid(p.batches, p.m, p.n, cfg.bm, cfg.bn);
     kernel.dynamicSharedBytes = static_cast<unsigned>(sharedBytes);
     kernel.unit = "Tensor Cores (mma.sync m16n8k16, f32 accumulate, tile " +
                   std::to_string(cfg.bm) + "x" + std::to_string(cfg.bn) + "x" +
@@ -761,16 +755,11 @@ private:
        << ", n0 = " << narrowed("tile % " + tilesN.text()) << " * " << tileN << L << ";\n";
   }
 
-  /// A block per tile, at most kMaxBlocks (the kernel loops over the rest);
-  /// over symbolic sizes, as size code evaluated per run.
-  void setGrid(const CountText &tiles, const KernelSize &batches, const KernelSize &m,
-               const KernelSize &n, int64_t tileM, int64_t tileN) {
-    if (tiles.value) {
-      kernel.gridBlocks = static_cast<unsigned>(std::min(*tiles.value, kMaxBlocks));
-      return;
-    }
-    kernel.gridCode = gridCode(
-        batches.getExpr() * m.getExpr().ceilDiv(tileM) * n.getExpr().ceilDiv(tileN), 1, kMaxBlocks);
+  /// A block per tile of the batches' m x n results.
+  void setTileGrid(const KernelSize &batches, const KernelSize &m, const KernelSize &n,
+                   int64_t tileM, int64_t tileN) {
+    setGrid(kernel, batches.getExpr() * m.getExpr().ceilDiv(tileM) * n.getExpr().ceilDiv(tileN),
+            1);
   }
 
   /// A problem size of the kernel, held in variable `name` where symbolic.

@@ -33,7 +33,6 @@ using namespace mlir::kiln;
 namespace {
 
 constexpr unsigned kThreads = 256;
-constexpr int64_t kMaxBlocks = 65535;
 /// Outputs a block aims for (4 a thread), and the shared memory its band
 /// of input rows may take.
 constexpr int64_t kOutputsPerBlock = 4 * kThreads;
@@ -214,17 +213,11 @@ public:
        << "  }\n}\n";
     kernel.source = os.str();
     kernel.blockThreads = kThreads;
-    if (planes.isStatic())
-      kernel.gridBlocks = static_cast<unsigned>(std::min(planes.largest() * bands, kMaxBlocks));
-    else
-      kernel.gridCode = gridCode(planes.getExpr() * bands, 1, kMaxBlocks);
+    setGrid(kernel, planes.getExpr() * bands, 1); // a block a band of a plane
     kernel.unit = "CUDA cores (bands of " + n(rows) + " output rows, input rows staged)";
-    kernel.flops = static_cast<double>(planes.largest()) * outH * outW * window[0] * window[1];
-    if (!planes.isStatic()) {
-      SmallVector<int64_t> code;
-      appendSizeCode(planes.getExpr() * (outH * outW * window[0] * window[1]), code);
-      kernel.flopsCode.assign(code.begin(), code.end());
-    }
+    const int64_t tapsAPlane = outH * outW * window[0] * window[1];
+    setFlops(kernel, planes.getExpr() * tapsAPlane,
+             static_cast<double>(planes.largest()) * tapsAPlane);
     return true;
   }
 };

@@ -31,7 +31,6 @@ constexpr int64_t kTile = 32;      // a warp's width
 constexpr int64_t kTilePitch = 33; // one padding column against bank conflicts
 constexpr int64_t kRowsPerPass = 8; // 256 threads: 32 columns x 8 rows
 constexpr unsigned kThreads = kTile * kRowsPerPass;
-constexpr int64_t kMaxBlocks = 65535; // grid-stride beyond this
 
 class TransposeEmitter : public KernelEmitter {
 public:
