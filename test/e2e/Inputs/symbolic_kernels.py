@@ -5,7 +5,12 @@ over a symbolic number of rows, a mean and a maximum over a symbolic
 middle axis, a grouped
 convolution over a symbolic batch whose output pixels are no multiple of
 its tiles, a plain matmul over symbolic rows, and max pooling over a
-symbolic batch.
+symbolic batch. And the GEMM and attention kernels over symbolic sizes:
+f16 GEMMs on the Tensor Core pipeline over symbolic rows (B plain and
+transposed, with a bias and ReLU), batched f32 and f16 matmuls whose batch,
+M, N and K are all symbolic, attention over a symbolic batch and sequence
+length (f16 on Tensor Cores; f32 with a padding mask), and cross-attention
+whose key count has its own symbol, which may be 0.
 
     symbolic_kernels.py OUT_DIR
 """
@@ -28,6 +33,14 @@ def save(path, nodes, inputs, outputs, inits=()):
 
 def f32(name, shape):
     return helper.make_tensor_value_info(name, T.FLOAT, shape)
+
+
+def value(name, dtype, shape):
+    return helper.make_tensor_value_info(name, dtype, shape)
+
+
+def weight(name, shape, dtype=np.float16):
+    return numpy_helper.from_array(rng.uniform(-0.5, 0.5, shape).astype(dtype), name)
 
 
 out = sys.argv[1]
@@ -70,3 +83,74 @@ save(f"{out}/pool.onnx",
      [helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2],
                        pads=[1, 1, 1, 1])],
      [f32("x", ["n", 2, 9, 16])], [f32("y", ["n", 2, 5, 8])])
+
+# Matmuls and attention over symbolic sizes (cuda-emu-symbolic-gemms.test).
+rng = np.random.default_rng(11)
+H = T.FLOAT16
+
+# relu(x w + b) over n rows: K = 40 and N = 72 are whole 16-byte rows, so
+# the pipelined mma.sync kernel runs with M's bounds checked per run.
+save(f"{out}/gemm_f16.onnx",
+     [helper.make_node("MatMul", ["x", "w"], ["p"]),
+      helper.make_node("Add", ["p", "b"], ["q"]),
+      helper.make_node("Relu", ["q"], ["y"])],
+     [value("x", H, ["n", 40])], [value("y", H, ["n", 72])],
+     [weight("w", (40, 72)), weight("b", (72,))])
+
+# Gemm with B transposed (a linear layer as PyTorch exports it).
+save(f"{out}/gemm_f16_tb.onnx",
+     [helper.make_node("Gemm", ["x", "w", "b"], ["y"], transB=1)],
+     [value("x", H, ["n", 48])], [value("y", H, ["n", 24])],
+     [weight("w", (24, 48)), weight("b", (24,))])
+
+
+def batched(dtype):
+    # s = relu(a b) over [n, m, m], then s c: the batch, M and N of the
+    # first and the batch, M and K of the second are symbolic.
+    return ([helper.make_node("MatMul", ["a", "b"], ["p"]),
+             helper.make_node("Relu", ["p"], ["s"]),
+             helper.make_node("MatMul", ["s", "c"], ["y"])],
+            [value("a", dtype, ["n", "m", 24]), value("b", dtype, ["n", 24, "m"]),
+             value("c", dtype, ["n", "m", 8])],
+            [value("y", dtype, ["n", "m", 8])])
+
+
+save(f"{out}/batched_f32.onnx", *batched(T.FLOAT))
+save(f"{out}/batched_f16.onnx", *batched(H))
+
+
+def attention(dtype, masked):
+    # softmax(q k^T / 8 [+ mask]) v over [batch, 2 heads, seq, 64]; the mask
+    # is a padding mask [batch, 1, 1, seq] broadcast over heads and queries.
+    nodes = [helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]),
+             helper.make_node("MatMul", ["q", "kt"], ["qk"]),
+             helper.make_node("Div", ["qk", "scale"], ["scores"])]
+    inputs = [value(name, dtype, ["batch", 2, "seq", 64]) for name in ("q", "k", "v")]
+    np_type = np.float16 if dtype == H else np.float32
+    inits = [numpy_helper.from_array(np.array(8.0, np_type), "scale")]
+    if masked:
+        nodes.append(helper.make_node("Add", ["scores", "mask"], ["masked"]))
+        inputs.append(value("mask", dtype, ["batch", 1, 1, "seq"]))
+    nodes += [helper.make_node("Softmax", ["masked" if masked else "scores"], ["p"], axis=-1),
+              helper.make_node("MatMul", ["p", "v"], ["y"])]
+    return nodes, inputs, [value("y", dtype, ["batch", 2, "seq", 64])], inits
+
+
+save(f"{out}/attention_f16.onnx", *attention(H, False))
+save(f"{out}/attention_f32_mask.onnx", *attention(T.FLOAT, True))
+
+
+def cross_attention(dtype):
+    # softmax(q k^T) v with sq queries over sk keys (k and v as [batch, 2,
+    # sk, 64], k transposed in the product).
+    nodes = [helper.make_node("Transpose", ["k"], ["kt"], perm=[0, 1, 3, 2]),
+             helper.make_node("MatMul", ["q", "kt"], ["scores"]),
+             helper.make_node("Softmax", ["scores"], ["p"], axis=-1),
+             helper.make_node("MatMul", ["p", "v"], ["y"])]
+    inputs = [value("q", dtype, ["batch", 2, "sq", 64]), value("k", dtype, ["batch", 2, "sk", 64]),
+              value("v", dtype, ["batch", 2, "sk", 64])]
+    return nodes, inputs, [value("y", dtype, ["batch", 2, "sq", 64])]
+
+
+save(f"{out}/cross_f16.onnx", *cross_attention(H))
+save(f"{out}/cross_f32.onnx", *cross_attention(T.FLOAT))
