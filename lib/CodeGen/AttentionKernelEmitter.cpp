@@ -97,13 +97,10 @@ public:
       return fail("the head dimensions are known only at run time");
     SmallVector<AffineExpr> sDims = getDimSizes(sType);
     auto batchDims = llvm::ArrayRef(sDims).drop_back(2);
-    auto size = [&](AffineExpr e, const std::string &name) -> std::optional<KernelSize> {
-      auto bounds = sizeBounds(e);
-      return bounds ? std::optional(KernelSize(e, *bounds, name)) : std::nullopt;
-    };
-    std::optional<KernelSize> queries = size(sDims[rank - 2], "queryCount"),
-                              keys = size(sDims[rank - 1], "keyCount"),
-                              batches = size(productOf(batchDims, step.getContext()), "batchCount");
+    std::optional<KernelSize> queries = problemSize(sDims[rank - 2], "queryCount"),
+                              keys = problemSize(sDims[rank - 1], "keyCount"),
+                              batches = problemSize(productOf(batchDims, step.getContext()),
+                                                    "batchCount");
     if (!queries || !keys || !batches)
       return;
     if (batches->largest() * queries->largest() == 0 || keys->largest() == 0)
@@ -119,8 +116,6 @@ public:
     Problem p;
     p.queries = *queries;
     p.keys = *keys;
-    keysMayBeZero = keys->smallest() <= 0;
-    keyCountText = keys->text();
     p.depth = depth;
     p.dv = dv;
     p.batches = *batches;
@@ -190,10 +185,6 @@ private:
   };
 
   const CodeGenOptions &options;
-  /// A run may have no keys (a symbolic key count whose range starts at 0).
-  bool keysMayBeZero = false;
-  std::string keyCountText;
-
   /// A block per tile of `rowsPerBlock` queries of each batch.
   void setQueryTileGrid(const Problem &p, int64_t rowsPerBlock) {
     setGrid(kernel, p.batches.getExpr() * p.queries.getExpr().ceilDiv(rowsPerBlock), 1);
@@ -257,11 +248,7 @@ private:
   void tileLoop(std::ostringstream &os, const Problem &p, int64_t rowsPerBlock,
                 const std::string &I) {
     // Symbolic sizes: variables computed once from the size parameters.
-    for (const KernelSize *size : {&p.queries, &p.keys})
-      if (!size->isStatic())
-        os << "  " << size->declaration(I) << "\n";
-    if (!p.batches.isStatic())
-      os << "  " << p.batches.declaration("long long") << "\n";
+    declareSizes(os, {&p.queries, &p.keys}, I, p.batches);
     CountText qTiles = piecesOf(p.queries, rowsPerBlock);
     os << "  for (long long tile = blockIdx.x; tile < " << (piecesOf(p.batches, 1) * qTiles).text()
        << "; tile += gridDim.x) {\n"
@@ -305,9 +292,9 @@ private:
   /// The output `o` over the row's sum of exponentials: 0 where a run may
   /// have no keys at all (as the reference's empty sum gives), else the
   /// quotient (NaN for a row whose every key is masked, as the reference's).
-  std::string normalized(const std::string &o, const std::string &sum) const {
-    if (keysMayBeZero)
-      return "(" + keyCountText + " > 0 ? " + o + " / " + sum + " : 0.0f)";
+  static std::string normalized(const Problem &p, const std::string &o, const std::string &sum) {
+    if (p.keys.smallest() <= 0) // (a symbolic key count whose range starts at 0)
+      return "(" + p.keys.text() + " > 0 ? " + o + " / " + sum + " : 0.0f)";
     return o + " / " + sum;
   }
 
@@ -357,11 +344,11 @@ private:
              rowsPerBlock * (p.depth + kTilePad) <= sharedElems &&
              rowsPerBlock * ldO * 4 <= sharedElems * 2;
     };
+    const bool twoFragments = p.queries.largest() > 64 && !scoresLoad(p) &&
+                              p.queries.isStatic() && p.keys.isStatic();
     unsigned rows = options.attentionRowsPerWarp ? options.attentionRowsPerWarp
-                    : p.queries.largest() > 64 && !scoresLoad(p) && p.queries.isStatic() &&
-                            p.keys.isStatic()
-                        ? 32
-                                                                         : 16;
+                    : twoFragments               ? 32
+                                                 : 16;
     // kiln's choice of two fragments falls back to one where the output
     // of 128 rows would not fit the K/V stages (a head dimension below v's).
     if (!options.attentionRowsPerWarp && rows == 32 && !fits(128))
@@ -572,10 +559,10 @@ private:
        << "        for (int h = 0; h < 2; ++h)\n"
        << "          kiln_store_vec(staged + (row0 + mi * 16 + lane / 4 + h * 8) * " << ldO
        << " + c * 8 + lane % 4 * 2,\n"
-       << "                         kiln_pair<float>{" << normalized("o[mi][c][2 * h]", "rowSum[mi][h]")
+       << "                         kiln_pair<float>{" << normalized(p, "o[mi][c][2 * h]", "rowSum[mi][h]")
        << ",\n"
        << "                                          "
-       << normalized("o[mi][c][2 * h + 1]", "rowSum[mi][h]") << "});\n"
+       << normalized(p, "o[mi][c][2 * h + 1]", "rowSum[mi][h]") << "});\n"
        << "    __syncthreads();\n"
        << "    for (int e = threadIdx.x; e < " << rowsPerBlock * p.dv << "; e += " << kThreads
        << ") {\n"
@@ -713,7 +700,7 @@ private:
        << "        const int c = lane + u * 32;\n"
        << "        if (qi < " << Q << " && c < " << p.dv << ")\n"
        << "          out0[(batch * " << p.queries.text("LL") << " + qi) * " << p.dv << "LL + c] = "
-       << ElementEmitter::store(p.oType, normalized("o[i][u]", "rowSum[i]")) << ";\n"
+       << ElementEmitter::store(p.oType, normalized(p, "o[i][u]", "rowSum[i]")) << ";\n"
        << "      }\n"
        << "    }\n"
        << "  }\n}\n";

@@ -21,6 +21,59 @@
 namespace mlir {
 namespace kiln {
 
+/// A problem size of a tiled kernel (a GEMM's M, N, K or batch count,
+/// attention's query and key counts): a literal in the text where it is
+/// static, else a variable the kernel computes from its size parameters
+/// once (declaration()). Choices made once for every size (tile shapes,
+/// 32-bit indices, bounds checks) use its largest value over the symbols'
+/// ranges and the largest constant known to divide it.
+class KernelSize {
+public:
+  KernelSize() = default;
+  /// `bounds`: the least and the most the size may be (sizeBounds); `name`
+  /// is the kernel variable holding a symbolic size.
+  KernelSize(AffineExpr expr, std::pair<int64_t, int64_t> bounds, std::string name)
+      : expr(expr), least(bounds.first), most(bounds.second), name(std::move(name)) {}
+
+  bool isStatic() const { return llvm::isa<AffineConstantExpr>(expr); }
+  /// The size's bounds over the symbols' ranges: itself when static.
+  int64_t smallest() const { return least; }
+  int64_t largest() const { return most; }
+  /// Whether `d` divides the size at every value it may take.
+  bool dividesBy(int64_t d) const {
+    return expr.getLargestKnownDivisor() % d == 0;
+  }
+  /// The size in the text: "4096" + `suffix` ("" or "LL"), or the variable.
+  std::string text(const std::string &suffix = "") const {
+    return isStatic() ? std::to_string(most) + suffix : name;
+  }
+  /// The variable's declaration ("" when static), of C type `type`.
+  std::string declaration(const std::string &type) const {
+    return isStatic() ? std::string()
+                      : "const " + type + " " + name + " = (" + type + ")" + sizeText(expr) + ";";
+  }
+  /// "4096" or "s0 * 128", for comments and reports.
+  std::string describe() const { return sizeString(expr); }
+  AffineExpr getExpr() const { return expr; }
+
+private:
+  AffineExpr expr;
+  int64_t least = 0, most = 0;
+  std::string name;
+};
+
+/// The kernel's variables for its symbolic `sizes` (none when static), of
+/// the index type `I`, and its batch count's, long long; each line
+/// indented by two spaces.
+inline void declareSizes(std::ostream &os, std::initializer_list<const KernelSize *> sizes,
+                         const std::string &I, const KernelSize &batches) {
+  for (const KernelSize *size : sizes)
+    if (!size->isStatic())
+      os << "  " << size->declaration(I) << "\n";
+  if (!batches.isStatic())
+    os << "  " << batches.declaration("long long") << "\n";
+}
+
 /// The base of the emitters: the step being compiled, the kernel being
 /// filled in (its `reason` is set by the first failure), and the element
 /// expressions.
@@ -43,6 +96,15 @@ protected:
     if (!bounds)
       fail("the size " + sizeString(size) + " has no bounds over the symbols' ranges");
     return bounds;
+  }
+
+  /// A problem size of the kernel (KernelSize), held in variable `name`
+  /// where symbolic; std::nullopt (with a reason) when it has no bounds.
+  std::optional<KernelSize> problemSize(AffineExpr size, const std::string &name) {
+    auto bounds = sizeBounds(size);
+    if (!bounds)
+      return std::nullopt;
+    return KernelSize(size, *bounds, name);
   }
 
   exec::StepOp step;
@@ -94,47 +156,6 @@ inline std::vector<int64_t> gridCode(AffineExpr items, int64_t perBlock, int64_t
       code.append({static_cast<int64_t>(SizeOp::Constant), constant, static_cast<int64_t>(op)});
   return {code.begin(), code.end()};
 }
-
-/// A problem size of a tiled kernel (a GEMM's M, N, K or batch count,
-/// attention's query and key counts): a literal in the text where it is
-/// static, else a variable the kernel computes from its size parameters
-/// once (declaration()). Choices made once for every size (tile shapes,
-/// 32-bit indices, bounds checks) use its largest value over the symbols'
-/// ranges and the largest constant known to divide it.
-class KernelSize {
-public:
-  KernelSize() = default;
-  /// `bounds`: the least and the most the size may be (sizeBounds); `name`
-  /// is the kernel variable holding a symbolic size.
-  KernelSize(AffineExpr expr, std::pair<int64_t, int64_t> bounds, std::string name)
-      : expr(expr), least(bounds.first), most(bounds.second), name(std::move(name)) {}
-
-  bool isStatic() const { return llvm::isa<AffineConstantExpr>(expr); }
-  /// The size's bounds over the symbols' ranges: itself when static.
-  int64_t smallest() const { return least; }
-  int64_t largest() const { return most; }
-  /// Whether `d` divides the size at every value it may take.
-  bool dividesBy(int64_t d) const {
-    return expr.getLargestKnownDivisor() % d == 0;
-  }
-  /// The size in the text: "4096" + `suffix` ("" or "LL"), or the variable.
-  std::string text(const std::string &suffix = "") const {
-    return isStatic() ? std::to_string(most) + suffix : name;
-  }
-  /// The variable's declaration ("" when static), of C type `type`.
-  std::string declaration(const std::string &type) const {
-    return isStatic() ? std::string()
-                      : "const " + type + " " + name + " = (" + type + ")" + sizeText(expr) + ";";
-  }
-  /// "4096" or "s0 * 128", for comments and reports.
-  std::string describe() const { return sizeString(expr); }
-  AffineExpr getExpr() const { return expr; }
-
-private:
-  AffineExpr expr;
-  int64_t least = 0, most = 0;
-  std::string name;
-};
 
 /// A count in a kernel's text (tiles, blocks of work): a literal where it
 /// is static, else an expression over the kernel's size variables; of C

@@ -730,17 +730,6 @@ private:
     }
   }
 
-  /// The kernel's variables for its symbolic sizes (none when static):
-  /// `sizes` in the index type `I`, the batch count in long long.
-  void declareSizes(std::ostringstream &os, std::initializer_list<const KernelSize *> sizes,
-                    const std::string &I, const KernelSize &batches) {
-    for (const KernelSize *size : sizes)
-      if (!size->isStatic())
-        os << "  " << size->declaration(I) << "\n";
-    if (!batches.isStatic())
-      os << "  " << batches.declaration("long long") << "\n";
-  }
-
   /// The grid-stride loop over the result's tiles, with the tile's batch
   /// and its first row m0 and column n0.
   template <typename Narrowed>
@@ -760,14 +749,6 @@ private:
                    int64_t tileM, int64_t tileN) {
     setGrid(kernel, batches.getExpr() * m.getExpr().ceilDiv(tileM) * n.getExpr().ceilDiv(tileN),
             1);
-  }
-
-  /// A problem size of the kernel, held in variable `name` where symbolic.
-  std::optional<KernelSize> problemSize(AffineExpr size, const std::string &name) {
-    auto bounds = sizeBounds(size);
-    if (!bounds)
-      return std::nullopt;
-    return KernelSize(size, *bounds, name);
   }
 
   /// "cast+mul": the region's ops that compute `value`, in program order.

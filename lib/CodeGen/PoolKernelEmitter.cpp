@@ -105,19 +105,20 @@ public:
     const int64_t bandRows = bandRowsFor(rows);
     if (bandRows * pitch * 4 > kBandBytes || outH == 0 || outW == 0)
       return false; // rows too wide to stage: the loop kernel
-    std::optional<std::pair<int64_t, int64_t>> batch = sizeBounds(getDimSizes(inType)[0]);
-    if (!batch) {
+    // The image channels, a symbolic count with a symbolic batch.
+    std::optional<KernelSize> planeCount =
+        problemSize(getDimSizes(inType)[0] * channels, "planes");
+    if (!planeCount) {
       kernel.reason.clear(); // the loop kernel says why
       return false;
     }
+    const KernelSize &planes = *planeCount;
     std::vector<std::string> params = kernelParameters(step, elements, kernel);
     if (!kernel.reason.empty())
       return true;
 
     const bool isMax = llvm::isa<MaxPool2dOp>(pool);
     const bool includePad = pool->getAttrOfType<BoolAttr>("count_include_pad").getValue();
-    const KernelSize planes(getDimSizes(inType)[0] * channels,
-                            {batch->first * channels, batch->second * channels}, "planes");
     const int64_t bands = (outH + rows - 1) / rows;
     const std::string in = "in" + std::to_string(llvm::cast<BlockArgument>(pool->getOperand(0))
                                                      .getArgNumber());
@@ -140,8 +141,7 @@ public:
        << "stored in memory order.\n"
        << "extern \"C\" __global__ void __launch_bounds__(" << kThreads << ")\n"
        << kernel.name << "(" << llvm::join(params, ",\n    ") << ") {\n";
-    if (!planes.isStatic())
-      os << "  " << planes.declaration("long long") << "\n";
+    declareSizes(os, {}, "int", planes);
     if (rowWarps)
       os << "  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;\n";
     os << "  KILN_SHARED(float, band, " << bandRows * pitch << "); // [" << bandRows << "]["
