@@ -160,9 +160,9 @@ void *mapGuarded(size_t bytes, size_t align, const std::string &name) {
   return data;
 }
 
-/// "NAME was written N bytes before its start" where a kernel wrote below
-/// a guarded buffer (within its first page: further below is the guard
-/// page, which traps); "" where nothing was.
+/// "out-of-bounds write to 'NAME' (N bytes) K bytes before its start" where
+/// a kernel wrote below a guarded buffer (within its first page: further
+/// below is the guard page, which traps); "" where nothing was.
 std::string underrunOf(void *memory) {
   std::lock_guard<std::mutex> lock(guardedMutex);
   auto it = guardedRegions.find(static_cast<char *>(memory));
